@@ -1,0 +1,63 @@
+#include "cli/cli_util.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+namespace neardup::cli {
+
+std::expected<Config, std::string> load_config_or_defaults(const std::string& path) {
+  if (path.empty()) return Config{};
+  return load_config_file(path);
+}
+
+std::expected<std::string, std::string> read_file(const std::string& path) {
+  if (path == "-") {
+    std::ostringstream buffer;
+    buffer << std::cin.rdbuf();
+    return buffer.str();
+  }
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return std::unexpected(path + ": cannot open for reading");
+  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  if (in.bad()) return std::unexpected(path + ": read error");
+  return data;
+}
+
+std::expected<std::vector<std::string>, std::string> expand_html_inputs(
+    const std::vector<std::string>& paths) {
+  namespace fs = std::filesystem;
+  std::vector<std::string> files;
+  for (const auto& path : paths) {
+    std::error_code ec;
+    if (path != "-" && fs::is_directory(path, ec)) {
+      std::vector<std::string> found;
+      for (const auto& entry : fs::directory_iterator(path, ec)) {
+        auto ext = entry.path().extension().string();
+        if (entry.is_regular_file() && (ext == ".html" || ext == ".htm")) {
+          found.push_back(entry.path().string());
+        }
+      }
+      if (ec) return std::unexpected(path + ": " + ec.message());
+      std::sort(found.begin(), found.end());
+      files.insert(files.end(), found.begin(), found.end());
+    } else if (path == "-" || fs::exists(path, ec)) {
+      files.push_back(path);
+    } else {
+      return std::unexpected(path + ": no such file or directory");
+    }
+  }
+  return files;
+}
+
+void print_json_line(const nlohmann::json& object) {
+  std::string line = object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  line += '\n';
+  std::fwrite(line.data(), 1, line.size(), stdout);
+}
+
+}  // namespace neardup::cli

@@ -1,0 +1,28 @@
+// The `neardup` subcommands (DESIGN.md §4). Each register_* function adds one subcommand to
+// the root app and the function that runs it once parsed. Exit codes: 0 success, 1 "no"
+// (compare), 2 usage or config error, 3 other failures.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <functional>
+#include <utility>
+#include <vector>
+
+namespace neardup::cli {
+
+inline constexpr int kExitOk = 0;
+inline constexpr int kExitNo = 1;
+inline constexpr int kExitUsage = 2;
+inline constexpr int kExitFailure = 3;
+
+struct CommandRegistry {
+  std::vector<std::pair<CLI::App*, std::function<int()>>> commands;
+  void add(CLI::App* app, std::function<int()> run) { commands.emplace_back(app, std::move(run)); }
+};
+
+void register_fingerprint(CLI::App& root, CommandRegistry& registry);
+void register_extract(CLI::App& root, CommandRegistry& registry);
+void register_compare(CLI::App& root, CommandRegistry& registry);
+
+}  // namespace neardup::cli

@@ -1,0 +1,27 @@
+// fingerprint: weighted features -> 64-bit SimHash (Charikar 2002; DESIGN.md §2).
+//
+// Bit i is 1 iff the sum over features of (+w if the feature hash's bit i is 1, else -w) is
+// positive. Distance is the Hamming distance. Printed as 16 lower-case hex digits.
+#pragma once
+
+#include <bit>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <string>
+#include <string_view>
+
+#include "pipeline/features/features.h"
+
+namespace neardup {
+
+std::uint64_t simhash(std::span<const Feature> features);
+
+inline int hamming_distance(std::uint64_t a, std::uint64_t b) { return std::popcount(a ^ b); }
+
+std::string fingerprint_hex(std::uint64_t fingerprint);
+
+// Parses exactly 16 hex digits; nullopt otherwise.
+std::optional<std::uint64_t> parse_fingerprint_hex(std::string_view hex);
+
+}  // namespace neardup

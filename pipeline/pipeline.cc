@@ -1,0 +1,50 @@
+#include "pipeline/pipeline.h"
+
+#include "pipeline/decode/decode.h"
+#include "pipeline/denoise/denoise.h"
+#include "pipeline/features/features.h"
+#include "pipeline/fingerprint/fingerprint.h"
+
+namespace neardup {
+
+PageFingerprint fingerprint_page(std::string_view body, std::string_view content_type,
+                                 const Config& config, PipelineOptions options) {
+  PageFingerprint result;
+  if (body.empty()) {
+    result.skip = Skip{"empty_body", "the body has no bytes"};
+    return result;
+  }
+  if (body.size() > config.input.max_body_bytes) {
+    result.skip = Skip{"too_large", std::to_string(body.size()) + " bytes > input.max_body_bytes " +
+                                        std::to_string(config.input.max_body_bytes)};
+    return result;
+  }
+  auto decoded = decode(body, content_type, config.decode);
+  if (!decoded) {
+    result.skip = decoded.error();
+    return result;
+  }
+  result.charset = decoded->charset;
+  result.charset_source = decoded->charset_source;
+
+  MainText main_text = denoise(decoded->text, content_type, config.denoise);
+  result.denoise_fell_back = main_text.fell_back;
+  std::string text = joined_text(main_text);
+
+  std::vector<Feature> features = extract_features(text, config.features, config.fingerprint.seed);
+  result.feature_count = features.size();
+  if (options.keep_text) {
+    result.title = std::move(main_text.title);
+    result.text = std::move(text);
+  }
+  if (features.size() < config.features.min_features) {
+    result.skip = Skip{"low_content", std::to_string(features.size()) +
+                                          " features < features.min_features " +
+                                          std::to_string(config.features.min_features)};
+    return result;
+  }
+  result.fingerprint = simhash(features);
+  return result;
+}
+
+}  // namespace neardup

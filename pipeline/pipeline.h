@@ -1,0 +1,37 @@
+// The pure page -> fingerprint pipeline: decode, denoise, features, fingerprint (DESIGN.md §2).
+//
+// One call runs all four stages for one page under one Config. No I/O, no shared state: the
+// daemon and `neardup dedup` run it on a thread pool, any number at once.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "config/config.h"
+#include "pipeline/skip.h"
+
+namespace neardup {
+
+struct PageFingerprint {
+  std::optional<Skip> skip;  // set: the page is skipped and has no fingerprint
+  std::uint64_t fingerprint = 0;
+  std::size_t feature_count = 0;
+  std::string charset;         // empty when decoding did not happen
+  std::string charset_source;
+  std::string title;
+  std::string text;            // main text (paragraphs joined by '\n'); kept only if asked
+  bool denoise_fell_back = false;
+};
+
+struct PipelineOptions {
+  bool keep_text = false;  // fill PageFingerprint::text/title (extract, debugging)
+};
+
+// Runs decode -> denoise -> features -> fingerprint. Bodies larger than
+// input.max_body_bytes are skipped (too_large) before any work.
+PageFingerprint fingerprint_page(std::string_view body, std::string_view content_type,
+                                 const Config& config, PipelineOptions options = {});
+
+}  // namespace neardup

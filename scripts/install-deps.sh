@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Installs every build, test and run dependency of neardup on Debian 12 (apt).
+# Idempotent: safe to run any number of times. Needs root (or sudo).
+set -euo pipefail
+
+packages=(
+  build-essential cmake ninja-build pkg-config git python3 ca-certificates
+  libicu-dev libuchardet-dev libxml2-dev libxxhash-dev
+  liblmdb-dev lmdb-utils librdkafka-dev
+  libyaml-cpp-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+  libcpp-httplib-dev libsystemd-dev systemd
+  libgtest-dev libgmock-dev libbenchmark-dev
+  kcat clang-format
+)
+
+SUDO=""
+if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then
+  echo "install-deps: all ${#packages[@]} packages already installed"
+  exit 0
+fi
+echo "install-deps: installing ${missing[*]}"
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
