@@ -24,5 +24,6 @@ struct CommandRegistry {
 void register_fingerprint(CLI::App& root, CommandRegistry& registry);
 void register_extract(CLI::App& root, CommandRegistry& registry);
 void register_compare(CLI::App& root, CommandRegistry& registry);
+void register_decode(CLI::App& root, CommandRegistry& registry);
 
 }  // namespace neardup::cli

@@ -19,6 +19,7 @@ int main(int argc, char** argv) {
   register_fingerprint(app, registry);
   register_extract(app, registry);
   register_compare(app, registry);
+  register_decode(app, registry);
 
   try {
     app.parse(argc, argv);
