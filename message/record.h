@@ -1,0 +1,61 @@
+// Messages (DESIGN.md §3): an input record (Kafka value or JSONL line) -> a Page, or the reason
+// it cannot be read (a dead letter); a Page plus its verdict -> the tagged output record.
+//
+// Shared by `neardup dedup` and `neardupd` so both speak exactly the same format. Pure.
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <expected>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "config/config.h"
+
+namespace neardup {
+
+// A readable page. `object` is the input object, kept to be passed through untouched.
+struct Page {
+  nlohmann::json object;
+  std::string url;
+  std::string id;            // the id field, or the url when absent
+  std::string body;          // raw bytes (base64-decoded when given as body_base64)
+  std::string content_type;  // may be empty
+  std::optional<std::int64_t> fetched_at_ms;
+};
+
+// Why a record is a dead letter. `code` is stable: not_json, not_object, missing_url,
+// invalid_base64, wrong_type, bad_fetched_at.
+struct RecordError {
+  std::string code;
+  std::string detail;  // names the field and what was wrong
+};
+
+// Reads one input record. A missing or empty body is NOT an error: the page is returned with an
+// empty body and the pipeline skips it (empty_body).
+std::expected<Page, RecordError> parse_page(std::string_view record, const InputFields& fields);
+
+// What neardup adds to a page: the `neardup` field of the output record.
+struct Tag {
+  std::string status;  // unique | duplicate | skipped
+  std::string fingerprint;  // 16 hex digits; empty when skipped
+  std::string scheme;
+  std::string duplicate_of, matched;  // duplicate only
+  int distance = 0;                   // duplicate only
+  std::string reason;                 // skipped only
+  std::string charset, charset_source;
+};
+
+nlohmann::json tag_to_json(const Tag& tag);
+
+// The output record: the input object unchanged plus the `neardup` field; body fields dropped
+// when output.include_body is false. Never throws on invalid UTF-8 (replaced by U+FFFD).
+std::string render_output(const Page& page, const Tag& tag, const OutputConfig& output,
+                          const InputFields& fields);
+
+// Parses fetched_at: RFC 3339 text or epoch milliseconds. nullopt when malformed.
+std::optional<std::int64_t> parse_fetched_at(const nlohmann::json& value);
+
+}  // namespace neardup

@@ -1,0 +1,81 @@
+#include "message/record.h"
+
+#include <gtest/gtest.h>
+
+namespace neardup {
+
+TEST(Record, ReadsUrlBodyAndDefaultsIdToUrl) {
+  auto page = parse_page(R"({"url":"https://a.example/1","body":"<p>hi</p>","x":1})", {});
+  ASSERT_TRUE(page.has_value());
+  EXPECT_EQ(page->url, "https://a.example/1");
+  EXPECT_EQ(page->id, "https://a.example/1");
+  EXPECT_EQ(page->body, "<p>hi</p>");
+}
+
+TEST(Record, DecodesBodyBase64ToRawBytes) {
+  auto page = parse_page(R"({"url":"u","id":"p1","body_base64":"/+4="})", {});
+  ASSERT_TRUE(page.has_value());
+  EXPECT_EQ(page->id, "p1");
+  EXPECT_EQ(page->body, "\xff\xee");
+}
+
+TEST(Record, RejectsNotJsonNotObjectMissingUrlBadBase64AndWrongTypes) {
+  EXPECT_EQ(parse_page("{oops", {}).error().code, "not_json");
+  EXPECT_EQ(parse_page("[1,2]", {}).error().code, "not_object");
+  EXPECT_EQ(parse_page(R"({"body":"x"})", {}).error().code, "missing_url");
+  EXPECT_EQ(parse_page(R"({"url":"u","body_base64":"***"})", {}).error().code, "invalid_base64");
+  auto wrong = parse_page(R"({"url":"u","body":42})", {});
+  EXPECT_EQ(wrong.error().code, "wrong_type");
+  EXPECT_NE(wrong.error().detail.find("body"), std::string::npos);
+  EXPECT_EQ(parse_page(R"({"url":"u","fetched_at":"yesterday"})", {}).error().code,
+            "bad_fetched_at");
+}
+
+TEST(Record, MissingBodyIsAPageWithEmptyBodyNotAnError) {
+  auto page = parse_page(R"({"url":"u"})", {});
+  ASSERT_TRUE(page.has_value());
+  EXPECT_TRUE(page->body.empty());
+}
+
+TEST(Record, HonoursConfiguredFieldNames) {
+  InputFields fields;
+  fields.url = "link";
+  fields.body = "html";
+  auto page = parse_page(R"({"link":"u","html":"b"})", fields);
+  ASSERT_TRUE(page.has_value());
+  EXPECT_EQ(page->url, "u");
+  EXPECT_EQ(page->body, "b");
+}
+
+TEST(Record, ParsesFetchedAtAsRfc3339OrEpochMillis) {
+  EXPECT_EQ(parse_fetched_at("1970-01-01T00:00:01Z"), 1000);
+  EXPECT_EQ(parse_fetched_at("2020-02-29T12:00:00.250+01:00"), 1582974000250);
+  EXPECT_EQ(parse_fetched_at(1582974000250), 1582974000250);
+  EXPECT_FALSE(parse_fetched_at("2020-02-29").has_value());
+}
+
+TEST(Record, OutputKeepsInputFieldsAndAddsNeardupField) {
+  auto page = parse_page(R"({"url":"u","body":"b","extra":{"k":[1,2]}})", {});
+  ASSERT_TRUE(page.has_value());
+  Tag tag{.status = "duplicate", .fingerprint = "00000000000000ff", .scheme = "s-1",
+          .duplicate_of = "a", .matched = "b", .distance = 2};
+  auto out = nlohmann::json::parse(render_output(*page, tag, OutputConfig{}, InputFields{}));
+  EXPECT_EQ(out["extra"]["k"][1], 2);
+  EXPECT_EQ(out["body"], "b");
+  EXPECT_EQ(out["neardup"]["status"], "duplicate");
+  EXPECT_EQ(out["neardup"]["duplicate_of"], "a");
+  EXPECT_EQ(out["neardup"]["distance"], 2);
+}
+
+TEST(Record, IncludeBodyFalseDropsBodyFields) {
+  auto page = parse_page(R"({"url":"u","body":"b"})", {});
+  OutputConfig output;
+  output.include_body = false;
+  Tag tag{.status = "skipped", .reason = "low_content"};
+  auto out = nlohmann::json::parse(render_output(*page, tag, output, InputFields{}));
+  EXPECT_FALSE(out.contains("body"));
+  EXPECT_EQ(out["neardup"]["reason"], "low_content");
+  EXPECT_FALSE(out["neardup"].contains("duplicate_of"));
+}
+
+}  // namespace neardup
