@@ -1,9 +1,881 @@
-// PLACEHOLDER: replaced by the strict YAML loader.
+// Strict YAML loading of Config. One table, for_each_key(), names every key with its path and
+// its rule; parsing, the unknown-key check, to_yaml, scheme_id and restart_only_changes all walk
+// that table, so a key added there is parsed, validated, printed, hashed and diffed alike.
 #include "config/config.h"
 
+#include <xxhash.h>
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <array>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <concepts>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <limits>
+#include <set>
+#include <span>
+#include <sstream>
+#include <string_view>
+#include <type_traits>
+#include <utility>
+
 namespace neardup {
-std::expected<Config, std::string> parse_config(const std::string&) { return Config{}; }
-std::expected<Config, std::string> load_config_file(const std::string&) { return Config{}; }
-std::string scheme_id(const Config&) { return "s-00000000"; }
-std::vector<std::string> restart_only_changes(const Config&, const Config&) { return {}; }
+namespace {
+
+constexpr std::uint64_t kKiB = 1024;
+constexpr std::uint64_t kMiB = kKiB * 1024;
+constexpr std::uint64_t kGiB = kMiB * 1024;
+constexpr std::uint64_t kTiB = kGiB * 1024;
+constexpr std::uint64_t kNoMax = std::numeric_limits<std::uint64_t>::max();
+
+// Message building: cat("must be ", range, ", got ", 7). (GCC 12 has no std::format.)
+void append(std::string& out, std::string_view text) { out += text; }
+void append(std::string& out, std::integral auto number) { out += std::to_string(number); }
+
+template <class... Parts>
+std::string cat(const Parts&... parts) {
+  std::string out;
+  (append(out, parts), ...);
+  return out;
+}
+
+// `number` as `digits` lower-case hex digits, zero-padded.
+std::string hex(std::uint64_t number, int digits) {
+  std::string out(static_cast<std::size_t>(digits), '0');
+  for (int i = digits - 1; i >= 0 && number != 0; --i, number >>= 4) {
+    out[static_cast<std::size_t>(i)] = "0123456789abcdef"[number & 0xf];
+  }
+  return out;
+}
+
+// What a key accepts beyond its C++ type (string, bool, unsigned integer, string map).
+struct Key {
+  std::string_view path;
+  std::uint64_t min = 0;       // integers: smallest allowed value
+  std::uint64_t max = kNoMax;  // integers: largest allowed value (also capped by the type)
+  bool size = false;           // integers: a byte size; KiB/MiB/GiB/TiB suffixes accepted
+  bool hex = false;            // integers: to_yaml prints 0x hex
+  std::span<const std::string_view> one_of = {};  // strings: the allowed values, if a fixed set
+  bool (*check)(std::string& value) = nullptr;    // strings: accepts (and may normalise) a value
+  std::string_view expect = {};                   // strings: what `check` accepts, for errors
+};
+
+// --- String rules -------------------------------------------------------------------------
+
+bool is_non_empty(std::string& value) { return !value.empty(); }
+
+// Kafka's own rule for topic names (legal characters, at most 249 of them).
+bool is_topic_name(std::string& value) {
+  if (value.empty() || value.size() > 249 || value == "." || value == "..") return false;
+  return std::ranges::all_of(
+      value, [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '_' || c == '-'; });
+}
+
+bool is_port(std::string_view text) {
+  unsigned port = 0;
+  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
+  return ec == std::errc{} && end == text.data() + text.size() && port >= 1 && port <= 65535;
+}
+
+// "" (no metrics server), host:port, or [ipv6]:port.
+bool is_listen_address(std::string& value) {
+  if (value.empty()) return true;
+  std::string_view text = value;
+  std::string_view host;
+  std::string_view port;
+  if (text.starts_with('[')) {
+    std::size_t close = text.find(']');
+    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
+      return false;
+    }
+    host = text.substr(1, close - 1);
+    port = text.substr(close + 2);
+    if (!std::ranges::all_of(host, [](unsigned char c) {
+          return std::isxdigit(c) || c == ':' || c == '.' || c == '%' || std::isalnum(c);
+        })) {
+      return false;
+    }
+  } else {
+    std::size_t colon = text.rfind(':');
+    if (colon == std::string_view::npos) return false;
+    host = text.substr(0, colon);
+    port = text.substr(colon + 1);
+    if (!std::ranges::all_of(host, [](unsigned char c) {
+          return std::isalnum(c) || c == '.' || c == '-' || c == '_';
+        })) {
+      return false;  // also rejects an unbracketed IPv6 address
+    }
+  }
+  return !host.empty() && is_port(port);
+}
+
+// WHATWG Encoding Standard: each encoding's name (lower-cased) and its labels. "replacement"
+// and "x-user-defined" are left out: neither is a usable default for undeclared pages.
+struct Encoding {
+  std::string_view name;
+  std::string_view labels;  // space-separated
+};
+constexpr std::array kEncodings = {
+    Encoding{"utf-8", "unicode-1-1-utf-8 unicode11utf8 unicode20utf8 utf-8 utf8 x-unicode20utf8"},
+    Encoding{"ibm866", "866 cp866 csibm866 ibm866"},
+    Encoding{"iso-8859-2",
+             "csisolatin2 iso-8859-2 iso-ir-101 iso8859-2 iso88592 iso_8859-2 iso_8859-2:1987 l2 "
+             "latin2"},
+    Encoding{"iso-8859-3",
+             "csisolatin3 iso-8859-3 iso-ir-109 iso8859-3 iso88593 iso_8859-3 iso_8859-3:1988 l3 "
+             "latin3"},
+    Encoding{"iso-8859-4",
+             "csisolatin4 iso-8859-4 iso-ir-110 iso8859-4 iso88594 iso_8859-4 iso_8859-4:1988 l4 "
+             "latin4"},
+    Encoding{"iso-8859-5",
+             "csisolatincyrillic cyrillic iso-8859-5 iso-ir-144 iso8859-5 iso88595 iso_8859-5 "
+             "iso_8859-5:1988"},
+    Encoding{"iso-8859-6",
+             "arabic asmo-708 csiso88596e csiso88596i csisolatinarabic ecma-114 iso-8859-6 "
+             "iso-8859-6-e iso-8859-6-i iso-ir-127 iso8859-6 iso88596 iso_8859-6 iso_8859-6:1987"},
+    Encoding{"iso-8859-7",
+             "csisolatingreek ecma-118 elot_928 greek greek8 iso-8859-7 iso-ir-126 iso8859-7 "
+             "iso88597 iso_8859-7 iso_8859-7:1987 sun_eu_greek"},
+    Encoding{"iso-8859-8",
+             "csiso88598e csisolatinhebrew hebrew iso-8859-8 iso-8859-8-e iso-ir-138 iso8859-8 "
+             "iso88598 iso_8859-8 iso_8859-8:1988 visual"},
+    Encoding{"iso-8859-8-i", "csiso88598i iso-8859-8-i logical"},
+    Encoding{"iso-8859-10", "csisolatin6 iso-8859-10 iso-ir-157 iso8859-10 iso885910 l6 latin6"},
+    Encoding{"iso-8859-13", "iso-8859-13 iso8859-13 iso885913"},
+    Encoding{"iso-8859-14", "iso-8859-14 iso8859-14 iso885914"},
+    Encoding{"iso-8859-15", "csisolatin9 iso-8859-15 iso8859-15 iso885915 iso_8859-15 l9"},
+    Encoding{"iso-8859-16", "iso-8859-16"},
+    Encoding{"koi8-r", "cskoi8r koi koi8 koi8-r koi8_r"},
+    Encoding{"koi8-u", "koi8-ru koi8-u"},
+    Encoding{"macintosh", "csmacintosh mac macintosh x-mac-roman"},
+    Encoding{"windows-874", "dos-874 iso-8859-11 iso8859-11 iso885911 tis-620 windows-874"},
+    Encoding{"windows-1250", "cp1250 windows-1250 x-cp1250"},
+    Encoding{"windows-1251", "cp1251 windows-1251 x-cp1251"},
+    Encoding{"windows-1252",
+             "ansi_x3.4-1968 ascii cp1252 cp819 csisolatin1 ibm819 iso-8859-1 iso-ir-100 "
+             "iso8859-1 iso88591 iso_8859-1 iso_8859-1:1987 l1 latin1 us-ascii windows-1252 "
+             "x-cp1252"},
+    Encoding{"windows-1253", "cp1253 windows-1253 x-cp1253"},
+    Encoding{"windows-1254",
+             "cp1254 csisolatin5 iso-8859-9 iso-ir-148 iso8859-9 iso88599 iso_8859-9 "
+             "iso_8859-9:1989 l5 latin5 windows-1254 x-cp1254"},
+    Encoding{"windows-1255", "cp1255 windows-1255 x-cp1255"},
+    Encoding{"windows-1256", "cp1256 windows-1256 x-cp1256"},
+    Encoding{"windows-1257", "cp1257 windows-1257 x-cp1257"},
+    Encoding{"windows-1258", "cp1258 windows-1258 x-cp1258"},
+    Encoding{"x-mac-cyrillic", "x-mac-cyrillic x-mac-ukrainian"},
+    Encoding{"gbk",
+             "chinese csgb2312 csiso58gb231280 gb2312 gb_2312 gb_2312-80 gbk iso-ir-58 x-gbk"},
+    Encoding{"gb18030", "gb18030"},
+    Encoding{"big5", "big5 big5-hkscs cn-big5 csbig5 x-x-big5"},
+    Encoding{"euc-jp", "cseucpkdfmtjapanese euc-jp x-euc-jp"},
+    Encoding{"iso-2022-jp", "csiso2022jp iso-2022-jp"},
+    Encoding{"shift_jis", "csshiftjis ms932 ms_kanji shift-jis shift_jis sjis windows-31j x-sjis"},
+    Encoding{"euc-kr",
+             "cseuckr csksc56011987 euc-kr iso-ir-149 korean ks_c_5601-1987 ks_c_5601-1989 "
+             "ksc5601 ksc_5601 windows-949"},
+    Encoding{"utf-16be", "unicodefffe utf-16be"},
+    Encoding{"utf-16le", "csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff utf-16 utf-16le"},
+};
+
+// A WHATWG label, matched as the standard says (ASCII case-insensitive, surrounding
+// whitespace ignored), becomes its encoding's name, so equivalent labels hash to one scheme.
+bool is_charset_label(std::string& value) {
+  std::string label;
+  for (unsigned char c : value) label += static_cast<char>(std::tolower(c));
+  const auto first = label.find_first_not_of(" \t\n\f\r");
+  if (first == std::string::npos) return false;
+  label = label.substr(first, label.find_last_not_of(" \t\n\f\r") - first + 1);
+  for (const Encoding& encoding : kEncodings) {
+    std::istringstream labels{std::string(encoding.labels)};
+    for (std::string candidate; labels >> candidate;) {
+      if (candidate == label) {
+        value = encoding.name;
+        return true;
+      }
+    }
+  }
+  return false;
+}
+
+constexpr std::array<std::string_view, 2> kDenoiseModes = {"main_text", "all_text"};
+constexpr std::array<std::string_view, 3> kWeightings = {"tf", "log_tf", "binary"};
+constexpr std::array<std::string_view, 7> kLogLevels = {"trace", "debug",    "info", "warn",
+                                                        "error", "critical", "off"};
+
+constexpr std::string_view kFieldName = "a non-empty field name";
+constexpr std::string_view kTopic = "a Kafka topic name (1..249 of a-z A-Z 0-9 . _ -)";
+
+// Every key, in the order of examples/neardup.yaml. C is Config or const Config; f is called
+// as f(const Key&, field&) for each.
+template <class C, class F>
+requires std::same_as<std::remove_const_t<C>, Config>
+void for_each_key(C& c, F&& f) {
+  f(Key{.path = "kafka.bootstrap_servers",
+        .check = is_non_empty,
+        .expect = "a non-empty list of host:port"},
+    c.kafka.bootstrap_servers);
+  f(Key{.path = "kafka.group_id", .check = is_non_empty, .expect = "a non-empty group id"},
+    c.kafka.group_id);
+  f(Key{.path = "kafka.input_topic", .check = is_topic_name, .expect = kTopic},
+    c.kafka.input_topic);
+  f(Key{.path = "kafka.output_topic", .check = is_topic_name, .expect = kTopic},
+    c.kafka.output_topic);
+  f(Key{.path = "kafka.dead_letter_topic", .check = is_topic_name, .expect = kTopic},
+    c.kafka.dead_letter_topic);
+  f(Key{.path = "kafka.exactly_once"}, c.kafka.exactly_once);
+  f(Key{.path = "kafka.properties"}, c.kafka.properties);
+
+  f(Key{.path = "input.fields.url", .check = is_non_empty, .expect = kFieldName},
+    c.input.fields.url);
+  f(Key{.path = "input.fields.id", .check = is_non_empty, .expect = kFieldName}, c.input.fields.id);
+  f(Key{.path = "input.fields.body", .check = is_non_empty, .expect = kFieldName},
+    c.input.fields.body);
+  f(Key{.path = "input.fields.body_base64", .check = is_non_empty, .expect = kFieldName},
+    c.input.fields.body_base64);
+  f(Key{.path = "input.fields.content_type", .check = is_non_empty, .expect = kFieldName},
+    c.input.fields.content_type);
+  f(Key{.path = "input.fields.fetched_at", .check = is_non_empty, .expect = kFieldName},
+    c.input.fields.fetched_at);
+  f(Key{.path = "input.max_body_bytes", .min = 1, .max = kGiB, .size = true},
+    c.input.max_body_bytes);
+
+  f(Key{.path = "output.include_body"}, c.output.include_body);
+
+  f(Key{.path = "decode.default_charset",
+        .check = is_charset_label,
+        .expect = "a WHATWG encoding label such as utf-8, windows-1252, gbk or shift_jis "
+                  "(not replacement or x-user-defined)"},
+    c.decode.default_charset);
+  f(Key{.path = "decode.detect"}, c.decode.detect);
+  f(Key{.path = "decode.prescan_bytes", .min = 512, .max = 64 * kKiB, .size = true},
+    c.decode.prescan_bytes);
+
+  f(Key{.path = "denoise.mode", .one_of = kDenoiseModes}, c.denoise.mode);
+  f(Key{.path = "denoise.max_nodes", .min = 100}, c.denoise.max_nodes);
+  f(Key{.path = "denoise.max_millis", .min = 1}, c.denoise.max_millis);
+
+  f(Key{.path = "features.ngram", .min = 1, .max = 8}, c.features.ngram);
+  f(Key{.path = "features.weighting", .one_of = kWeightings}, c.features.weighting);
+  f(Key{.path = "features.stop_words"}, c.features.stop_words);
+  f(Key{.path = "features.min_features", .min = 1, .max = 100'000}, c.features.min_features);
+  f(Key{.path = "features.max_text_bytes", .min = kKiB, .max = kGiB, .size = true},
+    c.features.max_text_bytes);
+
+  f(Key{.path = "fingerprint.seed", .hex = true}, c.fingerprint.seed);
+
+  f(Key{.path = "dedup.max_distance", .max = 16}, c.dedup.max_distance);
+
+  f(Key{.path = "store.path", .check = is_non_empty, .expect = "a non-empty directory path"},
+    c.store.path);
+  f(Key{.path = "store.design_k", .max = 16}, c.store.design_k);
+  f(Key{.path = "store.expected_documents", .min = 1}, c.store.expected_documents);
+  f(Key{.path = "store.tables"}, c.store.tables);
+  f(Key{.path = "store.map_size", .min = kMiB, .size = true}, c.store.map_size);
+  f(Key{.path = "store.max_map_size", .min = kMiB, .size = true}, c.store.max_map_size);
+  f(Key{.path = "store.sync"}, c.store.sync);
+
+  f(Key{.path = "pipeline.threads", .max = 1024}, c.pipeline.threads);
+  f(Key{.path = "pipeline.max_in_flight", .min = 1}, c.pipeline.max_in_flight);
+  f(Key{.path = "pipeline.batch_size", .min = 1, .max = 100'000}, c.pipeline.batch_size);
+  f(Key{.path = "pipeline.batch_delay_ms", .max = 60'000}, c.pipeline.batch_delay_ms);
+
+  f(Key{.path = "metrics.listen",
+        .check = is_listen_address,
+        .expect = "host:port (port 1..65535, IPv6 as [::1]:port) or \"\" for no metrics "
+                  "server"},
+    c.metrics.listen);
+
+  f(Key{.path = "log.level", .one_of = kLogLevels}, c.log.level);
+}
+
+// --- Errors -------------------------------------------------------------------------------
+
+// Collects "line N: path: message" lines; the line is left out where yaml-cpp has no mark.
+class Errors {
+ public:
+  void add(const YAML::Mark& mark, std::string_view path, std::string_view message) {
+    if (!text_.empty()) text_ += '\n';
+    if (!mark.is_null()) text_ += cat("line ", mark.line + 1, ": ");
+    text_ += cat(path.empty() ? "top level" : path, ": ", message);
+  }
+  bool empty() const { return text_.empty(); }
+  const std::string& text() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+// A key found in the document: its key node (for the line of unknown or duplicate keys) and
+// its value node.
+struct Found {
+  YAML::Node key;
+  YAML::Node value;
+
+  // The value's line, or the key's where the value has none (`ngram:` with nothing after it).
+  YAML::Mark mark() const { return value.Mark().is_null() ? key.Mark() : value.Mark(); }
+};
+
+std::string describe(const YAML::Node& node, bool quote) {
+  switch (node.Type()) {
+    case YAML::NodeType::Null:
+    case YAML::NodeType::Undefined:
+      return "nothing";
+    case YAML::NodeType::Sequence:
+      return "a list";
+    case YAML::NodeType::Map:
+      return "a map";
+    case YAML::NodeType::Scalar:
+      break;
+  }
+  return quote ? cat("\"", node.Scalar(), "\"") : node.Scalar();
+}
+
+// --- Integers and sizes -------------------------------------------------------------------
+
+// 1GiB for an exact multiple of a binary unit, else decimal digits.
+std::string format_size(std::uint64_t bytes) {
+  constexpr std::array<std::pair<std::uint64_t, std::string_view>, 4> kUnits = {
+      {{kTiB, "TiB"}, {kGiB, "GiB"}, {kMiB, "MiB"}, {kKiB, "KiB"}}};
+  for (const auto& [unit, suffix] : kUnits) {
+    if (bytes >= unit && bytes % unit == 0) return cat(bytes / unit, suffix);
+  }
+  return std::to_string(bytes);
+}
+
+std::string range_text(const Key& key, std::uint64_t max) {
+  auto number = [&](std::uint64_t n) { return key.size ? format_size(n) : std::to_string(n); };
+  if (max == kNoMax && key.min > 0) return ">= " + number(key.min);
+  return number(key.min) + ".." + number(max);
+}
+
+struct ParsedInteger {
+  enum class Outcome { kOk, kNotInteger, kOutOfRange } outcome = Outcome::kNotInteger;
+  std::uint64_t value = 0;
+};
+
+// Decimal or 0x hex; for sizes, decimal with an optional KiB/MiB/GiB/TiB (or B) suffix,
+// optionally after one space. A minus sign or a value past 2^64-1 is out of range.
+ParsedInteger parse_integer(std::string_view text, bool size) {
+  using Outcome = ParsedInteger::Outcome;
+  ParsedInteger result;
+  if (text.starts_with('-')) {
+    std::string_view digits = text.substr(1);
+    bool all_digits = !digits.empty() &&
+                      std::ranges::all_of(digits, [](unsigned char c) { return std::isdigit(c); });
+    if (all_digits) result.outcome = Outcome::kOutOfRange;
+    return result;
+  }
+  int base = 10;
+  if (text.starts_with("0x") || text.starts_with("0X")) {
+    base = 16;
+    text.remove_prefix(2);
+  }
+  const char* end = text.data() + text.size();
+  auto [rest, ec] = std::from_chars(text.data(), end, result.value, base);
+  if (rest == text.data()) return result;  // no digits
+  if (ec == std::errc::result_out_of_range) {
+    result.outcome = Outcome::kOutOfRange;
+    return result;
+  }
+  std::string_view suffix(rest, end);
+  if (!suffix.empty()) {
+    if (!size || base != 10) return result;
+    if (suffix.starts_with(' ')) suffix.remove_prefix(1);
+    constexpr std::array<std::pair<std::string_view, std::uint64_t>, 5> kSuffixes = {
+        {{"B", 1}, {"KiB", kKiB}, {"MiB", kMiB}, {"GiB", kGiB}, {"TiB", kTiB}}};
+    auto unit =
+        std::ranges::find(kSuffixes, suffix, &std::pair<std::string_view, std::uint64_t>::first);
+    if (unit == kSuffixes.end()) return result;
+    if (result.value > kNoMax / unit->second) {
+      result.outcome = Outcome::kOutOfRange;
+      return result;
+    }
+    result.value *= unit->second;
+  }
+  result.outcome = Outcome::kOk;
+  return result;
+}
+
+// --- Readers: one per field type; each reports its own errors -----------------------------
+
+template <std::unsigned_integral T>
+void read(const Found& found, const Key& key, T& field, Errors& errors) {
+  const std::uint64_t max = std::min<std::uint64_t>(key.max, std::numeric_limits<T>::max());
+  const std::string range = range_text(key, max);
+  ParsedInteger parsed;
+  if (found.value.IsScalar()) parsed = parse_integer(found.value.Scalar(), key.size);
+  if (parsed.outcome == ParsedInteger::Outcome::kNotInteger) {
+    std::string_view kind = key.size ? "a size (bytes, or with KiB, MiB, GiB, TiB)" : "an integer";
+    errors.add(found.mark(), key.path,
+               cat("must be ", kind, " in ", range, ", got ", describe(found.value, false)));
+  } else if (parsed.outcome == ParsedInteger::Outcome::kOutOfRange || parsed.value < key.min ||
+             parsed.value > max) {
+    errors.add(found.mark(), key.path, cat("must be ", range, ", got ", found.value.Scalar()));
+  } else {
+    field = static_cast<T>(parsed.value);
+  }
+}
+
+// YAML 1.1 booleans, as yaml-cpp reads them: true/false, yes/no, on/off, any case.
+void read(const Found& found, const Key& key, bool& field, Errors& errors) {
+  std::string text;
+  if (found.value.IsScalar()) {
+    for (unsigned char c : found.value.Scalar()) text += static_cast<char>(std::tolower(c));
+  }
+  if (text == "true" || text == "yes" || text == "on") {
+    field = true;
+  } else if (text == "false" || text == "no" || text == "off") {
+    field = false;
+  } else {
+    errors.add(found.mark(), key.path,
+               cat("must be true or false, got ", describe(found.value, false)));
+  }
+}
+
+std::string join(std::span<const std::string_view> words, std::string_view separator) {
+  std::string out;
+  for (std::string_view word : words) {
+    if (!out.empty()) out += separator;
+    out += word;
+  }
+  return out;
+}
+
+void read(const Found& found, const Key& key, std::string& field, Errors& errors) {
+  std::string value = found.value.IsScalar() ? found.value.Scalar() : std::string();
+  if (!key.one_of.empty()) {
+    if (!found.value.IsScalar() || std::ranges::find(key.one_of, value) == key.one_of.end()) {
+      errors.add(
+          found.mark(), key.path,
+          cat("must be one of ", join(key.one_of, ", "), ", got ", describe(found.value, true)));
+      return;
+    }
+  } else if (!found.value.IsScalar() || (key.check != nullptr && !key.check(value))) {
+    errors.add(found.mark(), key.path,
+               cat("must be ", key.expect.empty() ? "a string" : key.expect, ", got ",
+                   describe(found.value, true)));
+    return;
+  }
+  field = std::move(value);
+}
+
+// librdkafka properties that neardup sets itself, and why.
+constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kManagedProperties = {{
+    {"bootstrap.servers", "set kafka.bootstrap_servers instead"},
+    {"metadata.broker.list", "set kafka.bootstrap_servers instead"},
+    {"group.id", "set kafka.group_id instead"},
+    {"enable.auto.offset.store",
+     "managed by neardup, which stores an offset only once its output is delivered"},
+}};
+
+void read(const Found& found, const Key& key, std::map<std::string, std::string>& field,
+          Errors& errors) {
+  const YAML::Node& node = found.value;
+  if (node.IsNull()) {
+    field.clear();
+    return;
+  }
+  if (!node.IsMap()) {
+    errors.add(
+        found.mark(), key.path,
+        cat("must be a map of librdkafka property names to values, got ", describe(node, false)));
+    return;
+  }
+  std::map<std::string, std::string> properties;
+  for (const auto& entry : node) {
+    const std::string name = entry.first.IsScalar() ? entry.first.Scalar() : std::string();
+    const std::string path = cat(key.path, ".", name);
+    auto managed = std::ranges::find(kManagedProperties, name,
+                                     &std::pair<std::string_view, std::string_view>::first);
+    if (name.empty()) {
+      errors.add(entry.first.Mark(), key.path, "property names must be non-empty strings");
+    } else if (properties.contains(name)) {
+      errors.add(entry.first.Mark(), path, "duplicate key");
+    } else if (managed != kManagedProperties.end()) {
+      errors.add(entry.first.Mark(), path, managed->second);
+    } else if (!entry.second.IsScalar()) {
+      errors.add(entry.first.Mark(), path,
+                 cat("must be a string, number or boolean, got ", describe(entry.second, false)));
+    } else {
+      properties[name] = entry.second.Scalar();
+    }
+  }
+  field = std::move(properties);
+}
+
+// --- The shape of the document: sections and leaves ---------------------------------------
+
+struct Schema {
+  std::vector<std::string> leaves;  // every key path, in table order
+  std::set<std::string> sections;   // every proper prefix: "kafka", "input", "input.fields", ...
+
+  bool is_leaf(std::string_view path) const {
+    return std::ranges::find(leaves, path) != leaves.end();
+  }
+
+  // The names directly under a section ("" for the top level).
+  std::vector<std::string> children(std::string_view section) const {
+    std::vector<std::string> names;
+    auto add = [&](std::string_view path) {
+      std::string_view rest = path;
+      if (!section.empty()) {
+        if (!path.starts_with(section) || path.size() <= section.size() ||
+            path[section.size()] != '.') {
+          return;
+        }
+        rest = path.substr(section.size() + 1);
+      }
+      std::string name(rest.substr(0, rest.find('.')));
+      if (std::ranges::find(names, name) == names.end()) names.push_back(std::move(name));
+    };
+    for (const std::string& leaf : leaves) add(leaf);
+    return names;
+  }
+};
+
+const Schema& schema() {
+  static const Schema instance = [] {
+    Schema s;
+    const Config defaults;
+    for_each_key(defaults, [&](const Key& key, const auto&) {
+      s.leaves.emplace_back(key.path);
+      for (std::size_t dot = key.path.find('.'); dot != std::string_view::npos;
+           dot = key.path.find('.', dot + 1)) {
+        s.sections.emplace(key.path.substr(0, dot));
+      }
+    });
+    return s;
+  }();
+  return instance;
+}
+
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::size_t> row(b.size() + 1);
+  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i) {
+    std::size_t diagonal = row[0];
+    row[0] = i;
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      std::size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+std::string join_path(std::string_view section, std::string_view name) {
+  return section.empty() ? std::string(name) : cat(section, ".", name);
+}
+
+// " (did you mean features.ngram?)" for a near-miss among the section's own keys, or for the
+// same name in another section; "" when nothing is close.
+std::string did_you_mean(std::string_view section, std::string_view name) {
+  const Schema& s = schema();
+  if (s.is_leaf(join_path(section, name)) || s.sections.contains(join_path(section, name))) {
+    // A dotted key such as `features.ngram: 3` at the top level.
+    return " (write sections as nested maps, not dotted keys)";
+  }
+  std::string best;
+  std::size_t best_distance = std::max<std::size_t>(1, name.size() / 3) + 1;
+  for (const std::string& child : s.children(section)) {
+    std::size_t distance = edit_distance(name, child);
+    if (distance < best_distance) {
+      best_distance = distance;
+      best = join_path(section, child);
+    }
+  }
+  if (best.empty()) {
+    const std::string tail = cat(".", name);
+    for (const std::string& leaf : s.leaves) {
+      if (leaf.ends_with(tail)) {
+        best = leaf;
+        break;
+      }
+    }
+    for (const std::string& other : s.sections) {
+      if (best.empty() && other.ends_with(tail)) best = other;
+    }
+  }
+  return best.empty() ? std::string() : cat(" (did you mean ", best, "?)");
+}
+
+// Checks the shape of `node` (a section) and records every known key under it in `found`.
+void collect(const YAML::Node& node, const std::string& section,
+             std::map<std::string, Found>& found, Errors& errors) {
+  if (node.IsNull()) return;  // an empty section keeps its defaults
+  if (!node.IsMap()) {
+    std::string sections = section.empty() ? "a map of sections" : "a map";
+    errors.add(node.Mark(), section, cat("must be ", sections, ", got ", describe(node, false)));
+    return;
+  }
+  const Schema& s = schema();
+  std::set<std::string> seen;
+  for (const auto& entry : node) {
+    if (!entry.first.IsScalar()) {
+      errors.add(entry.first.Mark(), section,
+                 cat("keys must be names, got ", describe(entry.first, false)));
+      continue;
+    }
+    const std::string& name = entry.first.Scalar();
+    const std::string path = join_path(section, name);
+    // A dotted name is never a key: `features.ngram: 3` must be written nested.
+    const bool plain = name.find('.') == std::string::npos;
+    if (!seen.insert(name).second) {
+      errors.add(entry.first.Mark(), path, "duplicate key");
+    } else if (plain && s.is_leaf(path)) {
+      found[path] = Found{entry.first, entry.second};
+    } else if (plain && s.sections.contains(path)) {
+      collect(entry.second, path, found, errors);
+    } else {
+      errors.add(entry.first.Mark(), path, "unknown key" + did_you_mean(section, name));
+    }
+  }
+}
+
+// --- Rules across keys ---------------------------------------------------------------------
+
+YAML::Mark mark_of(const std::map<std::string, Found>& found, std::string_view path) {
+  auto it = found.find(std::string(path));
+  return it == found.end() ? YAML::Mark::null_mark() : it->second.mark();
+}
+
+void check_distinct(std::span<const std::pair<std::string_view, const std::string*>> keys,
+                    const std::map<std::string, Found>& found, Errors& errors) {
+  for (std::size_t j = 1; j < keys.size(); ++j) {
+    for (std::size_t i = 0; i < j; ++i) {
+      if (*keys[i].second == *keys[j].second) {
+        errors.add(mark_of(found, keys[j].first), keys[j].first,
+                   cat("must differ from ", keys[i].first, " (both \"", *keys[j].second, "\")"));
+        break;
+      }
+    }
+  }
+}
+
+// Table counts a design (64 bits, k, r) can have: C(k + r, r) for r >= 1, while k + r <= 64
+// (every block needs a bit). Listed up to the first that is >= `limit`.
+std::vector<std::uint64_t> table_counts(std::uint32_t k, std::uint64_t limit) {
+  std::vector<std::uint64_t> counts;
+  std::uint64_t c = 1;  // C(k, 0)
+  for (std::uint64_t r = 1; k + r <= 64; ++r) {
+    c = c * (k + r) / r;  // C(k + r, r) from C(k + r - 1, r - 1); exact
+    if (counts.empty() || counts.back() != c) counts.push_back(c);
+    if (c >= limit) break;
+  }
+  return counts;
+}
+
+void check_across_keys(const Config& c, const std::map<std::string, Found>& found, Errors& errors) {
+  const std::array<std::pair<std::string_view, const std::string*>, 6> fields = {{
+      {"input.fields.url", &c.input.fields.url},
+      {"input.fields.id", &c.input.fields.id},
+      {"input.fields.body", &c.input.fields.body},
+      {"input.fields.body_base64", &c.input.fields.body_base64},
+      {"input.fields.content_type", &c.input.fields.content_type},
+      {"input.fields.fetched_at", &c.input.fields.fetched_at},
+  }};
+  check_distinct(fields, found, errors);
+  const std::array<std::pair<std::string_view, const std::string*>, 3> topics = {{
+      {"kafka.input_topic", &c.kafka.input_topic},
+      {"kafka.output_topic", &c.kafka.output_topic},
+      {"kafka.dead_letter_topic", &c.kafka.dead_letter_topic},
+  }};
+  check_distinct(topics, found, errors);
+
+  if (c.dedup.max_distance > c.store.design_k) {
+    errors.add(
+        mark_of(found, "dedup.max_distance"), "dedup.max_distance",
+        cat("must be <= store.design_k (", c.store.design_k, "), got ", c.dedup.max_distance));
+  }
+  if (c.store.max_map_size < c.store.map_size) {
+    errors.add(mark_of(found, "store.max_map_size"), "store.max_map_size",
+               cat("must be >= store.map_size (", format_size(c.store.map_size), "), got ",
+                   format_size(c.store.max_map_size)));
+  }
+  if (c.store.tables != 0) {
+    std::vector<std::uint64_t> counts = table_counts(c.store.design_k, c.store.tables);
+    if (std::ranges::find(counts, c.store.tables) == counts.end()) {
+      std::string list;
+      for (std::uint64_t n : counts) list += cat(n, ", ");
+      errors.add(mark_of(found, "store.tables"), "store.tables",
+                 cat("must be 0 (derived from store.expected_documents) or C(k + r, r) for some r "
+                     ">= 1 with k = store.design_k = ",
+                     c.store.design_k, " (", list, "...), got ", c.store.tables));
+    }
+  }
+}
+
+// --- Canonical text of values (scheme_id, restart_only_changes, to_yaml) -------------------
+
+// YAML double-quoted: \\, \" and control bytes escaped; other bytes as they are.
+std::string quote(std::string_view text) {
+  std::string out = "\"";
+  for (unsigned char c : text) {
+    if (c == '\\' || c == '"') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      out += cat("\\x", hex(c, 2));
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  return out + '"';
+}
+
+std::string canonical(const std::string& value) { return quote(value); }
+std::string canonical(bool value) { return value ? "true" : "false"; }
+std::string canonical(std::unsigned_integral auto value) { return std::to_string(value); }
+std::string canonical(const std::map<std::string, std::string>& value) {
+  std::string out = "{";
+  for (const auto& [name, text] : value) {
+    if (out.size() > 1) out += ", ";
+    out += cat(quote(name), ": ", quote(text));
+  }
+  return out + "}";
+}
+
+struct Setting {
+  std::string_view path;
+  std::string value;  // canonical text
+};
+
+std::vector<Setting> settings(const Config& config) {
+  std::vector<Setting> out;
+  for_each_key(config, [&](const Key& key, const auto& field) {
+    out.push_back({key.path, canonical(field)});
+  });
+  return out;
+}
+
+bool changes_fingerprints(std::string_view path) {
+  return path.starts_with("decode.") || path.starts_with("denoise.") ||
+         path.starts_with("features.") || path.starts_with("fingerprint.");
+}
+
+bool needs_restart(std::string_view path) {
+  return path.starts_with("kafka.") || path.starts_with("store.") || path == "metrics.listen" ||
+         path == "pipeline.threads";
+}
+
+}  // namespace
+
+std::expected<Config, std::string> parse_config(const std::string& yaml_text) {
+  try {
+    std::vector<YAML::Node> documents;
+    try {
+      documents = YAML::LoadAll(yaml_text);
+    } catch (const YAML::ParserException& e) {
+      return std::unexpected(cat("line ", e.mark.line + 1, ", column ", e.mark.column + 1,
+                                 ": YAML syntax error: ", e.msg));
+    }
+    Errors errors;
+    if (documents.size() > 1) {
+      errors.add(documents[1].Mark(), "",
+                 cat("must be one YAML document, found ", documents.size()));
+      return std::unexpected(errors.text());
+    }
+    std::map<std::string, Found> found;
+    if (!documents.empty()) collect(documents[0], "", found, errors);
+
+    Config config;
+    for_each_key(config, [&](const Key& key, auto& field) {
+      auto it = found.find(std::string(key.path));
+      if (it != found.end()) read(it->second, key, field, errors);
+    });
+    // Rules across keys only make sense between valid values.
+    if (errors.empty()) check_across_keys(config, found, errors);
+    if (!errors.empty()) return std::unexpected(errors.text());
+    return config;
+  } catch (const YAML::Exception& e) {
+    // Not expected from the calls above; reported rather than lost if yaml-cpp disagrees.
+    return std::unexpected(cat("YAML error: ", e.what()));
+  }
+}
+
+std::expected<Config, std::string> load_config_file(const std::string& path) {
+  std::error_code error;
+  if (std::filesystem::is_directory(path, error)) {
+    return std::unexpected(cat(path, ": cannot read: is a directory"));
+  }
+  std::ifstream file(path, std::ios::binary);
+  if (!file) {
+    return std::unexpected(cat(path, ": cannot read: ", std::strerror(errno)));
+  }
+  std::ostringstream text;
+  text << file.rdbuf();
+  if (file.bad()) {
+    return std::unexpected(cat(path, ": cannot read: ", std::strerror(errno)));
+  }
+  auto config = parse_config(text.str());
+  if (config) return config;
+  std::string message;
+  std::istringstream lines(config.error());
+  for (std::string line; std::getline(lines, line);) {
+    if (!message.empty()) message += '\n';
+    message += cat(path, ": ", line);
+  }
+  return std::unexpected(message);
+}
+
+std::string scheme_id(const Config& config) {
+  std::string text = "neardup-scheme-v1\n";
+  for (const Setting& setting : settings(config)) {
+    if (changes_fingerprints(setting.path)) {
+      text += cat(setting.path, "=", setting.value, "\n");
+    }
+  }
+  const XXH64_hash_t hash = XXH3_64bits(text.data(), text.size());
+  return "s-" + hex(hash >> 32, 8);
+}
+
+std::vector<std::string> restart_only_changes(const Config& a, const Config& b) {
+  const std::vector<Setting> before = settings(a);
+  const std::vector<Setting> after = settings(b);
+  std::vector<std::string> changed;
+  for (std::size_t i = 0; i < before.size(); ++i) {
+    if (needs_restart(before[i].path) && before[i].value != after[i].value) {
+      changed.emplace_back(before[i].path);
+    }
+  }
+  return changed;
+}
+
+std::string to_yaml(const Config& config) {
+  std::string out = cat("# neardup configuration (scheme ", scheme_id(config), ")\n");
+  std::vector<std::string_view> open;  // the sections of the previous key
+  for_each_key(config, [&](const Key& key, const auto& field) {
+    std::vector<std::string_view> parts;
+    for (std::size_t start = 0;;) {
+      std::size_t dot = key.path.find('.', start);
+      parts.push_back(key.path.substr(start, dot - start));
+      if (dot == std::string_view::npos) break;
+      start = dot + 1;
+    }
+    std::size_t depth = 0;
+    while (depth < open.size() && depth + 1 < parts.size() && open[depth] == parts[depth]) {
+      ++depth;
+    }
+    open.resize(depth);
+    for (; depth + 1 < parts.size(); ++depth) {
+      out += cat(std::string(2 * depth, ' '), parts[depth], ":\n");
+      open.push_back(parts[depth]);
+    }
+    std::string value = canonical(field);
+    if constexpr (std::is_integral_v<std::remove_cvref_t<decltype(field)>> &&
+                  !std::is_same_v<std::remove_cvref_t<decltype(field)>, bool>) {
+      if (key.size) value = format_size(field);
+      if (key.hex) value = "0x" + hex(field, 16);
+    }
+    out += cat(std::string(2 * depth, ' '), parts.back(), ": ", value, "\n");
+  });
+  return out;
+}
+
 }  // namespace neardup

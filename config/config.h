@@ -23,6 +23,8 @@ struct KafkaConfig {
   bool exactly_once = false;
   // Extra librdkafka properties, passed through verbatim (e.g. "security.protocol").
   std::map<std::string, std::string> properties;
+
+  bool operator==(const KafkaConfig&) const = default;
 };
 
 struct InputFields {
@@ -32,15 +34,21 @@ struct InputFields {
   std::string body_base64 = "body_base64";
   std::string content_type = "content_type";
   std::string fetched_at = "fetched_at";
+
+  bool operator==(const InputFields&) const = default;
 };
 
 struct InputConfig {
   InputFields fields;
   std::uint64_t max_body_bytes = 10 * 1024 * 1024;  // larger bodies are skipped: too_large
+
+  bool operator==(const InputConfig&) const = default;
 };
 
 struct OutputConfig {
   bool include_body = true;  // false drops the body field(s) from the output record
+
+  bool operator==(const OutputConfig&) const = default;
 };
 
 struct DecodeConfig {
@@ -50,6 +58,8 @@ struct DecodeConfig {
   bool detect = true;
   // How far into the body to look for <meta charset> / XML declarations (WHATWG prescan).
   std::uint32_t prescan_bytes = 4096;
+
+  bool operator==(const DecodeConfig&) const = default;
 };
 
 struct DenoiseConfig {
@@ -57,47 +67,63 @@ struct DenoiseConfig {
   std::string mode = "main_text";
   std::uint32_t max_nodes = 200000;  // past this, fall back to all visible text
   std::uint32_t max_millis = 500;    // past this, fall back to all visible text
+
+  bool operator==(const DenoiseConfig&) const = default;
 };
 
 struct FeaturesConfig {
-  std::uint32_t ngram = 3;             // token n-gram length, 1..8
-  std::string weighting = "log_tf";    // tf | log_tf | binary
-  bool stop_words = false;             // drop stop words (per detected script/language)
-  std::uint32_t min_features = 16;     // fewer distinct features: skipped (low_content)
+  std::uint32_t ngram = 3;                 // token n-gram length, 1..8
+  std::string weighting = "log_tf";        // tf | log_tf | binary
+  bool stop_words = false;                 // drop stop words (per detected script/language)
+  std::uint32_t min_features = 16;         // fewer distinct features: skipped (low_content)
   std::uint64_t max_text_bytes = 1 << 20;  // main text beyond this is ignored
+
+  bool operator==(const FeaturesConfig&) const = default;
 };
 
 struct FingerprintConfig {
   std::uint64_t seed = 0;  // xxHash3-64 seed for feature hashes
+
+  bool operator==(const FingerprintConfig&) const = default;
 };
 
 struct DedupConfig {
   std::uint32_t max_distance = 3;  // live k; <= store.design_k
+
+  bool operator==(const DedupConfig&) const = default;
 };
 
 struct StoreConfig {
   std::string path = "/var/lib/neardup";
   std::uint32_t design_k = 3;
   std::uint64_t expected_documents = 100'000'000;
-  std::uint32_t tables = 0;  // 0: derived from expected_documents
-  std::uint64_t map_size = 1ull << 30;        // initial LMDB map size, bytes
-  std::uint64_t max_map_size = 1ull << 40;    // growth stops here with a clear error
+  std::uint32_t tables = 0;                 // 0: derived from expected_documents
+  std::uint64_t map_size = 1ull << 30;      // initial LMDB map size, bytes
+  std::uint64_t max_map_size = 1ull << 40;  // growth stops here with a clear error
   bool sync = true;  // fsync on commit (false: a crash may lose the last commits, never corrupt)
+
+  bool operator==(const StoreConfig&) const = default;
 };
 
 struct PipelineConfig {
-  std::uint32_t threads = 0;          // 0: one per core
-  std::uint32_t max_in_flight = 2048; // pages decoded but not yet delivered
-  std::uint32_t batch_size = 512;     // pages per index transaction
-  std::uint32_t batch_delay_ms = 20;  // longest wait to fill a batch
+  std::uint32_t threads = 0;           // 0: one per core
+  std::uint32_t max_in_flight = 2048;  // pages decoded but not yet delivered
+  std::uint32_t batch_size = 512;      // pages per index transaction
+  std::uint32_t batch_delay_ms = 20;   // longest wait to fill a batch
+
+  bool operator==(const PipelineConfig&) const = default;
 };
 
 struct MetricsConfig {
   std::string listen = "127.0.0.1:9464";  // empty: no metrics server
+
+  bool operator==(const MetricsConfig&) const = default;
 };
 
 struct LogConfig {
-  std::string level = "info";  // trace | debug | info | warn | error | off
+  std::string level = "info";  // trace | debug | info | warn | error | critical | off
+
+  bool operator==(const LogConfig&) const = default;
 };
 
 struct Config {
@@ -113,23 +139,46 @@ struct Config {
   PipelineConfig pipeline;
   MetricsConfig metrics;
   LogConfig log;
+
+  bool operator==(const Config&) const = default;
 };
 
-// Parses and validates YAML text. Missing keys keep their defaults. Returns the error message
-// (naming the key path, and the line where yaml-cpp knows it) on any unknown key, wrong type or
-// out-of-range value.
+// Parses and validates YAML text. Missing keys keep their defaults; an empty document or a
+// null section (`kafka:` with nothing under it) means all defaults. Integers may be written in
+// decimal or 0x hex; byte sizes also as 512KiB, 64MiB, 1GiB, 1TiB. Returns, one per line, every
+// error found: "line 4: features.ngram: must be 1..8, got 0" for a bad value (the key's path,
+// the value, the allowed range), "line 7: features.ngrams: unknown key (did you mean
+// features.ngram?)", "line 3, column 9: YAML syntax error: ..." for text that is not YAML.
+// Cross-key rules (dedup.max_distance <= store.design_k, distinct field names and topics, ...)
+// are checked once every key is valid. decode.default_charset is stored as the WHATWG
+// encoding name of the label given ("latin1" -> "windows-1252").
 std::expected<Config, std::string> parse_config(const std::string& yaml_text);
 
-// Reads and parses a file; the error names the file as well.
+// Reads and parses a file. Every error line starts with the file's path
+// ("/etc/neardup/neardup.yaml: line 4: features.ngram: must be 1..8, got 0"); a file that
+// cannot be read is an error naming the path and the reason.
 std::expected<Config, std::string> load_config_file(const std::string& path);
 
-// The fingerprint scheme id ("s-" + 8 hex digits): a hash of every setting that changes
-// fingerprints (decode, denoise, features, fingerprint sections). Equal ids mean comparable
-// fingerprints.
+// The fingerprint scheme id: "s-" + 8 lower-case hex digits, the high 32 bits of
+// XXH3_64bits (seed 0) over the text "neardup-scheme-v1\n" followed by one line
+// "<key path>=<value>\n" for every key of the decode, denoise, features and fingerprint
+// sections, in the order of examples/neardup.yaml. Values: integers in decimal, booleans as
+// true/false, strings double-quoted with \\, \" and control bytes (\xHH) escaped. Equal ids
+// mean comparable fingerprints; any change to one of those keys changes the id, no other key
+// does. The id depends on nothing but the values, so it is the same on every run and machine.
+// (A change to a stage's algorithm that alters fingerprints must bump "v1".)
 std::string scheme_id(const Config& config);
 
-// Names of the top-level keys whose values differ between a and b that cannot change without
-// a restart (kafka.*, store.*, metrics.listen, pipeline.threads), as key paths.
+// The key paths, among those that cannot change without a restart (kafka.*, store.*,
+// metrics.listen, pipeline.threads), whose values differ between a and b, in the order of
+// examples/neardup.yaml (e.g. {"kafka.group_id", "store.sync"}). Empty when none differ.
+// kafka.properties is compared as a whole and reported as one path.
 std::vector<std::string> restart_only_changes(const Config& a, const Config& b);
+
+// The config as YAML text that parse_config accepts and that parses back to an equal Config
+// (every key, sections in the order of examples/neardup.yaml; sizes with a binary suffix where
+// exact, fingerprint.seed in hex). For `neardupd --check-config`, which prints the effective
+// configuration.
+std::string to_yaml(const Config& config);
 
 }  // namespace neardup
