@@ -1,0 +1,110 @@
+// Lints the container deployment without Docker: compose.yaml is valid YAML with the expected
+// services, and it agrees with the daemon config it mounts (topics, bootstrap, metrics port),
+// which itself loads with the daemon's own config loader.
+#include <gtest/gtest.h>
+#include <yaml-cpp/yaml.h>
+
+#include <filesystem>
+#include <iterator>
+#include <set>
+#include <sstream>
+#include <string>
+
+#include "config/config.h"
+
+namespace neardup {
+namespace {
+
+const std::filesystem::path kSource = NEARDUP_SOURCE_DIR;
+
+class Deploy : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    compose_ = YAML::LoadFile((kSource / "compose.yaml").string());
+    services_ = compose_["services"];
+    ASSERT_TRUE(services_.IsMap());
+    auto loaded = load_config_file((kSource / "deploy/neardup.compose.yaml").string());
+    ASSERT_TRUE(loaded) << loaded.error();
+    config_ = *loaded;
+  }
+
+  YAML::Node compose_;
+  YAML::Node services_;
+  Config config_;
+};
+
+TEST_F(Deploy, KafkaRunsPinnedInKraftModeWithAHealthcheck) {
+  YAML::Node kafka = services_["kafka"];
+  ASSERT_TRUE(kafka.IsMap());
+  EXPECT_EQ(kafka["image"].as<std::string>(), "apache/kafka:3.9.1");
+  YAML::Node env = kafka["environment"];
+  EXPECT_EQ(env["KAFKA_PROCESS_ROLES"].as<std::string>(), "broker,controller");
+  EXPECT_EQ(env["KAFKA_CONTROLLER_QUORUM_VOTERS"].as<std::string>(),
+            env["KAFKA_NODE_ID"].as<std::string>() + "@kafka:9093");
+  EXPECT_EQ(env["CLUSTER_ID"].as<std::string>().size(), 22u);  // base64 of a 16-byte UUID
+  EXPECT_TRUE(kafka["healthcheck"]["test"].IsSequence());
+}
+
+TEST_F(Deploy, DaemonConfigPointsAtTheKafkaService) {
+  std::string advertised =
+      services_["kafka"]["environment"]["KAFKA_ADVERTISED_LISTENERS"].as<std::string>();
+  EXPECT_NE(advertised.find("PLAINTEXT://" + config_.kafka.bootstrap_servers), std::string::npos)
+      << config_.kafka.bootstrap_servers << " is not an advertised listener: " << advertised;
+}
+
+TEST_F(Deploy, InitServiceCreatesEveryTopicTheDaemonUses) {
+  YAML::Node init = services_["kafka-init"];
+  ASSERT_TRUE(init.IsMap());
+  EXPECT_EQ(init["image"].as<std::string>(), services_["kafka"]["image"].as<std::string>());
+  EXPECT_EQ(init["depends_on"]["kafka"]["condition"].as<std::string>(), "service_healthy");
+  std::string script = init["command"][0].as<std::string>();
+  EXPECT_NE(script.find("kafka-topics.sh"), std::string::npos);
+  // The topics are the words of its "for topic in ...;" loop.
+  auto begin = script.find("for topic in ");
+  ASSERT_NE(begin, std::string::npos) << script;
+  begin += std::string("for topic in ").size();
+  std::istringstream words(script.substr(begin, script.find(';', begin) - begin));
+  std::set<std::string> created{std::istream_iterator<std::string>(words), {}};
+  for (const std::string& topic :
+       {config_.kafka.input_topic, config_.kafka.output_topic, config_.kafka.dead_letter_topic}) {
+    EXPECT_TRUE(created.contains(topic)) << "kafka-init does not create topic " << topic;
+  }
+}
+
+TEST_F(Deploy, DaemonMountsItsConfigAndStateAndPublishesMetrics) {
+  YAML::Node daemon = services_["neardupd"];
+  ASSERT_TRUE(daemon.IsMap());
+  EXPECT_EQ(daemon["depends_on"]["kafka-init"]["condition"].as<std::string>(),
+            "service_completed_successfully");
+  std::set<std::string> mounts;
+  for (const auto& volume : daemon["volumes"]) mounts.insert(volume.as<std::string>());
+  EXPECT_TRUE(mounts.contains("./deploy/neardup.compose.yaml:/etc/neardup/neardup.yaml:ro"));
+  EXPECT_TRUE(mounts.contains("neardup-state:" + config_.store.path));
+  EXPECT_TRUE(compose_["volumes"]["neardup-state"].IsDefined());
+  EXPECT_TRUE(compose_["volumes"]["kafka-data"].IsDefined());
+
+  // The healthcheck and the published port both reach metrics.listen's port.
+  EXPECT_TRUE(config_.metrics.listen.starts_with("0.0.0.0:")) << config_.metrics.listen;
+  std::string port = config_.metrics.listen.substr(config_.metrics.listen.rfind(':') + 1);
+  EXPECT_EQ(daemon["ports"][0].as<std::string>(), "127.0.0.1:" + port + ":" + port);
+  std::string health = daemon["healthcheck"]["test"][3].as<std::string>();
+  EXPECT_NE(health.find("/dev/tcp/127.0.0.1/" + port), std::string::npos) << health;
+  EXPECT_NE(health.find("GET /healthz"), std::string::npos);
+}
+
+TEST_F(Deploy, EveryNamedVolumeIsDeclared) {
+  for (const auto& service : services_) {
+    for (const auto& volume : service.second["volumes"]) {
+      std::string spec = volume.as<std::string>();
+      std::string source = spec.substr(0, spec.find(':'));
+      if (source.starts_with(".") || source.starts_with("/")) {
+        EXPECT_TRUE(std::filesystem::exists(kSource / source)) << spec;
+      } else {
+        EXPECT_TRUE(compose_["volumes"][source].IsDefined()) << spec;
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace neardup

@@ -1,0 +1,249 @@
+// Metrics: a small thread-safe registry of counters, gauges and fixed-bucket histograms,
+// rendered in the Prometheus text exposition format (version 0.0.4), and the set of metrics
+// neardupd exports (DESIGN.md §8).
+//
+// Usage: create one MetricsRegistry at start-up, then DaemonMetrics on it; hand the registry to
+// MetricsServer (metrics_server.h). Families are registered once; a labelled child is looked up
+// (under the family's mutex) by its label values and lives as long as the registry, so hot paths
+// resolve their children once and keep the references. Updating a child is a relaxed atomic
+// operation: lock-free and safe from any number of threads.
+#pragma once
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace neardup::ops {
+
+// A monotonically increasing count. Relaxed atomic increment: a lock-free fetch_add costs a
+// few nanoseconds even contended, far below the per-page work at 10^4..10^5 pages/s.
+class Counter {
+ public:
+  void inc(std::uint64_t n = 1) { value_.fetch_add(n, std::memory_order_relaxed); }
+  std::uint64_t value() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  alignas(64) std::atomic<std::uint64_t> value_{0};  // own cache line: no false sharing
+};
+
+// A value that goes up and down (index size, consumer lag).
+class Gauge {
+ public:
+  void set(double v) { value_.store(v, std::memory_order_relaxed); }
+  void add(double delta) { value_.fetch_add(delta, std::memory_order_relaxed); }
+  double value() const { return value_.load(std::memory_order_relaxed); }
+
+ private:
+  alignas(64) std::atomic<double> value_{0.0};
+};
+
+// Observations counted into fixed buckets. Bucket i counts values v with
+// bounds[i-1] < v <= bounds[i] (Prometheus "le" semantics); the implicit last bucket is +Inf.
+class Histogram {
+ public:
+  // `bounds` must be strictly increasing and finite (checked by the registry).
+  explicit Histogram(std::span<const double> bounds);
+
+  void observe(double value);
+
+  struct Snapshot {
+    std::vector<double> bounds;
+    std::vector<std::uint64_t> cumulative;  // bounds.size() + 1 entries; the last is +Inf
+    double sum = 0;
+    std::uint64_t count() const { return cumulative.back(); }
+  };
+  // Bucket counts are read one by one while writers may run: each is exact, the set is a
+  // near-instant view (as in every Prometheus client); count always equals the +Inf bucket.
+  Snapshot snapshot() const;
+
+ private:
+  std::vector<double> bounds_;
+  std::unique_ptr<std::atomic<std::uint64_t>[]> counts_;  // per bucket, not cumulative
+  alignas(64) std::atomic<double> sum_{0.0};
+};
+
+// Records the seconds from construction to destruction into a histogram.
+class ScopedTimer {
+ public:
+  explicit ScopedTimer(Histogram& histogram)
+      : histogram_(histogram), start_(std::chrono::steady_clock::now()) {}
+  ~ScopedTimer() {
+    histogram_.observe(
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count());
+  }
+  ScopedTimer(const ScopedTimer&) = delete;
+  ScopedTimer& operator=(const ScopedTimer&) = delete;
+
+ private:
+  Histogram& histogram_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+enum class MetricType { kCounter, kGauge, kHistogram };
+
+// One metric name with its HELP text and label names; children per label-value tuple.
+class FamilyBase {
+ public:
+  FamilyBase(std::string name, std::string help, MetricType type,
+             std::vector<std::string> label_names);
+  virtual ~FamilyBase() = default;
+
+  const std::string& name() const { return name_; }
+  MetricType type() const { return type_; }
+  const std::vector<std::string>& label_names() const { return label_names_; }
+
+  // Appends "# HELP", "# TYPE" and one sample line per child (several for a histogram).
+  void render(std::string& out) const;
+
+ protected:
+  virtual void render_children(std::string& out) const = 0;
+  // Throws std::invalid_argument unless one value is given per label name.
+  void check_arity(std::size_t values) const;
+
+  mutable std::mutex mutex_;  // guards the children map, never the values
+
+ private:
+  std::string name_;
+  std::string help_;
+  MetricType type_;
+  std::vector<std::string> label_names_;
+};
+
+template <typename T>
+class Family : public FamilyBase {
+ public:
+  // make() builds a new child (so histograms carry their bounds).
+  template <typename Make>
+  Family(std::string name, std::string help, MetricType type, std::vector<std::string> labels,
+         Make make)
+      : FamilyBase(std::move(name), std::move(help), type, std::move(labels)),
+        make_(std::move(make)) {}
+
+  // The child for these label values (one per label name, in order), created on first use.
+  // The reference stays valid until the child is removed or the registry is destroyed.
+  // Throws std::invalid_argument on a wrong number of values (a programming error).
+  T& labels(const std::vector<std::string>& values) {
+    check_arity(values.size());
+    std::lock_guard lock(mutex_);
+    auto& slot = children_[values];
+    if (!slot) slot = make_();
+    return *slot;
+  }
+  // The only child of a family without labels.
+  T& get() { return labels({}); }
+
+  // Drops a child (e.g. the lag gauge of a revoked partition). References to it dangle.
+  void remove(const std::vector<std::string>& values) {
+    std::lock_guard lock(mutex_);
+    children_.erase(values);
+  }
+
+ private:
+  void render_children(std::string& out) const override;
+
+  std::function<std::unique_ptr<T>()> make_;
+  std::map<std::vector<std::string>, std::unique_ptr<T>> children_;
+};
+
+// Defined in metrics.cc, one per value type.
+template <>
+void Family<Counter>::render_children(std::string& out) const;
+template <>
+void Family<Gauge>::render_children(std::string& out) const;
+template <>
+void Family<Histogram>::render_children(std::string& out) const;
+
+// Owns the metric families; renders them in registration order.
+//
+// Registration validates names (metric: [a-zA-Z_:][a-zA-Z0-9_:]*, label: [a-zA-Z_][a-zA-Z0-9_]*,
+// not starting with "__", "le" reserved for histograms) and throws std::invalid_argument on a bad
+// or duplicate name or bad buckets: the names are compile-time constants, so these are
+// programming errors, caught by the first test that builds the registry.
+class MetricsRegistry {
+ public:
+  Family<Counter>& counter(std::string name, std::string help,
+                           std::vector<std::string> label_names = {});
+  Family<Gauge>& gauge(std::string name, std::string help,
+                       std::vector<std::string> label_names = {});
+  Family<Histogram>& histogram(std::string name, std::string help, std::vector<double> bounds,
+                               std::vector<std::string> label_names = {});
+
+  // The whole registry in the text exposition format, version 0.0.4.
+  std::string render() const;
+
+ private:
+  void add(std::unique_ptr<FamilyBase> family);
+
+  mutable std::mutex mutex_;
+  std::vector<std::unique_ptr<FamilyBase>> families_;
+};
+
+// Content-Type of render()'s output.
+inline constexpr std::string_view kExpositionContentType =
+    "text/plain; version=0.0.4; charset=utf-8";
+
+// Escapes a label value: backslash, double quote and line feed.
+std::string escape_label_value(std::string_view value);
+// Formats a sample value: shortest round-trip decimal, "+Inf", "-Inf", "NaN".
+std::string format_value(double value);
+
+// Default histogram buckets.
+std::vector<double> stage_seconds_buckets();     // 10 µs .. 10 s
+std::vector<double> probe_candidates_buckets();  // 0 .. 4096
+
+// The pipeline stages timed by neardup_stage_seconds{stage}.
+enum class Stage { kDecode, kDenoise, kFeatures, kFingerprint, kIndex, kProduce };
+inline constexpr std::size_t kStageCount = 6;
+std::string_view stage_name(Stage stage);
+
+// neardupd's metrics (DESIGN.md §8), registered on construction. Children with a known label
+// set are created up front, so every series is exported (as 0) from the first scrape.
+struct DaemonMetrics {
+  explicit DaemonMetrics(MetricsRegistry& registry);
+
+  Family<Counter>& pages_in_family;
+  Counter& pages_in;  // neardup_pages_in_total: records consumed from the input topic
+
+  Family<Counter>& pages_out;  // neardup_pages_out_total{status}
+  Counter& pages_unique;
+  Counter& pages_duplicate;
+  Counter& pages_skipped;
+  // The pre-resolved child for "unique" / "duplicate" / "skipped" (lock-free); any other status
+  // goes through pages_out.labels().
+  Counter& pages_out_for(std::string_view status);
+
+  // neardup_dead_letters_total{reason}: reason is the neardup-error code (§3).
+  Family<Counter>& dead_letters;
+
+  Family<Histogram>& stage_seconds;  // neardup_stage_seconds{stage}
+  Histogram& stage(Stage s) { return *stages_[static_cast<std::size_t>(s)]; }
+
+  Family<Histogram>& probe_candidates_family;
+  Histogram& probe_candidates;  // neardup_probe_candidates: candidates checked per lookup
+
+  Family<Gauge>& index_documents_family;
+  Gauge& index_documents;  // neardup_index_documents
+  Family<Gauge>& index_bytes_family;
+  Gauge& index_bytes;  // neardup_index_bytes: bytes on disk
+
+  // neardup_consumer_lag{partition}: high watermark minus the consumer position. Set per
+  // assigned partition; remove() the child on revoke.
+  Family<Gauge>& consumer_lag;
+
+  Family<Counter>& reloads;  // neardup_reloads_total{outcome}
+  Counter& reloads_accepted;
+  Counter& reloads_rejected;
+
+ private:
+  Histogram* stages_[kStageCount];
+};
+
+}  // namespace neardup::ops

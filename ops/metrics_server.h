@@ -1,0 +1,71 @@
+// The metrics HTTP endpoint on `metrics.listen` (DESIGN.md §8):
+//   GET /metrics  the registry in the Prometheus text format (text/plain; version=0.0.4)
+//   GET /healthz  200 "ok", or 503 with the reason the health check gives
+// Anything else is 404. Served by a background thread (two workers) until stop().
+//
+// An empty metrics.listen means no metrics server: do not call start() then.
+//
+// Usage (daemon start-up, after the registry exists and before READY=1):
+//   auto server = MetricsServer::start(config.metrics.listen, registry, health);
+//   if (!server) { log(server.error()); exit 2/3; }
+//   ... (*server)->port() ...
+//   (*server)->stop();  // on shutdown, or let the destructor do it
+#pragma once
+
+#include <expected>
+#include <functional>
+#include <memory>
+#include <string>
+#include <string_view>
+#include <thread>
+
+#include "ops/metrics.h"
+
+namespace httplib {
+class Server;
+}
+
+namespace neardup::ops {
+
+struct ListenAddress {
+  std::string host;  // as given, without the brackets of an IPv6 literal
+  int port = 0;      // 0: an ephemeral port chosen by the kernel
+};
+
+// Parses "host:port" or "[ipv6]:port" (e.g. "127.0.0.1:9464", "[::1]:0", "0.0.0.0:9464").
+// The error names metrics.listen and what is wrong.
+std::expected<ListenAddress, std::string> parse_listen_address(std::string_view listen);
+
+// The /healthz verdict: a value means healthy; an error is the reason for a 503.
+using HealthCheck = std::function<std::expected<void, std::string>()>;
+
+class MetricsServer {
+ public:
+  // Binds `listen` and starts serving `registry` (which must outlive the server). Returns the
+  // error (bad address, name resolution or bind failure with the system's reason, e.g.
+  // "Address already in use") without starting anything. A listening port is never shared:
+  // a second daemon on the same port fails here instead of splitting the scrapes.
+  static std::expected<std::unique_ptr<MetricsServer>, std::string> start(
+      std::string_view listen, const MetricsRegistry& registry, HealthCheck health = {});
+
+  ~MetricsServer();  // stop()s
+  MetricsServer(const MetricsServer&) = delete;
+  MetricsServer& operator=(const MetricsServer&) = delete;
+
+  // The bound address; port() is the real port, also when 0 was asked for.
+  const std::string& host() const { return address_.host; }
+  int port() const { return address_.port; }
+
+  // Closes the listening socket, finishes requests in progress and joins the thread.
+  // Idempotent.
+  void stop();
+
+ private:
+  MetricsServer(ListenAddress address, std::unique_ptr<httplib::Server> server);
+
+  ListenAddress address_;
+  std::unique_ptr<httplib::Server> server_;
+  std::thread thread_;
+};
+
+}  // namespace neardup::ops

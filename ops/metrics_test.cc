@@ -1,0 +1,220 @@
+#include "ops/metrics.h"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <limits>
+#include <stdexcept>
+#include <thread>
+#include <vector>
+
+namespace neardup::ops {
+namespace {
+
+TEST(Metrics, CounterWithoutLabelsRendersHelpTypeAndZero) {
+  MetricsRegistry r;
+  r.counter("jobs_total", "Jobs done.");
+  EXPECT_EQ(r.render(),
+            "# HELP jobs_total Jobs done.\n"
+            "# TYPE jobs_total counter\n"
+            "jobs_total 0\n");
+}
+
+TEST(Metrics, LabelledCounterRendersOneSeriesPerLabelValueSorted) {
+  MetricsRegistry r;
+  auto& out = r.counter("out_total", "Out.", {"status", "kind"});
+  out.labels({"unique", "a"}).inc(3);
+  out.labels({"duplicate", "b"}).inc();
+  out.labels({"unique", "a"}).inc(2);
+  EXPECT_EQ(r.render(),
+            "# HELP out_total Out.\n"
+            "# TYPE out_total counter\n"
+            "out_total{status=\"duplicate\",kind=\"b\"} 1\n"
+            "out_total{status=\"unique\",kind=\"a\"} 5\n");
+}
+
+TEST(Metrics, LabelValuesAndHelpAreEscaped) {
+  MetricsRegistry r;
+  r.gauge("g", "Line one\nback\\slash \"quoted\".", {"path"}).labels({"a\\b\"c\nd"}).set(1.5);
+  EXPECT_EQ(r.render(),
+            "# HELP g Line one\\nback\\\\slash \"quoted\".\n"
+            "# TYPE g gauge\n"
+            "g{path=\"a\\\\b\\\"c\\nd\"} 1.5\n");
+}
+
+TEST(Metrics, GaugeSetAndAdd) {
+  MetricsRegistry r;
+  auto& g = r.gauge("docs", "Documents.").get();
+  g.set(10);
+  g.add(-2.5);
+  EXPECT_DOUBLE_EQ(g.value(), 7.5);
+  EXPECT_NE(r.render().find("\ndocs 7.5\n"), std::string::npos);
+}
+
+TEST(Metrics, FormatValueHandlesSpecialsAndIntegers) {
+  EXPECT_EQ(format_value(42), "42");
+  EXPECT_EQ(format_value(0.005), "0.005");
+  EXPECT_EQ(format_value(1e-5), "1e-05");
+  EXPECT_EQ(format_value(std::numeric_limits<double>::infinity()), "+Inf");
+  EXPECT_EQ(format_value(-std::numeric_limits<double>::infinity()), "-Inf");
+  EXPECT_EQ(format_value(std::nan("")), "NaN");
+}
+
+TEST(Metrics, HistogramRendersCumulativeBucketsSumAndCount) {
+  MetricsRegistry r;
+  auto& h = r.histogram("lat_seconds", "Latency.", {0.1, 1, 5}, {"stage"}).labels({"decode"});
+  h.observe(0.05);
+  h.observe(0.1);  // on the bound: le is inclusive
+  h.observe(0.7);
+  h.observe(100);
+  EXPECT_EQ(r.render(),
+            "# HELP lat_seconds Latency.\n"
+            "# TYPE lat_seconds histogram\n"
+            "lat_seconds_bucket{stage=\"decode\",le=\"0.1\"} 2\n"
+            "lat_seconds_bucket{stage=\"decode\",le=\"1\"} 3\n"
+            "lat_seconds_bucket{stage=\"decode\",le=\"5\"} 3\n"
+            "lat_seconds_bucket{stage=\"decode\",le=\"+Inf\"} 4\n"
+            "lat_seconds_sum{stage=\"decode\"} 100.85\n"
+            "lat_seconds_count{stage=\"decode\"} 4\n");
+}
+
+TEST(Metrics, HistogramWithoutLabelsHasOnlyLe) {
+  MetricsRegistry r;
+  r.histogram("cands", "Candidates.", {0, 2}).get().observe(1);
+  EXPECT_EQ(r.render(),
+            "# HELP cands Candidates.\n"
+            "# TYPE cands histogram\n"
+            "cands_bucket{le=\"0\"} 0\n"
+            "cands_bucket{le=\"2\"} 1\n"
+            "cands_bucket{le=\"+Inf\"} 1\n"
+            "cands_sum 1\n"
+            "cands_count 1\n");
+}
+
+TEST(Metrics, FamiliesRenderInRegistrationOrder) {
+  MetricsRegistry r;
+  r.counter("b_total", "B.");
+  r.counter("a_total", "A.");
+  std::string text = r.render();
+  EXPECT_LT(text.find("b_total"), text.find("a_total"));
+}
+
+TEST(Metrics, RemovedChildIsNoLongerRendered) {
+  MetricsRegistry r;
+  auto& lag = r.gauge("lag", "Lag.", {"partition"});
+  lag.labels({"0"}).set(5);
+  lag.labels({"1"}).set(7);
+  lag.remove({"0"});
+  std::string text = r.render();
+  EXPECT_EQ(text.find("partition=\"0\""), std::string::npos);
+  EXPECT_NE(text.find("lag{partition=\"1\"} 7\n"), std::string::npos);
+}
+
+TEST(Metrics, BadNamesLabelsAndBucketsAreRejected) {
+  MetricsRegistry r;
+  EXPECT_THROW(r.counter("9lives", "x"), std::invalid_argument);
+  EXPECT_THROW(r.counter("has-dash", "x"), std::invalid_argument);
+  EXPECT_THROW(r.counter("ok_total", "x", {"__reserved"}), std::invalid_argument);
+  EXPECT_THROW(r.histogram("h", "x", {1, 2}, {"le"}), std::invalid_argument);
+  EXPECT_THROW(r.histogram("h2", "x", {2, 1}), std::invalid_argument);
+  r.counter("dup_total", "x");
+  EXPECT_THROW(r.counter("dup_total", "x"), std::invalid_argument);
+  auto& f = r.counter("labelled_total", "x", {"a"});
+  EXPECT_THROW(f.labels({"1", "2"}), std::invalid_argument);
+}
+
+TEST(Metrics, ConcurrentIncrementsAllCount) {
+  MetricsRegistry r;
+  auto& family = r.counter("c_total", "C.", {"t"});
+  auto& shared = r.counter("s_total", "S.").get();
+  auto& hist = r.histogram("h", "H.", {0.5}).get();
+  constexpr int kThreads = 4;
+  constexpr int kPerThread = 100000;
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      // Half the threads resolve the child once, half on every increment (the slow path).
+      Counter& mine = family.labels({"x"});
+      for (int i = 0; i < kPerThread; ++i) {
+        shared.inc();
+        (t % 2 ? mine : family.labels({"x"})).inc();
+        hist.observe(i % 2 ? 1.0 : 0.25);
+        if (i % 10000 == 0) (void)r.render();  // scrapes while writers run
+      }
+    });
+  }
+  for (auto& t : threads) t.join();
+  EXPECT_EQ(shared.value(), std::uint64_t{kThreads} * kPerThread);
+  EXPECT_EQ(family.labels({"x"}).value(), std::uint64_t{kThreads} * kPerThread);
+  auto s = hist.snapshot();
+  EXPECT_EQ(s.count(), std::uint64_t{kThreads} * kPerThread);
+  EXPECT_EQ(s.cumulative[0], std::uint64_t{kThreads} * kPerThread / 2);
+  EXPECT_DOUBLE_EQ(s.sum, kThreads * (kPerThread / 2) * 1.25);
+}
+
+TEST(Metrics, ScopedTimerObservesOnce) {
+  MetricsRegistry r;
+  auto& h = r.histogram("t_seconds", "T.", stage_seconds_buckets()).get();
+  { ScopedTimer timer(h); }
+  EXPECT_EQ(h.snapshot().count(), 1u);
+  EXPECT_GE(h.snapshot().sum, 0.0);
+}
+
+TEST(DaemonMetrics, ExportsEveryDesignedSeriesFromTheStart) {
+  MetricsRegistry r;
+  DaemonMetrics m(r);
+  std::string text = r.render();
+  for (const char* line : {
+           "# TYPE neardup_pages_in_total counter\nneardup_pages_in_total 0\n",
+           "neardup_pages_out_total{status=\"unique\"} 0\n",
+           "neardup_pages_out_total{status=\"duplicate\"} 0\n",
+           "neardup_pages_out_total{status=\"skipped\"} 0\n",
+           "# TYPE neardup_dead_letters_total counter\n",
+           "neardup_stage_seconds_bucket{stage=\"decode\",le=\"1e-05\"} 0\n",
+           "neardup_stage_seconds_count{stage=\"produce\"} 0\n",
+           "neardup_probe_candidates_bucket{le=\"+Inf\"} 0\n",
+           "neardup_index_documents 0\n",
+           "neardup_index_bytes 0\n",
+           "# TYPE neardup_consumer_lag gauge\n",
+           "neardup_reloads_total{outcome=\"accepted\"} 0\n",
+           "neardup_reloads_total{outcome=\"rejected\"} 0\n",
+       }) {
+    EXPECT_NE(text.find(line), std::string::npos) << line;
+  }
+  for (std::string_view stage :
+       {"decode", "denoise", "features", "fingerprint", "index", "produce"}) {
+    EXPECT_NE(text.find("neardup_stage_seconds_sum{stage=\"" + std::string(stage) + "\"}"),
+              std::string::npos)
+        << stage;
+  }
+}
+
+TEST(DaemonMetrics, HandlesReachTheRenderedSeries) {
+  MetricsRegistry r;
+  DaemonMetrics m(r);
+  m.pages_in.inc(7);
+  m.pages_out_for("duplicate").inc(2);
+  m.pages_out_for("other").inc();
+  m.dead_letters.labels({"not_json"}).inc();
+  m.stage(Stage::kFingerprint).observe(0.002);
+  m.probe_candidates.observe(3);
+  m.index_documents.set(1234);
+  m.consumer_lag.labels({"3"}).set(17);
+  m.reloads_rejected.inc();
+  std::string text = r.render();
+  EXPECT_NE(text.find("neardup_pages_in_total 7\n"), std::string::npos);
+  EXPECT_NE(text.find("neardup_pages_out_total{status=\"duplicate\"} 2\n"), std::string::npos);
+  EXPECT_NE(text.find("neardup_pages_out_total{status=\"other\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("neardup_dead_letters_total{reason=\"not_json\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("neardup_stage_seconds_bucket{stage=\"fingerprint\",le=\"0.0025\"} 1\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("neardup_stage_seconds_bucket{stage=\"fingerprint\",le=\"0.001\"} 0\n"),
+            std::string::npos);
+  EXPECT_NE(text.find("neardup_probe_candidates_bucket{le=\"4\"} 1\n"), std::string::npos);
+  EXPECT_NE(text.find("neardup_index_documents 1234\n"), std::string::npos);
+  EXPECT_NE(text.find("neardup_consumer_lag{partition=\"3\"} 17\n"), std::string::npos);
+  EXPECT_NE(text.find("neardup_reloads_total{outcome=\"rejected\"} 1\n"), std::string::npos);
+}
+
+}  // namespace
+}  // namespace neardup::ops
