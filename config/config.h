@@ -72,8 +72,8 @@ struct DenoiseConfig {
 };
 
 struct FeaturesConfig {
-  std::uint32_t ngram = 3;                 // token n-gram length, 1..8
-  std::string weighting = "log_tf";        // tf | log_tf | binary
+  std::uint32_t ngram = 2;                 // token n-gram length, 1..8 (see pipeline/features/MEASUREMENTS.md)
+  std::string weighting = "tf";            // tf | log_tf | binary (measured)
   bool stop_words = false;                 // drop stop words (per detected script/language)
   std::uint32_t min_features = 16;         // fewer distinct features: skipped (low_content)
   std::uint64_t max_text_bytes = 1 << 20;  // main text beyond this is ignored

@@ -1,12 +1,27 @@
 // features: main text -> weighted features (DESIGN.md §2).
 //
-// ICU NFKC + case folding, ICU word break iterator (CJK through ICU's dictionary), punctuation
-// and whitespace tokens dropped, optional stop words, token n-grams of features.ngram tokens,
-// weighting tf | log_tf | binary. Each n-gram is hashed with xxHash3-64 seeded by
-// fingerprint.seed. Pure: safe on any number of threads.
+// The text (at most features.max_text_bytes of it) is converted to UTF-16 once, normalised with
+// ICU's "nfkc_cf" (NFKC and full case folding in one pass: "Ｈｅｌｌｏ ２０２４" -> "hello 2024"),
+// and split with ICU's word break iterator, which segments Chinese, Japanese, Thai, Lao, Khmer
+// and Burmese through its dictionaries. Tokens whose break rule status is UBRK_WORD_NONE
+// (spaces, punctuation, symbols, emoji) are dropped; letters, numbers, kana and ideographs stay.
+// With features.stop_words, tokens in the built-in stop-word lists (stop_words.h) are dropped.
+//
+// Each feature is a shingle of features.ngram consecutive tokens; a text with fewer tokens
+// than that yields one shorter shingle of all its tokens, so short texts still have features.
+// What is hashed, exactly (seed = fingerprint.seed, XXH3 = XXH3_64bits_withSeed):
+//   token_hash(t)             = XXH3(UTF-8 bytes of the normalised token t, seed)
+//   feature_hash(t1 .. tk)    = XXH3(token_hash(t1) .. token_hash(tk) as k little-endian
+//                                    64-bit words, 8k bytes, seed)
+// Weights: tf = count of the shingle in the text, log_tf = 1 + ln(count), binary = 1.
+//
+// Pure: no I/O and no shared mutable state. Each thread keeps its own ICU break iterator and
+// scratch buffers (thread_local), built on first use, so any number of threads may call at once.
+// The buffers keep the capacity of the longest text seen (about 4 bytes per text byte).
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -16,14 +31,24 @@
 namespace neardup {
 
 struct Feature {
-  std::uint64_t hash;  // XXH3_64bits_withSeed of the n-gram's tokens
+  std::uint64_t hash;  // feature_hash of the shingle, as defined above
   double weight;       // > 0
 };
 
-// Splits normalised text into word tokens (UTF-8), punctuation and spaces dropped.
+enum class Weighting { kTf, kLogTf, kBinary };
+
+// Parses a features.weighting value: "tf", "log_tf" or "binary"; nullopt for anything else
+// (the config loader reports the key).
+std::optional<Weighting> parse_weighting(std::string_view name);
+
+// Splits text into normalised word tokens (UTF-8), punctuation and spaces dropped, in text
+// order. Honours config.max_text_bytes and config.stop_words; ignores ngram and weighting.
+// Invalid UTF-8 sequences become U+FFFD (a symbol, hence dropped).
 std::vector<std::string> tokenize(std::string_view text, const FeaturesConfig& config);
 
-// The distinct weighted n-gram features of text, in no particular order.
+// The distinct weighted n-gram features of text, sorted by hash (so that a SimHash over them
+// sums in the same order on every run). Empty when the text has no word tokens. An unknown
+// config.weighting counts as "tf"; config.ngram 0 counts as 1 (the loader rejects both).
 std::vector<Feature> extract_features(std::string_view text, const FeaturesConfig& config,
                                       std::uint64_t seed);
 

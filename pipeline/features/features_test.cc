@@ -1,9 +1,332 @@
 #include "pipeline/features/features.h"
 
+#include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cmath>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "pipeline/features/stop_words.h"
+#include "pipeline/fingerprint/fingerprint.h"
 
 namespace neardup {
+namespace {
+
+using ::testing::ElementsAre;
+
+FeaturesConfig unigrams(std::string weighting = "tf") {
+  FeaturesConfig config;
+  config.ngram = 1;
+  config.weighting = std::move(weighting);
+  return config;
+}
+
+std::string read_testdata(const std::string& name) {
+  std::ifstream in(std::string(NEARDUP_SOURCE_DIR) + "/pipeline/features/testdata/" + name,
+                   std::ios::binary);
+  EXPECT_TRUE(in) << name;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+// Replaces the first occurrence of from (which must occur) by to.
+std::string replace_once(std::string text, const std::string& from, const std::string& to) {
+  std::size_t at = text.find(from);
+  EXPECT_NE(at, std::string::npos) << from;
+  if (at != std::string::npos) text.replace(at, from.size(), to);
+  return text;
+}
+
+int distance(const std::string& a, const std::string& b, const FeaturesConfig& config = {}) {
+  return hamming_distance(simhash(extract_features(a, config, 0)),
+                          simhash(extract_features(b, config, 0)));
+}
+
+bool contains(const std::vector<std::string>& tokens, const std::string& token) {
+  return std::find(tokens.begin(), tokens.end(), token) != tokens.end();
+}
+
 TEST(Features, EmptyTextHasNoFeatures) {
   EXPECT_TRUE(extract_features("", FeaturesConfig{}, 0).empty());
+  EXPECT_TRUE(extract_features(" .,;!? — «» 🙂 ", FeaturesConfig{}, 0).empty());
 }
+
+TEST(Features, EnglishSplitsIntoLowerCaseWordsWithoutPunctuation) {
+  EXPECT_THAT(tokenize("Hello, World! It's 3.14 -- (really).", FeaturesConfig{}),
+              ElementsAre("hello", "world", "it's", "3.14", "really"));
+}
+
+TEST(Features, RussianIsCaseFoldedAndSplitOnPunctuation) {
+  EXPECT_THAT(tokenize("Привет, МИР! «Москва» — столица.", FeaturesConfig{}),
+              ElementsAre("привет", "мир", "москва", "столица"));
+}
+
+TEST(Features, ChineseIsSegmentedIntoDictionaryWords) {
+  std::vector<std::string> tokens = tokenize("我们今天去北京大学学习中文。", FeaturesConfig{});
+  // Seven Han characters or more are not seven one-character tokens: the dictionary groups them.
+  ASSERT_FALSE(tokens.empty());
+  EXPECT_LT(tokens.size(), 10u);
+  EXPECT_TRUE(contains(tokens, "我们"));
+  EXPECT_TRUE(contains(tokens, "今天"));
+  EXPECT_TRUE(contains(tokens, "学习"));
+  EXPECT_FALSE(contains(tokens, "。"));
+}
+
+TEST(Features, JapaneseIsSegmentedIntoDictionaryWords) {
+  std::vector<std::string> tokens = tokenize("東京都の天気は晴れです。", FeaturesConfig{});
+  ASSERT_FALSE(tokens.empty());
+  EXPECT_TRUE(std::any_of(tokens.begin(), tokens.end(),
+                          [](const std::string& t) { return t.starts_with("東京"); }));
+  EXPECT_TRUE(contains(tokens, "天気"));
+  EXPECT_FALSE(contains(tokens, "。"));
+}
+
+TEST(Features, ThaiIsSegmentedIntoWords) {
+  // "ภาษาไทย ง่าย" is written without spaces between words: ภาษา|ไทย.
+  std::vector<std::string> tokens = tokenize("ภาษาไทยง่าย", FeaturesConfig{});
+  EXPECT_GE(tokens.size(), 2u);
+  EXPECT_TRUE(contains(tokens, "ภาษา"));
+}
+
+TEST(Features, FullWidthAndCaseVariantsNormaliseToTheSameTokens) {
+  EXPECT_THAT(tokenize("ＨＥＬＬＯ ２０２４ Straße ﬁle", FeaturesConfig{}),
+              ElementsAre("hello", "2024", "strasse", "file"));
+  EXPECT_EQ(extract_features("Ｗｏｒｌｄ Ｃｕｐ ２０２２", FeaturesConfig{}, 7)[0].hash,
+            extract_features("world cup 2022", FeaturesConfig{}, 7)[0].hash);
+}
+
+TEST(Features, InvalidUtf8BecomesReplacementAndIsDropped) {
+  EXPECT_THAT(tokenize("abc\xff\xfe def", FeaturesConfig{}), ElementsAre("abc", "def"));
+}
+
+TEST(Features, TrigramsOfFiveTokensAreThreeShingles) {
+  FeaturesConfig config;
+  config.ngram = 3;
+  EXPECT_EQ(extract_features("one two three four five", config, 0).size(), 3u);
+  config.ngram = 2;
+  EXPECT_EQ(extract_features("one two three four five", config, 0).size(), 4u);
+}
+
+TEST(Features, TextShorterThanNGramGivesOneShorterShingle) {
+  FeaturesConfig config;
+  config.ngram = 5;
+  std::vector<Feature> short_text = extract_features("just two", config, 0);
+  ASSERT_EQ(short_text.size(), 1u);
+  config.ngram = 2;
+  EXPECT_EQ(extract_features("just two", config, 0)[0].hash, short_text[0].hash);
+}
+
+TEST(Features, ShingleOrderMatters) {
+  FeaturesConfig config;
+  config.ngram = 2;
+  EXPECT_NE(extract_features("alpha beta", config, 0)[0].hash,
+            extract_features("beta alpha", config, 0)[0].hash);
+}
+
+TEST(Features, RepeatedShinglesAreOneFeatureWeightedByCount) {
+  const std::string text = "spam spam spam eggs";
+  std::vector<Feature> tf = extract_features(text, unigrams("tf"), 0);
+  std::vector<Feature> log_tf = extract_features(text, unigrams("log_tf"), 0);
+  std::vector<Feature> binary = extract_features(text, unigrams("binary"), 0);
+  ASSERT_EQ(tf.size(), 2u);
+  ASSERT_EQ(log_tf.size(), 2u);
+  ASSERT_EQ(binary.size(), 2u);
+  std::multiset<double> tf_weights, log_weights, binary_weights;
+  for (int i = 0; i < 2; ++i) {
+    tf_weights.insert(tf[i].weight);
+    log_weights.insert(log_tf[i].weight);
+    binary_weights.insert(binary[i].weight);
+  }
+  EXPECT_EQ(tf_weights, (std::multiset<double>{1.0, 3.0}));
+  EXPECT_EQ(log_weights, (std::multiset<double>{1.0, 1.0 + std::log(3.0)}));
+  EXPECT_EQ(binary_weights, (std::multiset<double>{1.0, 1.0}));
+}
+
+TEST(Features, FeaturesAreDistinctAndSortedByHash) {
+  std::vector<Feature> features = extract_features(read_testdata("en_library.txt"), {}, 0);
+  ASSERT_GT(features.size(), 100u);
+  for (std::size_t i = 1; i < features.size(); ++i) {
+    EXPECT_LT(features[i - 1].hash, features[i].hash);
+  }
+}
+
+TEST(Features, WeightingNamesParse) {
+  EXPECT_EQ(parse_weighting("tf"), Weighting::kTf);
+  EXPECT_EQ(parse_weighting("log_tf"), Weighting::kLogTf);
+  EXPECT_EQ(parse_weighting("binary"), Weighting::kBinary);
+  EXPECT_FALSE(parse_weighting("idf").has_value());
+}
+
+TEST(Features, HashIsXxh3OfTheLittleEndianTokenHashes) {
+  // Pins the documented hash definition: changing it changes every stored fingerprint.
+  FeaturesConfig config;
+  config.ngram = 2;
+  std::vector<Feature> features = extract_features("Ab c", config, 42);
+  ASSERT_EQ(features.size(), 1u);
+  std::uint64_t words[2] = {XXH3_64bits_withSeed("ab", 2, 42), XXH3_64bits_withSeed("c", 1, 42)};
+  EXPECT_EQ(features[0].hash, XXH3_64bits_withSeed(words, sizeof words, 42));
+}
+
+TEST(Features, SeedChangesEveryHash) {
+  std::vector<Feature> a = extract_features("the quick brown fox jumps", FeaturesConfig{}, 1);
+  std::vector<Feature> b = extract_features("the quick brown fox jumps", FeaturesConfig{}, 2);
+  ASSERT_EQ(a.size(), b.size());
+  ASSERT_FALSE(a.empty());
+  for (const Feature& f : a) {
+    EXPECT_TRUE(
+        std::none_of(b.begin(), b.end(), [&](const Feature& g) { return g.hash == f.hash; }));
+  }
+}
+
+TEST(Features, StopWordsAreDroppedOnlyWhenEnabled) {
+  FeaturesConfig config;
+  EXPECT_THAT(tokenize("The cat and the dog", config),
+              ElementsAre("the", "cat", "and", "the", "dog"));
+  config.stop_words = true;
+  EXPECT_THAT(tokenize("The cat and the dog", config), ElementsAre("cat", "dog"));
+  EXPECT_THAT(tokenize("Кот и собака", config), ElementsAre("кот", "собака"));
+  EXPECT_FALSE(contains(tokenize("我们的城市", config), "的"));
+}
+
+TEST(Features, BuiltinStopWordsAreSingleNormalisedTokens) {
+  // A stop word that is not its own nfkc_cf token could never match.
+  for (std::string_view word : builtin_stop_words()) {
+    EXPECT_THAT(tokenize(word, FeaturesConfig{}), ElementsAre(std::string(word))) << word;
+    EXPECT_TRUE(is_stop_word(word)) << word;
+  }
+  EXPECT_FALSE(is_stop_word("library"));
+}
+
+TEST(Features, TextBeyondMaxTextBytesIsIgnored) {
+  FeaturesConfig config = unigrams();
+  config.max_text_bytes = 9;
+  EXPECT_THAT(tokenize("alpha bet gamma", config), ElementsAre("alpha", "bet"));
+  // A cut inside a multi-byte character drops that character, never produces U+FFFD garbage.
+  config.max_text_bytes = 7;  // "мир" is 6 bytes, "ы" starts at byte 6.
+  EXPECT_THAT(tokenize("мирыш", config), ElementsAre("мир"));
+  config.max_text_bytes = 0;
+  EXPECT_TRUE(extract_features("alpha", config, 0).empty());
+}
+
+TEST(Features, ThreadsGetTheSameFeatures) {
+  const std::string text = read_testdata("zh_metro.txt");
+  const std::vector<Feature> expected = extract_features(text, FeaturesConfig{}, 3);
+  std::vector<std::vector<Feature>> results(4);
+  std::vector<std::thread> threads;
+  for (auto& result : results) {
+    threads.emplace_back([&] { result = extract_features(text, FeaturesConfig{}, 3); });
+  }
+  for (auto& t : threads) t.join();
+  for (const auto& result : results) {
+    ASSERT_EQ(result.size(), expected.size());
+    for (std::size_t i = 0; i < result.size(); ++i) EXPECT_EQ(result[i].hash, expected[i].hash);
+  }
+}
+
+// SimHash distances: what dedup.max_distance = 3 relies on, under the configured default
+// and under token bigrams with tf weights (the measured recommendation).
+
+std::vector<FeaturesConfig> distance_configs() {
+  FeaturesConfig bigram_tf;
+  bigram_tf.ngram = 2;
+  bigram_tf.weighting = "tf";
+  return {FeaturesConfig{}, bigram_tf};
+}
+
+TEST(FeatureDistance, UnrelatedChineseTextsAreFarApart) {
+  for (const FeaturesConfig& config : distance_configs()) {
+    EXPECT_GT(distance(read_testdata("zh_metro.txt"), read_testdata("zh_tea.txt"), config), 10)
+        << "ngram " << config.ngram << " " << config.weighting;
+  }
+}
+
+TEST(FeatureDistance, OneWordEditInLongChineseTextStaysClose) {
+  const std::string text = read_testdata("zh_metro.txt");
+  const std::string edited = replace_once(text, "严格落实", "严格执行");
+  for (const FeaturesConfig& config : distance_configs()) {
+    EXPECT_LE(distance(text, edited, config), 3) << "ngram " << config.ngram;
+  }
+}
+
+TEST(FeatureDistance, OneCharacterEditsInLongChineseTextStayClose) {
+  // Every 40th Han character in turn replaced by 某. A replaced character can split a
+  // dictionary word, changing two or three tokens; SimHash then moves a few bits at random,
+  // so the claim is about the distribution: typically within k = 3, never far.
+  const std::string text = read_testdata("zh_metro.txt");
+  std::vector<std::string> edits;
+  for (std::size_t i = 0, han = 0; i + 3 <= text.size(); ++i) {
+    const auto lead = static_cast<unsigned char>(text[i]);
+    if (lead < 0xE4 || lead > 0xE9 || han++ % 40 != 0) continue;  // U+4000..U+9FFF
+    std::string edited = text;
+    edited.replace(i, 3, text.compare(i, 3, "某") == 0 ? "甲" : "某");
+    edits.push_back(std::move(edited));
+  }
+  ASSERT_GE(edits.size(), 20u);
+  for (const FeaturesConfig& config : distance_configs()) {
+    std::vector<int> distances;
+    for (const std::string& edited : edits) distances.push_back(distance(text, edited, config));
+    std::sort(distances.begin(), distances.end());
+    EXPECT_LE(distances[distances.size() / 2], 3) << "median, ngram " << config.ngram;
+    EXPECT_LE(distances.back(), 8) << "max, ngram " << config.ngram;
+  }
+}
+
+TEST(FeatureDistance, UnrelatedEnglishTextsAreFarApart) {
+  for (const FeaturesConfig& config : distance_configs()) {
+    EXPECT_GT(distance(read_testdata("en_library.txt"), read_testdata("en_harvest.txt"), config),
+              10)
+        << "ngram " << config.ngram;
+  }
+}
+
+TEST(FeatureDistance, OneWordEditInLongEnglishTextStaysClose) {
+  const std::string text = read_testdata("en_library.txt");
+  const std::string edited = replace_once(text, "heated discussion", "heated debate");
+  for (const FeaturesConfig& config : distance_configs()) {
+    EXPECT_LE(distance(text, edited, config), 3) << "ngram " << config.ngram;
+  }
+}
+
+TEST(FeatureDistance, TyposInLongEnglishTextStayClose) {
+  // In every 12th word of five or more letters in turn, the second and third letters swapped.
+  const std::string text = read_testdata("en_library.txt");
+  std::vector<std::string> edits;
+  std::size_t words = 0;
+  for (std::size_t i = 0; i < text.size();) {
+    std::size_t end = i;
+    while (end < text.size() && std::islower(static_cast<unsigned char>(text[end]))) ++end;
+    if (end - i >= 5 && words++ % 12 == 0) {
+      std::string edited = text;
+      std::swap(edited[i + 1], edited[i + 2]);
+      edits.push_back(std::move(edited));
+    }
+    i = end + 1;
+  }
+  ASSERT_GE(edits.size(), 20u);
+  for (const FeaturesConfig& config : distance_configs()) {
+    std::vector<int> distances;
+    for (const std::string& edited : edits) distances.push_back(distance(text, edited, config));
+    std::sort(distances.begin(), distances.end());
+    EXPECT_LE(distances[distances.size() / 2], 3) << "median, ngram " << config.ngram;
+    EXPECT_LE(distances.back(), 8) << "max, ngram " << config.ngram;
+  }
+}
+
+TEST(FeatureDistance, TypographyAndCaseChangesDoNotMoveTheFingerprint) {
+  const std::string text = read_testdata("en_library.txt");
+  std::string shouted = text;
+  std::transform(shouted.begin(), shouted.end(), shouted.begin(),
+                 [](unsigned char c) { return static_cast<char>(std::toupper(c)); });
+  EXPECT_EQ(distance(text, shouted), 0);
+  EXPECT_EQ(distance(text, replace_once(text, "Tuesday evening", "Tuesday  evening --")), 0);
+}
+
+}  // namespace
 }  // namespace neardup
