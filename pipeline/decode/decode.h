@@ -1,11 +1,21 @@
 // decode: raw page bytes -> UTF-8 text (DESIGN.md §2).
 //
-// Order: BOM; HTTP Content-Type charset; <meta charset> / http-equiv / XML declaration within
-// decode.prescan_bytes; then uchardet when nothing is declared or the bytes contradict the
-// declaration (the classic case: a legacy <meta> over valid UTF-8 bytes decodes as UTF-8).
-// Labels are resolved through the WHATWG Encoding Standard alias table (gb2312 -> GBK,
-// iso-8859-1 -> windows-1252, ...). Conversion with ICU; invalid sequences become U+FFFD.
-// Pure: no I/O, no globals beyond ICU's own caches; safe on any number of threads.
+// Order: BOM (UTF-8, UTF-16LE/BE, and UTF-32LE/BE, which the WHATWG standard lacks); the HTTP
+// Content-Type charset; <meta charset> / http-equiv / XML declaration within
+// decode.prescan_bytes (the HTML Standard's prescan; a <meta> naming UTF-16 means UTF-8); then
+// detection. Detection decides when nothing is declared (UTF-8 if the bytes are UTF-8, UTF-16/32
+// by the position of zero bytes, else uchardet over a bounded window) and when the bytes
+// contradict the declaration: a legacy label over valid UTF-8 with non-ASCII text decodes as
+// UTF-8, and a label whose decoding looks like mojibake gives way to uchardet's charset when
+// that decodes far more plausibly and is not of the label's own family (gb2312 over GBK bytes
+// or iso-8859-1 over windows-1252 bytes stays with the label). Labels are resolved through the
+// WHATWG Encoding Standard alias table (gb2312 -> gbk, iso-8859-1 -> windows-1252, ...), then
+// ICU's aliases (IBM855). Conversion with ICU; valid UTF-8 is copied without it. Invalid
+// sequences become U+FFFD, never an error.
+//
+// decode.detect = false trusts declarations fully and uses decode.default_charset for
+// undeclared pages. Pure: no I/O; ICU converters and the uchardet detector are cached per
+// thread, so decode is safe on any number of threads.
 #pragma once
 
 #include <expected>
@@ -18,8 +28,10 @@
 namespace neardup {
 
 struct Decoded {
-  std::string text;            // valid UTF-8, BOM removed
-  std::string charset;         // canonical WHATWG name, lower case ("utf-8", "gbk", "windows-1251")
+  std::string text;  // valid UTF-8, BOM removed
+  // Canonical lower-case name: WHATWG ("utf-8", "gbk", "windows-1251", "shift_jis"), or
+  // "utf-32le"/"utf-32be", or ICU's MIME/IANA name for charsets outside WHATWG ("ibm855").
+  std::string charset;
   std::string charset_source;  // bom | http | meta | xml | detected | default
 };
 
@@ -29,8 +41,8 @@ struct Decoded {
 std::expected<Decoded, Skip> decode(std::string_view body, std::string_view content_type,
                                     const DecodeConfig& config);
 
-// Resolves a charset label per the WHATWG alias table; returns the canonical lower-case
-// name, or "" for an unknown label.
+// Resolves a charset label per the WHATWG alias table, then ICU's; returns the canonical
+// lower-case name, or "" for a label that is unknown or that ICU cannot decode (iso-8859-16).
 std::string canonical_charset(std::string_view label);
 
 }  // namespace neardup

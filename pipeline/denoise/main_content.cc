@@ -1,0 +1,514 @@
+#include "pipeline/denoise/main_content.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+
+namespace neardup::denoise_internal {
+namespace {
+
+// Which heuristics an attempt uses; later attempts switch them off (Readability.js FLAG_*).
+struct Heuristics {
+  bool strip_unlikely = true;       // drop class/id-flagged chrome before scoring
+  bool weight_classes = true;       // class/id weights in scores and cleaning
+  bool clean_conditionally = true;  // remove link farms, forms and media boxes from the result
+};
+
+// Subtree sums over the runs and elements kept by an attempt.
+struct Stats {
+  std::int32_t chars = 0;
+  std::int32_t link_chars = 0;
+  std::int32_t heading_chars = 0;
+  std::int32_t commas = 0;
+  std::int32_t p = 0;
+  std::int32_t img = 0;
+  std::int32_t li = 0;
+  std::int32_t input = 0;
+  std::int32_t embed = 0;
+  std::int32_t tr = 0;
+  std::int32_t data_table_marks = 0;  // th, thead, caption
+
+  void add(const Stats& o) {
+    chars += o.chars;
+    link_chars += o.link_chars;
+    heading_chars += o.heading_chars;
+    commas += o.commas;
+    p += o.p;
+    img += o.img;
+    li += o.li;
+    input += o.input;
+    embed += o.embed;
+    tr += o.tr;
+    data_table_marks += o.data_table_marks;
+  }
+  void subtract(const Stats& o) {
+    chars -= o.chars;
+    link_chars -= o.link_chars;
+    heading_chars -= o.heading_chars;
+    commas -= o.commas;
+    p -= o.p;
+    img -= o.img;
+    li -= o.li;
+    input -= o.input;
+    embed -= o.embed;
+    tr -= o.tr;
+    data_table_marks -= o.data_table_marks;
+  }
+  double link_density() const {
+    return chars == 0 ? 0.0 : static_cast<double>(link_chars) / static_cast<double>(chars);
+  }
+};
+
+bool is_heading(Tag t) { return t >= Tag::kH1 && t <= Tag::kH6; }
+
+// Readability.js _initializeNode: a prior by tag.
+double tag_prior(Tag t) {
+  switch (t) {
+    case Tag::kDiv:
+      return 5;
+    case Tag::kPre:
+    case Tag::kTd:
+    case Tag::kBlockquote:
+      return 3;
+    case Tag::kAddress:
+    case Tag::kOl:
+    case Tag::kUl:
+    case Tag::kDl:
+    case Tag::kDd:
+    case Tag::kDt:
+    case Tag::kLi:
+    case Tag::kForm:
+      return -3;
+    case Tag::kTh:
+      return -5;
+    default:
+      return is_heading(t) ? -5 : 0;
+  }
+}
+
+// Paragraph-like owners whose text is scored (Readability.js DEFAULT_TAGS_TO_SCORE plus the
+// divs it turns into paragraphs). List items and table headers are left out: scoring them
+// lifts navigation lists.
+bool scores_text(Tag t) {
+  switch (t) {
+    case Tag::kLi:
+    case Tag::kDt:
+    case Tag::kDd:
+    case Tag::kTh:
+    case Tag::kH1:
+    case Tag::kCaption:
+    case Tag::kFigcaption:
+    case Tag::kAddress:
+    case Tag::kOption:
+    case Tag::kSummary:
+    case Tag::kHtml:
+    case Tag::kHead:
+    case Tag::kTitle:
+      return false;
+    default:
+      return true;
+  }
+}
+
+// A container whose own loose text Readability would wrap in <p>s that score the container
+// itself rather than its parent.
+bool wraps_loose_text(const OutlineElement& e) {
+  if (!(e.flags & kHasBlockChild)) return false;
+  switch (e.tag) {
+    case Tag::kP:
+    case Tag::kPre:
+    case Tag::kTd:
+    case Tag::kBlockquote:
+      return false;
+    default:
+      return !is_heading(e.tag);
+  }
+}
+
+class Extractor {
+ public:
+  explicit Extractor(const Outline& outline)
+      : o_(outline),
+        n_(outline.elements.size()),
+        base_(n_),
+        drop_(n_),
+        stats_(n_),
+        own_(n_),
+        score_(n_),
+        scored_(n_) {
+    // Subtree text before any heuristic: guards against dropping a "boilerplate" element
+    // that holds most of the page (ASP.NET pages wrap everything in one <form>).
+    for (const TextRun& r : o_.runs) {
+      if (r.element < 0) continue;
+      Stats& s = base_[static_cast<std::size_t>(r.element)];
+      s.chars += static_cast<std::int32_t>(r.chars);
+      if (r.in_link) s.link_chars += static_cast<std::int32_t>(r.chars);
+    }
+    for (std::size_t i = n_; i-- > 0;) {
+      const std::int32_t p = o_.elements[i].parent;
+      if (p >= 0) base_[static_cast<std::size_t>(p)].add(base_[i]);
+    }
+    for (std::size_t i = 0; i < n_; ++i) {
+      if (o_.elements[i].parent < 0) {
+        page_prose_ += base_[i].chars - base_[i].link_chars;
+      }
+    }
+  }
+
+  // One attempt; the paragraphs and their total length in characters.
+  std::optional<std::vector<std::string>> run(Heuristics h, std::size_t& chars);
+
+ private:
+  bool holds_most_of_page(std::size_t e) const {
+    return 2 * (base_[e].chars - base_[e].link_chars) > page_prose_;
+  }
+  void mark_dropped(Heuristics h);
+  void gather_stats();
+  void score_paragraphs(Heuristics h);
+  std::int32_t pick_top() const;
+  std::vector<std::int32_t> pick_with_siblings(std::int32_t top) const;
+  void clean_conditionally(std::int32_t root, Heuristics h);
+  bool reads_like_prose(std::int32_t e) const;
+
+  std::size_t parent_of(std::size_t e) const {
+    return static_cast<std::size_t>(o_.elements[e].parent);
+  }
+
+  const Outline& o_;
+  std::size_t n_;
+  std::vector<Stats> base_;
+  std::int32_t page_prose_ = 0;
+  std::vector<std::uint8_t> drop_;  // 1: excluded from this attempt (with its subtree)
+  std::vector<Stats> stats_;        // subtree sums over kept runs/elements
+  std::vector<Stats> own_;          // runs owned directly (paragraph text)
+  std::vector<double> score_;
+  std::vector<std::uint8_t> scored_;
+};
+
+void Extractor::mark_dropped(Heuristics h) {
+  for (std::size_t i = 0; i < n_; ++i) {
+    const OutlineElement& e = o_.elements[i];
+    if (e.parent >= 0 && drop_[parent_of(i)]) {
+      drop_[i] = 1;
+      continue;
+    }
+    bool drop = (e.flags & kInvisible) != 0;
+    if (!drop && (e.flags & kBoilerplateTag) && !holds_most_of_page(i)) drop = true;
+    if (e.tag == Tag::kFigcaption) drop = true;
+    if (!drop && h.strip_unlikely && !(e.flags & kInCode) && e.tag != Tag::kBody &&
+        e.tag != Tag::kA && e.tag != Tag::kHtml) {
+      if ((e.flags & kUnlikelyClass) && !holds_most_of_page(i)) drop = true;
+      // Author lines are short; a long "author" block is an author page's content.
+      if ((e.flags & kBylineClass) && base_[i].chars < 250) drop = true;
+    }
+    drop_[i] = drop ? 1 : 0;
+  }
+}
+
+void Extractor::gather_stats() {
+  std::ranges::fill(stats_, Stats{});
+  std::ranges::fill(own_, Stats{});
+  for (const TextRun& r : o_.runs) {
+    if (r.element < 0 || drop_[static_cast<std::size_t>(r.element)]) continue;
+    const auto chars = static_cast<std::int32_t>(r.chars);
+    Stats& s = stats_[static_cast<std::size_t>(r.element)];
+    s.chars += chars;
+    s.commas += r.commas;
+    if (r.in_link) s.link_chars += chars;
+    if (r.owner >= 0) {
+      const auto owner = static_cast<std::size_t>(r.owner);
+      if (is_heading(o_.elements[owner].tag)) s.heading_chars += chars;
+      own_[owner].chars += chars;
+      own_[owner].commas += r.commas;
+      if (r.in_link) own_[owner].link_chars += chars;
+    }
+  }
+  for (std::size_t i = n_; i-- > 0;) {
+    if (drop_[i]) continue;
+    Stats& s = stats_[i];
+    switch (o_.elements[i].tag) {
+      case Tag::kP:
+        ++s.p;
+        break;
+      case Tag::kImg:
+        ++s.img;
+        break;
+      case Tag::kLi:
+        ++s.li;
+        break;
+      case Tag::kInput:
+      case Tag::kTextarea:
+      case Tag::kSelect:
+        ++s.input;
+        break;
+      case Tag::kEmbed:
+      case Tag::kObject:
+      case Tag::kIframe:
+        ++s.embed;
+        break;
+      case Tag::kTr:
+        ++s.tr;
+        break;
+      case Tag::kTh:
+      case Tag::kThead:
+      case Tag::kCaption:
+        ++s.data_table_marks;
+        break;
+      default:
+        break;
+    }
+    const std::int32_t p = o_.elements[i].parent;
+    if (p >= 0) stats_[static_cast<std::size_t>(p)].add(s);
+  }
+}
+
+void Extractor::score_paragraphs(Heuristics h) {
+  std::ranges::fill(score_, 0.0);
+  std::ranges::fill(scored_, 0);
+  for (std::size_t i = 0; i < n_; ++i) {
+    const OutlineElement& e = o_.elements[i];
+    if (drop_[i] || own_[i].chars < 25 || !scores_text(e.tag)) continue;
+    const double score = 1.0 + own_[i].commas + std::min(own_[i].chars / 100, 3);
+    std::int32_t a = wraps_loose_text(e) ? static_cast<std::int32_t>(i) : e.parent;
+    for (int level = 0; level < 5 && a >= 0; ++level) {
+      const auto ai = static_cast<std::size_t>(a);
+      const OutlineElement& ae = o_.elements[ai];
+      if (ae.tag == Tag::kHtml) break;
+      if (!scored_[ai]) {
+        scored_[ai] = 1;
+        score_[ai] = tag_prior(ae.tag) + (h.weight_classes ? ae.class_weight : 0);
+      }
+      const double divider = level == 0 ? 1.0 : level == 1 ? 2.0 : level * 3.0;
+      score_[ai] += score / divider;
+      a = ae.parent;
+    }
+  }
+  for (std::size_t i = 0; i < n_; ++i) {
+    if (scored_[i]) score_[i] *= 1.0 - stats_[i].link_density();
+  }
+}
+
+std::int32_t Extractor::pick_top() const {
+  // The five best candidates (Readability.js nbTopCandidates).
+  std::array<std::int32_t, 5> best;
+  best.fill(-1);
+  for (std::size_t i = 0; i < n_; ++i) {
+    if (!scored_[i] || drop_[i]) continue;
+    for (std::size_t k = 0; k < best.size(); ++k) {
+      if (best[k] < 0 || score_[i] > score_[static_cast<std::size_t>(best[k])]) {
+        std::shift_right(best.begin() + static_cast<std::ptrdiff_t>(k), best.end(), 1);
+        best[k] = static_cast<std::int32_t>(i);
+        break;
+      }
+    }
+  }
+  std::int32_t top = best[0];
+  if (top < 0) return -1;
+  auto score = [&](std::int32_t e) { return score_[static_cast<std::size_t>(e)]; };
+  auto tag = [&](std::int32_t e) { return o_.elements[static_cast<std::size_t>(e)].tag; };
+  auto parent = [&](std::int32_t e) { return o_.elements[static_cast<std::size_t>(e)].parent; };
+
+  // When three or more near-equal candidates share an ancestor, the content is split over
+  // several containers (e.g. one per section): take the ancestor.
+  std::vector<std::int32_t> alternatives;
+  for (std::size_t k = 1; k < best.size(); ++k) {
+    if (best[k] >= 0 && score(best[k]) >= 0.75 * score(top)) alternatives.push_back(best[k]);
+  }
+  if (alternatives.size() >= 3) {
+    for (std::int32_t a = parent(top); a >= 0 && tag(a) != Tag::kBody; a = parent(a)) {
+      const auto& ae = o_.elements[static_cast<std::size_t>(a)];
+      const auto inside =
+          std::ranges::count_if(alternatives, [&](std::int32_t c) { return c > a && c < ae.end; });
+      if (inside >= 3) {
+        top = a;
+        break;
+      }
+    }
+  }
+  // Climb while the parent scores better: the top may be one of several parts of the content.
+  double last = score(top);
+  const double threshold = last / 3;
+  for (std::int32_t a = parent(top); a >= 0 && tag(a) != Tag::kBody; a = parent(a)) {
+    if (!scored_[static_cast<std::size_t>(a)]) continue;
+    if (score(a) < threshold) break;
+    if (score(a) > last) {
+      top = a;
+      break;
+    }
+    last = score(a);
+  }
+  // A lone child is as good as its parent, and the parent keeps nearby captions and headings.
+  while (parent(top) >= 0 && tag(parent(top)) != Tag::kBody &&
+         o_.elements[static_cast<std::size_t>(parent(top))].child_count == 1) {
+    top = parent(top);
+  }
+  return top;
+}
+
+bool Extractor::reads_like_prose(std::int32_t e) const {
+  const auto ei = static_cast<std::size_t>(e);
+  const Stats& s = stats_[ei];
+  if (s.chars > 80) return s.link_density() < 0.25;
+  if (s.chars == 0 || s.link_chars > 0) return false;
+  // A short paragraph joins when it contains a sentence end.
+  const OutlineElement& el = o_.elements[ei];
+  for (std::uint32_t r = el.run_begin; r < el.run_end; ++r) {
+    const TextRun& run = o_.runs[r];
+    std::string_view t = std::string_view(o_.text).substr(run.begin, run.end - run.begin);
+    if (t.find(". ") != t.npos || (!t.empty() && t.back() == '.')) return true;
+  }
+  return false;
+}
+
+std::vector<std::int32_t> Extractor::pick_with_siblings(std::int32_t top) const {
+  const OutlineElement& te = o_.elements[static_cast<std::size_t>(top)];
+  if (te.parent < 0) return {top};
+  const double top_score = score_[static_cast<std::size_t>(top)];
+  const double threshold = std::max(10.0, top_score * 0.2);
+  std::vector<std::int32_t> roots;
+  const OutlineElement& pe = o_.elements[static_cast<std::size_t>(te.parent)];
+  for (std::int32_t c = te.parent + 1; c < pe.end;
+       c = o_.elements[static_cast<std::size_t>(c)].end) {
+    const auto ci = static_cast<std::size_t>(c);
+    if (drop_[ci]) continue;
+    if (c == top) {
+      roots.push_back(c);
+      continue;
+    }
+    const OutlineElement& ce = o_.elements[ci];
+    const double bonus =
+        (ce.class_hash != 0 && ce.class_hash == te.class_hash) ? top_score * 0.2 : 0.0;
+    if (scored_[ci] && score_[ci] + bonus >= threshold) {
+      roots.push_back(c);
+    } else if ((ce.tag == Tag::kP || (ce.tag == Tag::kDiv && !(ce.flags & kHasBlockChild))) &&
+               reads_like_prose(c)) {
+      roots.push_back(c);
+    }
+  }
+  return roots;
+}
+
+void Extractor::clean_conditionally(std::int32_t root, Heuristics h) {
+  const auto r = static_cast<std::size_t>(root);
+  const auto end = static_cast<std::size_t>(o_.elements[r].end);
+  // Bottom-up (reverse pre-order) like Readability.js, so a parent is judged without the link
+  // lists already removed from inside it.
+  for (std::size_t i = end; i-- > r + 1;) {
+    if (drop_[i]) continue;
+    const OutlineElement& e = o_.elements[i];
+    const int weight = h.weight_classes ? e.class_weight : 0;
+    bool remove = false;
+    if ((e.tag == Tag::kH1 || e.tag == Tag::kH2) && weight < 0) remove = true;
+    switch (e.tag) {
+      case Tag::kForm:
+      case Tag::kFieldset:
+      case Tag::kTable:
+      case Tag::kUl:
+      case Tag::kOl:
+      case Tag::kDiv:
+      case Tag::kSection:
+        break;
+      default:
+        if (!remove) continue;
+    }
+    const Stats& s = stats_[i];
+    if (!remove && e.tag == Tag::kTable && (s.data_table_marks > 0 || s.tr >= 10)) continue;
+    if (!remove && weight < 0) remove = true;
+    if (!remove && s.commas < 10) {
+      const bool is_list = e.tag == Tag::kUl || e.tag == Tag::kOl;
+      const bool in_figure = (e.flags & kInFigure) != 0;
+      const double ld = s.link_density();
+      const double heading_density =
+          s.chars == 0 ? 0.0 : static_cast<double>(s.heading_chars) / s.chars;
+      remove = (s.img > 1 && s.p * 2 < s.img && !in_figure) || (!is_list && s.li - 100 > s.p) ||
+               (s.input > s.p / 3) ||
+               (!is_list && heading_density < 0.9 && s.chars < 25 && (s.img == 0 || s.img > 2) &&
+                !in_figure) ||
+               (weight < 25 && ld > 0.2) || (weight >= 25 && ld > 0.5) ||
+               (s.embed == 1 && s.chars < 75) || s.embed > 1;
+    }
+    if (!remove) continue;
+    const Stats removed = s;
+    for (std::size_t j = i; j < static_cast<std::size_t>(e.end); ++j) drop_[j] = 1;
+    for (std::int32_t a = e.parent; a >= root;
+         a = o_.elements[static_cast<std::size_t>(a)].parent) {
+      stats_[static_cast<std::size_t>(a)].subtract(removed);
+    }
+  }
+}
+
+std::optional<std::vector<std::string>> Extractor::run(Heuristics h, std::size_t& chars) {
+  mark_dropped(h);
+  gather_stats();
+  score_paragraphs(h);
+  const std::int32_t top = pick_top();
+  if (top < 0) return std::nullopt;
+  const std::vector<std::int32_t> roots = pick_with_siblings(top);
+  if (h.clean_conditionally) {
+    for (std::int32_t root : roots) clean_conditionally(root, h);
+  }
+  std::vector<std::string> paragraphs;
+  for (std::int32_t root : roots) {
+    const OutlineElement& re = o_.elements[static_cast<std::size_t>(root)];
+    append_paragraphs(
+        o_, re.run_begin, re.run_end,
+        [&](const TextRun& run) {
+          if (run.element < 0 || drop_[static_cast<std::size_t>(run.element)]) return false;
+          // The headline is the title, not body text.
+          return run.owner < 0 || o_.elements[static_cast<std::size_t>(run.owner)].tag != Tag::kH1;
+        },
+        paragraphs);
+  }
+  chars = 0;
+  for (const auto& p : paragraphs) {
+    chars += static_cast<std::size_t>(std::ranges::count_if(
+        p, [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+  }
+  if (paragraphs.empty()) return std::nullopt;
+  return paragraphs;
+}
+
+}  // namespace
+
+std::optional<std::vector<std::string>> find_main_content(
+    const Outline& outline, std::chrono::steady_clock::time_point deadline,
+    MainContentError& error) {
+  // Readability.js retries with fewer heuristics when the result is short (its charThreshold
+  // is 500). Measured on AEB and the synthetic templates, 150 code points keeps genuinely
+  // short articles from being replaced by a longer result full of feeds and teasers.
+  constexpr std::size_t kEnoughChars = 150;
+  constexpr std::array<Heuristics, 4> kAttempts = {{
+      {true, true, true},
+      {false, true, true},
+      {false, false, true},
+      {false, false, false},
+  }};
+  Extractor extractor(outline);
+  std::optional<std::vector<std::string>> best;
+  std::size_t best_chars = 0;
+  for (const Heuristics& h : kAttempts) {
+    if (std::chrono::steady_clock::now() > deadline) {
+      error = MainContentError::kDeadline;
+      return std::nullopt;
+    }
+    std::size_t chars = 0;
+    auto paragraphs = extractor.run(h, chars);
+    if (!paragraphs) continue;
+    if (chars >= kEnoughChars) return paragraphs;
+    if (!best || chars > best_chars) {
+      best = std::move(paragraphs);
+      best_chars = chars;
+    }
+  }
+  if (!best) error = MainContentError::kNoMainBlock;
+  return best;
+}
+
+std::vector<std::string> all_visible_paragraphs(const Outline& outline) {
+  std::vector<std::string> paragraphs;
+  append_paragraphs(
+      outline, 0, outline.runs.size(), [](const TextRun&) { return true; }, paragraphs);
+  return paragraphs;
+}
+
+}  // namespace neardup::denoise_internal
