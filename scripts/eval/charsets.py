@@ -73,6 +73,12 @@ def run_decode(neardup, paths, content_type=None):
     return results
 
 
+def run_fingerprint(neardup, paths):
+    """Runs `neardup fingerprint` once; returns {path: result object}."""
+    out = subprocess.run([neardup, 'fingerprint'] + paths, check=True, capture_output=True).stdout
+    return {obj['file']: obj for obj in map(json.loads, out.decode('utf-8').splitlines())}
+
+
 def find_dir(shared, name):
     for candidate in (os.path.join(shared, 'data', 'neardup', name), os.path.join(shared, name)):
         if os.path.isdir(candidate):
@@ -145,7 +151,23 @@ def eval_groups(neardup, folder, verbose):
     n = sum(counts.values())
     print(f"  {'all':38} {ok:3} / {n}")
     print('\n'.join(lines))
-    return ok == n
+
+    # The same text must give the same fingerprint: the whole pipeline, not only decode.
+    prints = run_fingerprint(neardup, [os.path.join(folder, r['path']) for r in rows])
+    fp = {r['path']: prints[os.path.join(folder, r['path'])] for r in rows}
+    same = collections.Counter()
+    for r in rows:
+        if r['first'] or not r['identical_text_to_first']:
+            continue
+        a, b = fp[r['path']], fp[first[r['group']]]
+        equal = a['status'] == 'fingerprinted' and a.get('fingerprint') == b.get('fingerprint')
+        same[equal] += 1
+        if not equal:
+            print(f"  FAIL fingerprint {r['path']}: {a.get('fingerprint') or a.get('reason')} vs "
+                  f"{b.get('fingerprint') or b.get('reason')}")
+    print('chardet-multiencoding: non-first members with exactly the first member\'s fingerprint')
+    print(f"  {'all':38} {same[True]:3} / {same[True] + same[False]}")
+    return ok == n and same[False] == 0
 
 
 def main():
