@@ -54,6 +54,41 @@ std::expected<std::vector<std::string>, std::string> expand_html_inputs(
   return files;
 }
 
+void add_input_files_options(CLI::App* command, InputFilesOptions& options,
+                             const std::string& files_help) {
+  command->add_option("files", options.files, files_help)->required();
+  command->add_option("--config", options.config_path, "YAML config (defaults when omitted)");
+  command->add_option("--content-type", options.content_type,
+                      "HTTP Content-Type to assume for every input");
+}
+
+int visit_input_files(
+    std::string_view command, const InputFilesOptions& options,
+    const std::function<void(const Config&, const std::string& file, const std::string& body)>&
+        visit) {
+  auto config = load_config_or_defaults(options.config_path);
+  if (!config) {
+    std::cerr << "neardup " << command << ": " << config.error() << "\n";
+    return 2;
+  }
+  auto files = expand_html_inputs(options.files);
+  if (!files) {
+    std::cerr << "neardup " << command << ": " << files.error() << "\n";
+    return 2;
+  }
+  int exit_code = 0;
+  for (const auto& file : *files) {
+    auto body = read_file(file);
+    if (!body) {
+      std::cerr << "neardup " << command << ": " << body.error() << "\n";
+      exit_code = 3;
+      continue;
+    }
+    visit(*config, file, *body);
+  }
+  return exit_code;
+}
+
 void print_json_line(const nlohmann::json& object) {
   std::string line = object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   line += '\n';

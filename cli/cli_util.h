@@ -3,8 +3,12 @@
 
 #include <nlohmann/json.hpp>
 
+#include <CLI/CLI.hpp>
+
 #include <expected>
+#include <functional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "config/config.h"
@@ -21,6 +25,24 @@ std::expected<std::string, std::string> read_file(const std::string& path);
 // file gives itself. Errors name the missing path.
 std::expected<std::vector<std::string>, std::string> expand_html_inputs(
     const std::vector<std::string>& paths);
+
+// The options of the commands that read page files: FILE|DIR..., --config, --content-type.
+struct InputFilesOptions {
+  std::vector<std::string> files;
+  std::string config_path;
+  std::string content_type;
+};
+
+void add_input_files_options(CLI::App* command, InputFilesOptions& options,
+                             const std::string& files_help);
+
+// Loads the config, expands the inputs and calls visit(config, file, body) for each file in
+// order. Returns the exit code: 2 for a config or usage error (nothing visited), 3 when a file
+// could not be read (reported on stderr, the others still visited), else 0.
+int visit_input_files(
+    std::string_view command, const InputFilesOptions& options,
+    const std::function<void(const Config&, const std::string& file, const std::string& body)>&
+        visit);
 
 // Writes one JSON object as a line to stdout. Invalid UTF-8 is replaced, never thrown on.
 void print_json_line(const nlohmann::json& object);

@@ -25,9 +25,11 @@ void register_fingerprint(CLI::App& root, CommandRegistry& registry);
 void register_extract(CLI::App& root, CommandRegistry& registry);
 void register_compare(CLI::App& root, CommandRegistry& registry);
 void register_decode(CLI::App& root, CommandRegistry& registry);
+void register_stats(CLI::App& root, CommandRegistry& registry);
 void register_broker(CLI::App& root, CommandRegistry& registry);
 void register_produce(CLI::App& root, CommandRegistry& registry);
 void register_consume(CLI::App& root, CommandRegistry& registry);
 void register_dedup(CLI::App& root, CommandRegistry& registry);
+void register_bench(CLI::App& root, CommandRegistry& registry);
 
 }  // namespace neardup::cli

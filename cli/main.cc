@@ -20,10 +20,12 @@ int main(int argc, char** argv) {
   register_extract(app, registry);
   register_compare(app, registry);
   register_decode(app, registry);
+  register_stats(app, registry);
   register_broker(app, registry);
   register_produce(app, registry);
   register_consume(app, registry);
   register_dedup(app, registry);
+  register_bench(app, registry);
 
   try {
     app.parse(argc, argv);

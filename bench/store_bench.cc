@@ -1,0 +1,205 @@
+// store_bench: lookup+insert throughput and latency of the index at a given size.
+//
+//   store_bench --dir /tmp/nd-bench --stored 10000000 --measure 1000000 [--batch 1000]
+//               [--sync 0|1] [--k 3] [--tables 0] [--delta 1048576] [--dups 0.1] [--seed 1]
+//
+// Fills the index to --stored pages (random fingerprints, --dups of them near-duplicates of an
+// earlier page, 40-byte URL ids, one Kafka-like partition with pending verdicts trimmed every
+// batch, as the daemon does), unless the directory already holds that many; then applies
+// --measure more and prints one line of results: items/s (wall time of apply() calls,
+// including merges and commits), per-item lookup+insert latency p50/p99/p999/max measured
+// inside the batch transaction, per-batch commit time, merge time, and bytes on disk per page.
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cinttypes>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "store/index.h"
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+struct Args {
+  std::string dir = "/tmp/nd-store-bench";
+  std::uint64_t stored = 1'000'000, measure = 200'000, batch = 1000, delta = 1ull << 20;
+  std::uint32_t k = 3, tables = 0;
+  bool sync = false;
+  double dups = 0.1;
+  std::uint64_t seed = 1;
+};
+
+double percentile(std::vector<std::uint32_t> v, double p) {
+  if (v.empty()) return 0;
+  std::size_t at = std::min(v.size() - 1, static_cast<std::size_t>(p * v.size()));
+  std::nth_element(v.begin(), v.begin() + static_cast<long>(at), v.end());
+  return v[at] / 1000.0;
+}
+
+// The i-th page of the deterministic workload.
+struct Workload {
+  std::mt19937_64 rng;
+  std::vector<std::uint64_t> fingerprints;
+  double dups;
+  explicit Workload(std::uint64_t seed, double d) : rng(seed), dups(d) {}
+  neardup::IndexItem next(std::uint64_t i) {
+    std::uint64_t fp = rng();
+    if (!fingerprints.empty() && std::uniform_real_distribution<>(0, 1)(rng) < dups) {
+      fp = fingerprints[rng() % fingerprints.size()];
+      for (int flips = static_cast<int>(rng() % 4); flips > 0; --flips) fp ^= 1ull << (rng() % 64);
+    }
+    fingerprints.push_back(fp);
+    char id[64];
+    std::snprintf(id, sizeof id, "https://www.example.com/articles/%012" PRIu64, i);
+    neardup::IndexItem item;
+    item.page = neardup::IndexItem::Page{id, fp, "s-bench", 3, static_cast<std::int64_t>(i)};
+    item.source = neardup::SourceOffset{"pages/0", static_cast<std::int64_t>(i)};
+    return item;
+  }
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  Args a;
+  for (int i = 1; i + 1 < argc; i += 2) {
+    std::string key = argv[i], v = argv[i + 1];
+    if (key == "--dir")
+      a.dir = v;
+    else if (key == "--stored")
+      a.stored = std::stoull(v);
+    else if (key == "--measure")
+      a.measure = std::stoull(v);
+    else if (key == "--batch")
+      a.batch = std::stoull(v);
+    else if (key == "--delta")
+      a.delta = std::stoull(v);
+    else if (key == "--k")
+      a.k = static_cast<std::uint32_t>(std::stoul(v));
+    else if (key == "--tables")
+      a.tables = static_cast<std::uint32_t>(std::stoul(v));
+    else if (key == "--sync")
+      a.sync = v == "1";
+    else if (key == "--dups")
+      a.dups = std::stod(v);
+    else if (key == "--seed")
+      a.seed = std::stoull(v);
+    else {
+      std::fprintf(stderr, "store_bench: unknown option %s\n", key.c_str());
+      return 2;
+    }
+  }
+  neardup::StoreConfig config;
+  config.path = a.dir;
+  config.design_k = a.k;
+  config.tables = a.tables;
+  config.expected_documents = a.stored;
+  config.map_size = 1ull << 30;
+  config.sync = false;
+
+  Workload workload(a.seed, a.dups);
+  std::uint64_t done = 0;
+  auto run = [&](std::uint64_t count, neardup::Index& index) -> bool {
+    std::vector<neardup::IndexItem> batch;
+    for (std::uint64_t n = 0; n < count; n += batch.size()) {
+      batch.clear();
+      for (std::uint64_t i = 0; i < std::min(a.batch, count - n); ++i) {
+        batch.push_back(workload.next(done + i));
+      }
+      auto verdicts = index.apply(batch);
+      if (!verdicts) {
+        std::fprintf(stderr, "store_bench: %s\n", verdicts.error().c_str());
+        return false;
+      }
+      done += batch.size();
+      if (auto trimmed = index.trim_pending("pages/0", static_cast<std::int64_t>(done) - 1);
+          !trimmed) {
+        std::fprintf(stderr, "store_bench: %s\n", trimmed.error().c_str());
+        return false;
+      }
+    }
+    return true;
+  };
+
+  {
+    auto index = neardup::Index::open(config, {.delta_entries = a.delta});
+    if (!index) {
+      std::fprintf(stderr, "store_bench: %s\n", index.error().c_str());
+      return 3;
+    }
+    std::uint64_t have = (*index)->stats().documents;
+    // Replays the workload generator to the same position (ids and fingerprints).
+    for (std::uint64_t i = 0; i < have; ++i) workload.next(i);
+    done = have;
+    auto start = Clock::now();
+    if (have < a.stored && !run(a.stored - have, **index)) return 3;
+    double secs = std::chrono::duration<double>(Clock::now() - start).count();
+    if (have < a.stored) {
+      std::fprintf(stderr, "filled %" PRIu64 " pages in %.1f s (%.0f/s)\n", a.stored - have, secs,
+                   (a.stored - have) / secs);
+    }
+  }
+
+  config.sync = a.sync;
+  neardup::ApplyTiming timing;
+  auto index = neardup::Index::open(config, {.delta_entries = a.delta, .timing = &timing});
+  if (!index) {
+    std::fprintf(stderr, "store_bench: %s\n", index.error().c_str());
+    return 3;
+  }
+  std::vector<std::uint32_t> batch_ns;
+  std::uint64_t batches = 0, commit_before = 0;
+  std::vector<std::uint32_t> commit_ns;
+  auto cpu_seconds = [] {
+    rusage usage{};
+    getrusage(RUSAGE_SELF, &usage);
+    return static_cast<double>(usage.ru_utime.tv_sec + usage.ru_stime.tv_sec) +
+           static_cast<double>(usage.ru_utime.tv_usec + usage.ru_stime.tv_usec) / 1e6;
+  };
+  double cpu_start = cpu_seconds();
+  auto start = Clock::now();
+  std::vector<neardup::IndexItem> batch;
+  for (std::uint64_t n = 0; n < a.measure; n += batch.size()) {
+    batch.clear();
+    for (std::uint64_t i = 0; i < std::min(a.batch, a.measure - n); ++i) {
+      batch.push_back(workload.next(done + i));
+    }
+    auto verdicts = (*index)->apply(batch);
+    if (!verdicts) {
+      std::fprintf(stderr, "store_bench: %s\n", verdicts.error().c_str());
+      return 3;
+    }
+    done += batch.size();
+    commit_ns.push_back(static_cast<std::uint32_t>(timing.commit_ns - commit_before));
+    commit_before = timing.commit_ns;
+    ++batches;
+    if (auto t = (*index)->trim_pending("pages/0", static_cast<std::int64_t>(done) - 1); !t) {
+      std::fprintf(stderr, "store_bench: %s\n", t.error().c_str());
+      return 3;
+    }
+  }
+  double secs = std::chrono::duration<double>(Clock::now() - start).count();
+  double cpu = cpu_seconds() - cpu_start;
+  auto stats = (*index)->stats();
+  std::printf("stored=%" PRIu64 " measured=%" PRIu64 " k=%u r=%u tables=%u sync=%d batch=%" PRIu64
+              " | %.0f items/s (%.0f per CPU second) | item p50 %.1f us p99 %.1f us p99.9 %.1f us "
+              "max %.1f us"
+              " | commit/batch p50 %.2f ms p99 %.2f ms max %.2f ms | merges %" PRIu64
+              " taking %.2f s | %.1f bytes/page on disk (%" PRIu64 " docs, %" PRIu64 " runs)\n",
+              done - a.measure, a.measure, stats.design_k, stats.design_r, stats.tables,
+              a.sync ? 1 : 0, a.batch, a.measure / secs, a.measure / cpu,
+              percentile(timing.item_ns, 0.5), percentile(timing.item_ns, 0.99),
+              percentile(timing.item_ns, 0.999), percentile(timing.item_ns, 1.0),
+              percentile(commit_ns, 0.5) / 1000, percentile(commit_ns, 0.99) / 1000,
+              percentile(commit_ns, 1.0) / 1000, timing.merges, timing.merge_ns / 1e9,
+              static_cast<double>(stats.bytes_on_disk) / static_cast<double>(stats.documents),
+              stats.documents, stats.runs);
+  return 0;
+}

@@ -1,0 +1,169 @@
+#!/usr/bin/env python3
+"""End-to-end tests of the `neardup` command line: real processes, real files, exit codes.
+
+    python3 cli/cli_test.py NEARDUP_BINARY SOURCE_DIR
+"""
+import base64
+import gzip
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+NEARDUP = None
+SOURCE = None
+
+
+def run(*args, stdin=None, check=None):
+    proc = subprocess.run([NEARDUP, *args], input=stdin, capture_output=True, timeout=300)
+    if check is not None and proc.returncode != check:
+        raise AssertionError(f"neardup {' '.join(args)}: exit {proc.returncode}, want {check}\n"
+                             f"stderr: {proc.stderr.decode(errors='replace')[-2000:]}")
+    return proc
+
+
+def lines(data):
+    return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+
+
+class CommandLine(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.dir = self.tmp.name
+        self.pages = os.path.join(SOURCE, "samples", "pages")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def write(self, name, data):
+        path = os.path.join(self.dir, name)
+        with open(path, "wb") as f:
+            f.write(data)
+        return path
+
+    def test_version_and_help_exit_zero(self):
+        self.assertIn(b"neardup", run("--version", check=0).stdout)
+        self.assertIn(b"dedup", run("--help", check=0).stdout)
+
+    def test_unknown_option_is_a_usage_error(self):
+        self.assertEqual(run("compare", "--no-such-option").returncode, 2)
+
+    def test_compare_exits_zero_for_near_duplicates_and_one_for_different_pages(self):
+        same = run("compare", f"{self.pages}/a.html", f"{self.pages}/b.html", check=0)
+        report = json.loads(same.stdout)
+        self.assertEqual(report["verdict"], "near_duplicate")
+        self.assertLessEqual(report["distance"], report["max_distance"])
+        other = run("compare", f"{self.pages}/a.html", f"{self.pages}/c.html", check=1)
+        self.assertEqual(json.loads(other.stdout)["verdict"], "different")
+
+    def test_bad_config_is_exit_two_naming_the_key(self):
+        config = self.write("bad.yaml", b"features:\n  ngram: 0\n")
+        proc = run("fingerprint", "--config", config, f"{self.pages}/a.html", check=2)
+        self.assertIn(b"features.ngram", proc.stderr)
+
+    def test_fingerprint_reports_sixteen_hex_digits_and_the_scheme(self):
+        out = lines(run("fingerprint", self.pages, check=0).stdout)
+        self.assertEqual(len(out), 3)
+        for line in out:
+            self.assertEqual(line["status"], "fingerprinted")
+            self.assertRegex(line["fingerprint"], r"^[0-9a-f]{16}$")
+            self.assertRegex(line["scheme"], r"^s-[0-9a-f]{8}$")
+            self.assertGreater(line["features"], 16)
+
+    def test_empty_binary_and_oversized_inputs_are_skipped_with_reasons(self):
+        empty = self.write("empty.html", b"")
+        binary = self.write("binary.html", b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 64)
+        huge = self.write("huge.html", b"<p>" + b"word " * (3 * 1024 * 1024) + b"</p>")
+        out = {os.path.basename(l["file"]): l for l in lines(
+            run("fingerprint", empty, binary, huge, check=0).stdout)}
+        self.assertEqual(out["empty.html"]["reason"], "empty_body")
+        self.assertEqual(out["binary.html"]["reason"], "not_text")
+        self.assertEqual(out["huge.html"]["reason"], "too_large")
+
+    def test_missing_file_is_reported_by_name(self):
+        proc = run("fingerprint", os.path.join(self.dir, "nope.html"))
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn(b"nope.html", proc.stderr)
+
+    def test_extract_prints_main_text_without_title(self):
+        out = lines(run("extract", f"{self.pages}/a.html", check=0).stdout)
+        self.assertEqual(len(out), 1)
+        self.assertTrue(out[0]["title"])
+        self.assertGreater(len(out[0]["text"]), 200)
+        self.assertNotIn(out[0]["title"], out[0]["text"].split("\n")[0:1])
+
+    def test_decode_names_charset_and_its_source(self):
+        page = self.write("cp1251.html", '<html><head><meta charset="windows-1251"></head>'
+                          '<body><p>Привет, мир! Это проверка.</p></body></html>'.encode("cp1251"))
+        out = lines(run("decode", page, check=0).stdout)[0]
+        self.assertEqual(out["charset"], "windows-1251")
+        self.assertEqual(out["charset_source"], "meta")
+        self.assertIn("Привет, мир!", out["text"])
+
+    def sample_crawl(self):
+        with gzip.open(os.path.join(SOURCE, "samples", "crawl.jsonl.gz"), "rb") as f:
+            return f.read()
+
+    def test_dedup_tags_every_page_and_a_second_run_is_byte_identical(self):
+        crawl = self.sample_crawl()
+        store = os.path.join(self.dir, "index")
+        first = run("dedup", "--store", store, stdin=crawl, check=0)
+        second = run("dedup", "--store", store, stdin=crawl, check=0)
+        tagged = lines(first.stdout)
+        self.assertEqual(len(tagged), len(crawl.splitlines()))
+        self.assertEqual(first.stdout, second.stdout)
+        statuses = {t["neardup"]["status"] for t in tagged}
+        self.assertTrue({"unique", "duplicate"} <= statuses)
+        for t in tagged:
+            self.assertNotEqual(t["neardup"].get("duplicate_of"), t["id"])
+        self.assertIn(b"summary:", first.stderr)
+
+    def test_dedup_finds_planted_duplicates_with_high_precision(self):
+        with open(os.path.join(SOURCE, "samples", "crawl-truth.jsonl"), encoding="utf-8") as f:
+            truth = {row["id"]: row["cluster"] for row in map(json.loads, f)}
+        out = run("dedup", "--store", os.path.join(self.dir, "index"), stdin=self.sample_crawl(),
+                  check=0)
+        dups = [t for t in lines(out.stdout) if t["neardup"]["status"] == "duplicate"]
+        right = sum(truth[t["id"]] == truth[t["neardup"]["duplicate_of"]] for t in dups)
+        self.assertGreater(len(dups), 40)
+        self.assertGreaterEqual(right / len(dups), 0.95)
+
+    def test_dedup_reports_bad_lines_by_number_and_keeps_going(self):
+        good = json.dumps({"url": "https://a.example/1", "body": "<p>" + "alpha beta gamma " * 40 + "</p>"})
+        body64 = base64.b64encode(b"<p>" + b"delta epsilon zeta " * 40 + b"</p>").decode()
+        records = [good, "not json at all", json.dumps({"body": "no url"}),
+                   json.dumps({"url": "u", "body_base64": "!!!"}),
+                   json.dumps({"url": "https://b.example/2", "body_base64": body64}),
+                   json.dumps({"url": "https://c.example/3", "body": ""})]
+        dead = os.path.join(self.dir, "dead.jsonl")
+        proc = run("dedup", "--store", os.path.join(self.dir, "index"), "--dead-letter", dead,
+                   stdin=("\n".join(records) + "\n").encode(), check=0)
+        out = lines(proc.stdout)
+        self.assertEqual([o["url"] for o in out], ["https://a.example/1", "https://b.example/2",
+                                                   "https://c.example/3"])
+        self.assertEqual(out[2]["neardup"]["reason"], "empty_body")
+        err = proc.stderr.decode()
+        self.assertIn("line 2: not_json", err)
+        self.assertIn("line 3: missing_url", err)
+        self.assertIn("line 4: invalid_base64", err)
+        with open(dead, encoding="utf-8") as f:
+            self.assertEqual(f.read().splitlines(), records[1:4])
+
+    def test_stats_prints_the_design_and_document_count(self):
+        store = os.path.join(self.dir, "index")
+        run("dedup", "--store", store, stdin=self.sample_crawl(), check=0)
+        stats = json.loads(run("stats", "--store", store, "--json", check=0).stdout)
+        text = json.dumps(stats)
+        self.assertIn("documents", text)
+
+    def test_stats_on_a_missing_store_fails_clearly(self):
+        proc = run("stats", "--store", os.path.join(self.dir, "missing"))
+        self.assertNotEqual(proc.returncode, 0)
+        self.assertIn(b"missing", proc.stderr)
+
+
+if __name__ == "__main__":
+    NEARDUP, SOURCE = sys.argv[1], sys.argv[2]
+    unittest.main(argv=[sys.argv[0], "-v"])

@@ -1,0 +1,162 @@
+// neardup consume: Kafka records -> JSONL. Reads every partition of a topic (no group
+// membership, nothing committed) and stops after --count records or --timeout seconds without
+// a new one.
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "kafka/client.h"
+
+namespace neardup::cli {
+namespace {
+
+// The value as JSON when it parses as JSON, else as a JSON string.
+nlohmann::json value_json(const char* data, std::size_t size) {
+  auto parsed = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
+  if (!parsed.is_discarded()) return parsed;
+  return std::string(data, size);
+}
+
+std::expected<std::vector<std::int32_t>, std::string> topic_partitions(
+    RdKafka::KafkaConsumer& consumer, const std::string& topic) {
+  std::string error;
+  std::unique_ptr<RdKafka::Topic> handle(RdKafka::Topic::create(&consumer, topic, nullptr, error));
+  if (!handle) return std::unexpected("topic " + topic + ": " + error);
+  RdKafka::Metadata* raw = nullptr;
+  RdKafka::ErrorCode err = consumer.metadata(false, handle.get(), &raw, 10000);
+  std::unique_ptr<RdKafka::Metadata> metadata(raw);
+  if (err != RdKafka::ERR_NO_ERROR) {
+    return std::unexpected("metadata for " + topic + ": " + RdKafka::err2str(err));
+  }
+  std::vector<std::int32_t> partitions;
+  for (const RdKafka::TopicMetadata* t : *metadata->topics()) {
+    if (t->topic() != topic) continue;
+    if (t->err() != RdKafka::ERR_NO_ERROR) {
+      return std::unexpected("topic " + topic + ": " + RdKafka::err2str(t->err()));
+    }
+    for (const RdKafka::PartitionMetadata* p : *t->partitions()) partitions.push_back(p->id());
+  }
+  if (partitions.empty()) return std::unexpected("topic " + topic + " has no partitions");
+  return partitions;
+}
+
+}  // namespace
+
+void register_consume(CLI::App& root, CommandRegistry& registry) {
+  struct Options {
+    std::string bootstrap;
+    std::string topic;
+    std::uint64_t count = 0;
+    double timeout_s = 10;
+    std::string out = "-";
+    bool from_end = false;
+    bool with_meta = false;
+    std::vector<std::string> properties;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* sub = root.add_subcommand("consume", "Consume Kafka records as JSONL");
+  sub->add_option("--bootstrap", options->bootstrap, "bootstrap.servers")->required();
+  sub->add_option("--topic", options->topic, "topic to read (every partition)")->required();
+  sub->add_option("--count", options->count, "stop after this many records (0: no limit)");
+  sub->add_option("--timeout", options->timeout_s,
+                  "stop after this many seconds without a new record");
+  sub->add_option("--out", options->out, "JSONL output file, - for stdout");
+  sub->add_flag("--from-beginning,!--from-end", options->from_end,
+                "start at the oldest record (default) or after the newest");
+  sub->add_flag("--with-meta", options->with_meta,
+                R"(wrap each record as {"key","headers","partition","offset","value"})");
+  sub->add_option("--property", options->properties,
+                  "extra librdkafka consumer property NAME=VALUE (repeatable)");
+  registry.add(sub, [options]() {
+    auto extra = kafka::parse_properties(options->properties);
+    if (!extra) {
+      std::cerr << "neardup consume: " << extra.error() << "\n";
+      return kExitUsage;
+    }
+    kafka::Properties properties = {
+        {"bootstrap.servers", options->bootstrap},
+        // Partitions are assigned, not subscribed: the group is never joined nor committed to.
+        {"group.id", "neardup-consume"},
+        {"enable.auto.commit", "false"},
+        {"enable.auto.offset.store", "false"},
+    };
+    properties.insert(properties.end(), extra->begin(), extra->end());
+    auto conf = kafka::make_conf(properties);
+    if (!conf) {
+      std::cerr << "neardup consume: " << conf.error() << "\n";
+      return kExitUsage;
+    }
+    auto consumer = kafka::make_consumer(**conf);
+    if (!consumer) {
+      std::cerr << "neardup consume: " << consumer.error() << "\n";
+      return kExitFailure;
+    }
+    auto partitions = topic_partitions(**consumer, options->topic);
+    if (!partitions) {
+      std::cerr << "neardup consume: " << partitions.error() << "\n";
+      return kExitFailure;
+    }
+    kafka::TopicPartitions assignment;
+    for (std::int32_t partition : *partitions) {
+      assignment.add(
+          options->topic, partition,
+          options->from_end ? RdKafka::Topic::OFFSET_END : RdKafka::Topic::OFFSET_BEGINNING);
+    }
+    if (RdKafka::ErrorCode err = (*consumer)->assign(assignment.get()); err) {
+      std::cerr << "neardup consume: assign: " << RdKafka::err2str(err) << "\n";
+      return kExitFailure;
+    }
+    std::ofstream file;
+    if (options->out != "-") {
+      file.open(options->out, std::ios::binary | std::ios::trunc);
+      if (!file) {
+        std::cerr << "neardup consume: cannot open --out " << options->out << "\n";
+        return kExitUsage;
+      }
+    }
+    std::ostream& out = options->out == "-" ? std::cout : file;
+
+    using Clock = std::chrono::steady_clock;
+    const auto idle_limit = std::chrono::duration<double>(options->timeout_s);
+    auto last_record = Clock::now();
+    std::uint64_t received = 0;
+    while (options->count == 0 || received < options->count) {
+      std::unique_ptr<RdKafka::Message> message((*consumer)->consume(100));
+      if (message->err() == RdKafka::ERR__TIMED_OUT ||
+          message->err() == RdKafka::ERR__PARTITION_EOF) {
+        if (Clock::now() - last_record > idle_limit) break;
+        continue;
+      }
+      if (message->err() != RdKafka::ERR_NO_ERROR) {
+        std::cerr << "neardup consume: " << message->errstr() << "\n";
+        if (message->err() == RdKafka::ERR__FATAL) return kExitFailure;
+        continue;
+      }
+      last_record = Clock::now();
+      ++received;
+      nlohmann::json value =
+          value_json(static_cast<const char*>(message->payload()), message->len());
+      if (options->with_meta) {
+        nlohmann::json headers = nlohmann::json::object();
+        for (auto& [name, bytes] : kafka::message_headers(*message)) headers[name] = bytes;
+        nlohmann::json wrapped{
+            {"key", message->key() ? nlohmann::json(*message->key()) : nlohmann::json(nullptr)},
+            {"headers", std::move(headers)},
+            {"partition", message->partition()},
+            {"offset", message->offset()},
+            {"value", std::move(value)}};
+        value = std::move(wrapped);
+      }
+      out << value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace) << '\n';
+    }
+    out.flush();
+    (*consumer)->close();
+    std::cerr << "neardup consume: records=" << received << "\n";
+    bool short_count = options->count != 0 && received < options->count;
+    return short_count ? kExitNo : kExitOk;
+  });
+}
+
+}  // namespace neardup::cli

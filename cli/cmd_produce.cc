@@ -1,0 +1,123 @@
+// neardup produce: JSONL lines -> Kafka records (key from a field), waiting for every delivery
+// report. Lines are sent byte for byte, JSON or not, so malformed input can be produced too.
+#include <atomic>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.h"
+#include "kafka/client.h"
+
+namespace neardup::cli {
+namespace {
+
+class CountingDeliveryReport : public RdKafka::DeliveryReportCb {
+ public:
+  void dr_cb(RdKafka::Message& message) override {
+    if (message.err() == RdKafka::ERR_NO_ERROR) {
+      ++delivered;
+      return;
+    }
+    if (failed++ < 10)
+      std::cerr << "neardup produce: delivery failed: " << message.errstr() << "\n";
+  }
+  std::atomic<std::uint64_t> delivered{0}, failed{0};
+};
+
+// The key of one line: the string (or number) at key_field; none when the line is not a JSON
+// object or lacks the field.
+std::optional<std::string> key_of(const std::string& line, const std::string& key_field) {
+  if (key_field.empty()) return std::nullopt;
+  auto object = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
+  if (!object.is_object()) return std::nullopt;
+  auto field = object.find(key_field);
+  if (field == object.end()) return std::nullopt;
+  if (field->is_string()) return field->get<std::string>();
+  if (field->is_number()) return field->dump();
+  return std::nullopt;
+}
+
+}  // namespace
+
+void register_produce(CLI::App& root, CommandRegistry& registry) {
+  struct Options {
+    std::string bootstrap;
+    std::string topic;
+    std::string in = "-";
+    std::string key_field = "url";
+    std::vector<std::string> properties;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* sub = root.add_subcommand("produce", "Produce JSONL lines as Kafka records");
+  sub->add_option("--bootstrap", options->bootstrap, "bootstrap.servers")->required();
+  sub->add_option("--topic", options->topic, "topic to produce to")->required();
+  sub->add_option("--in", options->in, "JSONL input file, - for stdin");
+  sub->add_option("--key-field", options->key_field,
+                  "record key from this JSON field (empty: no key)");
+  sub->add_option("--property", options->properties,
+                  "extra librdkafka producer property NAME=VALUE (repeatable)");
+  registry.add(sub, [options]() {
+    kafka::Properties properties = {
+        {"bootstrap.servers", options->bootstrap},
+        {"enable.idempotence", "true"},
+        {"linger.ms", "5"},
+        // Large test pages (tens of MB) must reach the broker, which enforces its own limit.
+        {"message.max.bytes", "67108864"},
+    };
+    auto extra = kafka::parse_properties(options->properties);
+    if (!extra) {
+      std::cerr << "neardup produce: " << extra.error() << "\n";
+      return kExitUsage;
+    }
+    properties.insert(properties.end(), extra->begin(), extra->end());
+    auto conf = kafka::make_conf(properties);
+    CountingDeliveryReport reports;
+    if (conf) {
+      if (auto set = kafka::set_callback(**conf, "dr_cb", &reports); !set) {
+        std::cerr << "neardup produce: " << set.error() << "\n";
+        return kExitFailure;
+      }
+    } else {
+      std::cerr << "neardup produce: " << conf.error() << "\n";
+      return kExitUsage;
+    }
+    auto producer = kafka::make_producer(**conf);
+    if (!producer) {
+      std::cerr << "neardup produce: " << producer.error() << "\n";
+      return kExitFailure;
+    }
+    std::ifstream file;
+    if (options->in != "-") {
+      file.open(options->in, std::ios::binary);
+      if (!file) {
+        std::cerr << "neardup produce: cannot open --in " << options->in << "\n";
+        return kExitUsage;
+      }
+    }
+    std::istream& in = options->in == "-" ? std::cin : file;
+    std::uint64_t produced = 0, rejected = 0;
+    std::string line;
+    while (std::getline(in, line)) {
+      if (line.empty()) continue;
+      std::optional<std::string> key = key_of(line, options->key_field);
+      kafka::OutgoingRecord record{
+          .topic = options->topic, .key = key ? &*key : nullptr, .value = line};
+      RdKafka::ErrorCode err = kafka::produce(**producer, record, nullptr);
+      if (err != RdKafka::ERR_NO_ERROR) {
+        if (rejected++ < 10) {
+          std::cerr << "neardup produce: record " << produced + rejected << ": "
+                    << RdKafka::err2str(err) << "\n";
+        }
+        continue;
+      }
+      ++produced;
+      (*producer)->poll(0);
+    }
+    while ((*producer)->outq_len() > 0) (*producer)->flush(1000);
+    std::cerr << "neardup produce: produced=" << produced << " delivered=" << reports.delivered
+              << " failed=" << reports.failed + rejected << "\n";
+    return reports.failed + rejected == 0 ? kExitOk : kExitFailure;
+  });
+}
+
+}  // namespace neardup::cli

@@ -1,0 +1,78 @@
+// neardupd's engine (DESIGN.md §1, §6): consume pages from Kafka, run the pure pipeline on a
+// thread pool, apply them to the index in offset order per partition and in batches, and
+// publish each page tagged (or dead-lettered) through an idempotent producer.
+//
+// Delivery: at least once, deterministic verdicts. The consumer stores offset n + 1 of a
+// partition (enable.auto.offset.store=false) only when the outputs of every offset <= n are
+// delivered; librdkafka's auto commit (auto.commit.interval.ms) commits what is stored, and the
+// daemon commits synchronously on revoke and at shutdown. A record consumed again after a crash
+// gets the verdict the index stored against its offset. With kafka.exactly_once the producer is
+// transactional and each index batch's outputs commit together with its input offsets.
+//
+// Backpressure: at most pipeline.max_in_flight records (and kMaxInFlightBytes of record values)
+// are between consume and delivery; past that, the assigned partitions are paused (the consumer
+// keeps polling, so it stays in the group) and resumed below three quarters of both bounds.
+//
+// Threads: the caller's thread runs run() (the consumer: Kafka callbacks are served there);
+// run() starts the pipeline workers, one index thread (the index's single writer) and one thread
+// serving the producer's delivery reports.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <string>
+
+#include "config/config.h"
+#include "kafka/client.h"
+#include "ops/metrics.h"
+#include "store/index.h"
+
+namespace neardup::daemon {
+
+// Values of all records between consume and delivery stay below this (plus one record).
+inline constexpr std::uint64_t kMaxInFlightBytes = 256ull << 20;
+
+// How long a stop request may take to drain in-flight pages before the rest is left to replay.
+inline constexpr int kDrainMillis = 8000;
+
+// The librdkafka properties neardupd uses, before kafka.properties (which override them).
+kafka::Properties consumer_properties(const Config& config);
+kafka::Properties producer_properties(const Config& config);
+
+struct DaemonCounts {
+  std::uint64_t pages_in = 0;
+  std::uint64_t outputs = 0;
+  std::uint64_t dead_letters = 0;
+  std::uint64_t replayed = 0;
+};
+
+class Daemon {
+ public:
+  // Creates the Kafka clients and subscribes to kafka.input_topic. Errors name the property or
+  // client that failed. The daemon owns the index from here on; `metrics` (may be null) must
+  // outlive the daemon.
+  static std::expected<std::unique_ptr<Daemon>, std::string> create(
+      std::shared_ptr<const Config> config, std::unique_ptr<Index> index,
+      ops::DaemonMetrics* metrics = nullptr);
+  ~Daemon();
+
+  // Consumes until request_stop() or a fatal error, then drains, commits and closes.
+  // Returns an empty string after a clean stop, or the fatal error that stopped the daemon.
+  std::string run();
+
+  // Thread-safe and async-signal-safe in effect (sets a flag).
+  void request_stop() { stop_requested_.store(true); }
+  bool finished() const { return finished_.load(); }
+  DaemonCounts counts() const;
+
+ private:
+  struct Impl;
+  explicit Daemon(std::unique_ptr<Impl> impl);
+  std::unique_ptr<Impl> impl_;
+  std::atomic<bool> stop_requested_{false};
+  std::atomic<bool> finished_{false};
+};
+
+}  // namespace neardup::daemon

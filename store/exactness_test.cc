@@ -1,0 +1,128 @@
+// The index against brute force: every query's nearest stored page within k, or none, must be
+// exactly what a linear scan finds (ties: the earliest stored).
+#include <gtest/gtest.h>
+
+#include <bit>
+#include <cstdlib>
+#include <random>
+
+#include "store/index.h"
+#include "store/test_util.h"
+
+using neardup::testing::numbered;
+
+namespace neardup {
+namespace {
+
+struct Design {
+  std::uint32_t k, tables;
+};
+
+struct Counts {
+  std::uint64_t queries = 0, hits = 0, misses = 0, false_hits = 0, wrong_match = 0;
+};
+
+// Stores `stored` pages (random fingerprints; one in 50 a copy or a near copy of an earlier
+// page, so ties and clusters exist), then asks lookup() and brute force the same queries:
+// neighbours of stored pages at every distance 0..k+1, at the design k and below it.
+Counts check_against_brute_force(const Design& design, std::size_t stored, std::size_t queries,
+                                 std::uint64_t delta_entries) {
+  testing::TempDir dir;
+  auto config = testing::store_config(dir.path(), design.k, design.tables);
+  config.expected_documents = stored;
+  auto index = Index::open(config, {.delta_entries = delta_entries});
+  EXPECT_TRUE(index.has_value()) << index.error();
+  if (!index) return {};
+  std::mt19937_64 rng(design.k * 1000 + design.tables);
+  std::vector<std::uint64_t> fps;
+  fps.reserve(stored);
+  auto flip = [&](std::uint64_t fp, std::uint32_t bits) {
+    for (std::uint64_t mask = 0; std::popcount(mask) < static_cast<int>(bits);) {
+      mask |= 1ull << (rng() % 64);
+      if (std::popcount(mask) == static_cast<int>(bits)) return fp ^ mask;
+    }
+    return fp;
+  };
+  std::vector<IndexItem> batch;
+  for (std::size_t i = 0; i < stored; ++i) {
+    std::uint64_t fp = rng();
+    if (i > 0 && rng() % 50 == 0) fp = flip(fps[rng() % i], static_cast<std::uint32_t>(rng() % 3));
+    fps.push_back(fp);
+    batch.push_back(testing::page(numbered("d", i), fp, "s-test", design.k));
+    if (batch.size() == 1000 || i + 1 == stored) {
+      auto v = (*index)->apply(batch);
+      EXPECT_TRUE(v.has_value()) << v.error();
+      batch.clear();
+    }
+  }
+  Counts counts;
+  for (std::size_t q = 0; q < queries; ++q) {
+    std::uint32_t k = q % 4 == 3 && design.k > 0 ? design.k - 1 : design.k;
+    std::uint64_t query =
+        flip(fps[rng() % fps.size()], static_cast<std::uint32_t>(q % (design.k + 2)));
+    if (q % 7 == 6) query = rng();
+    int best = -1;
+    std::size_t best_at = 0;
+    for (std::size_t i = 0; i < fps.size(); ++i) {
+      int d = std::popcount(fps[i] ^ query);
+      if (d <= static_cast<int>(k) && (best < 0 || d < best)) {
+        best = d;
+        best_at = i;
+      }
+    }
+    auto found = (*index)->lookup(query, "s-test", k);
+    EXPECT_TRUE(found.has_value()) << found.error();
+    if (!found) return counts;
+    ++counts.queries;
+    if (best >= 0) ++counts.hits;
+    if (best >= 0 && !found->has_value()) ++counts.misses;
+    if (best < 0 && found->has_value()) ++counts.false_hits;
+    if (best >= 0 && found->has_value() &&
+        ((*found)->id != numbered("d", best_at) || (*found)->distance != best)) {
+      ++counts.wrong_match;
+    }
+  }
+  return counts;
+}
+
+void expect_exact(const Design& design, std::size_t stored, std::size_t queries,
+                  std::uint64_t delta_entries) {
+  Counts c = check_against_brute_force(design, stored, queries, delta_entries);
+  EXPECT_EQ(c.queries, queries);
+  EXPECT_GT(c.hits, queries / 2);
+  EXPECT_EQ(c.misses, 0u);
+  EXPECT_EQ(c.false_hits, 0u);
+  EXPECT_EQ(c.wrong_match, 0u);
+  std::printf(
+      "k=%u tables=%u stored=%zu: %llu queries, %llu with a neighbour, %llu misses, "
+      "%llu false hits, %llu wrong matches\n",
+      design.k, design.tables, stored, static_cast<unsigned long long>(c.queries),
+      static_cast<unsigned long long>(c.hits), static_cast<unsigned long long>(c.misses),
+      static_cast<unsigned long long>(c.false_hits),
+      static_cast<unsigned long long>(c.wrong_match));
+}
+
+// Small deltas so that lookups cross the delta and several merged runs.
+TEST(Exactness, KThreeFourTablesMatchesBruteForceAtOneHundredThousand) {
+  expect_exact({3, 4}, 100'000, 3000, 16384);
+}
+TEST(Exactness, KThreeTenTablesMatchesBruteForce) { expect_exact({3, 10}, 40'000, 2000, 4096); }
+TEST(Exactness, KTwoThreeTablesMatchesBruteForce) { expect_exact({2, 3}, 40'000, 2000, 4096); }
+TEST(Exactness, KFourFiveTablesMatchesBruteForce) { expect_exact({4, 5}, 40'000, 2000, 4096); }
+TEST(Exactness, KFourFifteenTablesMatchesBruteForce) { expect_exact({4, 15}, 30'000, 2000, 4096); }
+
+// The large check (bench/RESULTS.md): NEARDUP_EXACTNESS_STORED pages (default 1M), run with
+//   store_exactness_test --gtest_also_run_disabled_tests --gtest_filter='*Million*'
+std::size_t large_stored() {
+  const char* env = std::getenv("NEARDUP_EXACTNESS_STORED");
+  return env != nullptr ? std::strtoull(env, nullptr, 10) : 1'000'000;
+}
+TEST(Exactness, DISABLED_KThreeMatchesBruteForceAtAMillion) {
+  expect_exact({3, 0}, large_stored(), 10000, 1ull << 18);
+}
+TEST(Exactness, DISABLED_KFourMatchesBruteForceAtAMillion) {
+  expect_exact({4, 0}, large_stored(), 10000, 1ull << 18);
+}
+
+}  // namespace
+}  // namespace neardup

@@ -1,0 +1,389 @@
+#include "store/index.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <filesystem>
+#include <random>
+#include <thread>
+
+#include "store/lmdb.h"
+#include "store/test_util.h"
+
+namespace neardup {
+namespace {
+
+using testing::at;
+using testing::numbered;
+using testing::page;
+using testing::store_config;
+using testing::TempDir;
+using Status = Verdict::Status;
+
+std::unique_ptr<Index> open_or_die(const StoreConfig& config, const OpenOptions& options = {}) {
+  auto index = Index::open(config, options);
+  EXPECT_TRUE(index.has_value()) << index.error();
+  return index ? std::move(*index) : nullptr;
+}
+
+std::vector<Verdict> apply_or_die(Index& index, std::vector<IndexItem> items) {
+  auto verdicts = index.apply(items);
+  EXPECT_TRUE(verdicts.has_value()) << verdicts.error();
+  return verdicts ? *verdicts : std::vector<Verdict>{};
+}
+
+constexpr std::uint64_t kA = 0x9f3a0c1d22e4b807;
+
+TEST(Index, TwoNearDuplicatesInOneBatchGetOneUniqueAndOneDuplicate) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  auto v = apply_or_die(*index, {page("a", kA), page("b", kA ^ 0b101), page("c", ~kA)});
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].status, Status::kUnique);
+  EXPECT_EQ(v[1].status, Status::kDuplicate);
+  EXPECT_EQ(v[1].matched, "a");
+  EXPECT_EQ(v[1].duplicate_of, "a");
+  EXPECT_EQ(v[1].distance, 2);
+  EXPECT_FALSE(v[1].replayed);
+  EXPECT_EQ(v[2].status, Status::kUnique);
+}
+
+TEST(Index, DuplicateOfNamesTheFirstSeenPageOfTheMatchedCluster) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  // b is within 3 of a; c is within 3 of b but 5 from a: c matches b, whose cluster is a's.
+  auto v = apply_or_die(*index, {page("a", kA), page("b", kA ^ 0b111), page("c", kA ^ 0b11111)});
+  EXPECT_EQ(v[2].status, Status::kDuplicate);
+  EXPECT_EQ(v[2].matched, "b");
+  EXPECT_EQ(v[2].duplicate_of, "a");
+  EXPECT_EQ(v[2].distance, 2);
+}
+
+TEST(Index, TiesGoToTheEarliestStoredPage) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  apply_or_die(*index, {page("first", kA ^ 1), page("second", kA ^ 2)});
+  auto v = apply_or_die(*index, {page("q", kA)});
+  EXPECT_EQ(v[0].matched, "first");
+  EXPECT_EQ(v[0].distance, 1);
+}
+
+TEST(Index, LiveDistanceBelowTheDesignIsHonoured) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  apply_or_die(*index, {page("a", kA)});
+  auto v =
+      apply_or_die(*index, {page("b", kA ^ 0b111, "s-test", 2), page("c", kA ^ 0b11, "s-test", 2)});
+  EXPECT_EQ(v[0].status, Status::kUnique);
+  EXPECT_EQ(v[1].status, Status::kDuplicate);
+}
+
+TEST(Index, MaxDistanceAboveTheDesignIsAnErrorAndCommitsNothing) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  auto v = index->apply(std::vector{page("a", kA), page("b", kA, "s-test", 4)});
+  ASSERT_FALSE(v.has_value());
+  EXPECT_NE(v.error().find("max_distance 4"), std::string::npos) << v.error();
+  EXPECT_EQ(index->stats().documents, 0u);
+  auto again = apply_or_die(*index, {page("a", kA)});
+  EXPECT_EQ(again[0].status, Status::kUnique);
+  EXPECT_FALSE(again[0].replayed);
+}
+
+TEST(Index, PersistsAcrossReopenIncludingMergedRuns) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  std::mt19937_64 rng(7);
+  std::vector<std::uint64_t> fps(5000);
+  for (auto& fp : fps) fp = rng();
+  {
+    auto index = open_or_die(config, {.delta_entries = 512});
+    for (std::size_t i = 0; i < fps.size(); i += 250) {
+      std::vector<IndexItem> batch;
+      for (std::size_t j = i; j < i + 250; ++j) batch.push_back(page(numbered("p", j), fps[j]));
+      apply_or_die(*index, batch);
+    }
+    EXPECT_GT(index->stats().runs, 0u);
+  }
+  auto index = open_or_die(config, {.delta_entries = 512});
+  EXPECT_EQ(index->stats().documents, fps.size());
+  for (std::size_t i = 0; i < fps.size(); i += 97) {
+    auto match = index->lookup(fps[i] ^ 1, "s-test", 3);
+    ASSERT_TRUE(match.has_value()) << match.error();
+    ASSERT_TRUE(match->has_value());
+    EXPECT_EQ((*match)->id, numbered("p", i));
+    EXPECT_EQ((*match)->distance, 1);
+  }
+}
+
+TEST(Index, SameIdAndFingerprintGetsItsFirstVerdictNeverADuplicateOfItself) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  {
+    auto index = open_or_die(config);
+    apply_or_die(*index, {page("a", kA), page("b", kA ^ 1)});
+  }
+  auto index = open_or_die(config);
+  auto v = apply_or_die(*index, {page("a", kA), page("b", kA ^ 1), page("a", kA)});
+  EXPECT_EQ(v[0].status, Status::kUnique);
+  EXPECT_TRUE(v[0].replayed);
+  EXPECT_EQ(v[1].status, Status::kDuplicate);
+  EXPECT_EQ(v[1].matched, "a");
+  EXPECT_TRUE(v[1].replayed);
+  EXPECT_EQ(v[2].status, Status::kUnique);
+  EXPECT_EQ(index->stats().documents, 2u);
+}
+
+TEST(Index, ChangedFingerprintReindexesThePageUnderTheNewOne) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()), {.delta_entries = 64});
+  apply_or_die(*index, {page("a", kA)});
+  for (int i = 0; i < 200; ++i) apply_or_die(*index, {page(numbered("x", i), kA * (i + 3))});
+  // Same id, fingerprint 2 bits away: judged without itself, so unique.
+  auto v = apply_or_die(*index, {page("a", kA ^ 0b11)});
+  EXPECT_EQ(v[0].status, Status::kUnique);
+  EXPECT_FALSE(v[0].replayed);
+  auto old_fp = index->lookup(kA ^ (1ull << 40), "s-test", 1);
+  ASSERT_TRUE(old_fp.has_value());
+  EXPECT_FALSE(old_fp->has_value()) << "old fingerprint still indexed";
+  auto new_fp = index->lookup(kA ^ 0b11, "s-test", 0);
+  ASSERT_TRUE(new_fp.has_value() && new_fp->has_value());
+  EXPECT_EQ((*new_fp)->id, "a");
+  EXPECT_EQ(index->stats().documents, 201u);
+  // The new fingerprint is now the one replayed.
+  auto again = apply_or_die(*index, {page("a", kA ^ 0b11)});
+  EXPECT_TRUE(again[0].replayed);
+}
+
+TEST(Index, DesignMismatchAtOpenIsAClearError) {
+  TempDir dir;
+  open_or_die(store_config(dir.path(), 3, 4));
+  auto other = Index::open(store_config(dir.path(), 3, 10));
+  ASSERT_FALSE(other.has_value());
+  EXPECT_NE(other.error().find("stored design is k=3 r=1"), std::string::npos) << other.error();
+  auto other_k = Index::open(store_config(dir.path(), 4, 0));
+  ASSERT_FALSE(other_k.has_value());
+}
+
+TEST(Index, InvalidTableCountIsAClearError) {
+  TempDir dir;
+  auto index = Index::open(store_config(dir.path(), 3, 7));
+  ASSERT_FALSE(index.has_value());
+  EXPECT_NE(index.error().find("store.tables"), std::string::npos) << index.error();
+}
+
+TEST(Index, FormatVersionMismatchAtOpenIsAClearError) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  open_or_die(config);
+  {
+    auto env = lmdb::Env::open(dir.path(), {});
+    ASSERT_TRUE(env.has_value());
+    auto txn = lmdb::Txn::begin(*env, 0);
+    auto meta = lmdb::Dbi::open(*txn, "meta", 0);
+    ASSERT_TRUE(meta.has_value());
+    std::uint32_t version = 99;
+    ASSERT_TRUE(meta->put(*txn, "format", std::string_view(reinterpret_cast<char*>(&version), 4)));
+    ASSERT_TRUE(txn->commit());
+  }
+  auto index = Index::open(config);
+  ASSERT_FALSE(index.has_value());
+  EXPECT_NE(index.error().find("format version 99"), std::string::npos) << index.error();
+  auto read_only = Index::open(config, {.read_only = true});
+  EXPECT_FALSE(read_only.has_value());
+}
+
+std::vector<IndexItem> numbered_pages(std::size_t from, std::size_t count) {
+  std::vector<IndexItem> items;
+  for (std::size_t i = from; i < from + count; ++i) {
+    items.push_back(page(numbered("https://example.com/", i), std::mt19937_64(i)()));
+  }
+  return items;
+}
+
+TEST(Index, GrowsTheMapWhenFullAndKeepsEverything) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  config.map_size = 64 * 1024;
+  constexpr std::size_t kPages = 20000;
+  {
+    auto index = open_or_die(config, {.delta_entries = 2048});
+    for (std::size_t i = 0; i < kPages; i += 500) apply_or_die(*index, numbered_pages(i, 500));
+    EXPECT_GT(index->stats().map_size, 64u * 1024);
+  }
+  auto index = open_or_die(config, {.delta_entries = 2048});
+  EXPECT_EQ(index->stats().documents, kPages);
+  auto items = numbered_pages(0, kPages);
+  for (std::size_t i = 0; i < kPages; i += 37) {
+    auto match = index->lookup(items[i].page->fingerprint, "s-test", 0);
+    ASSERT_TRUE(match.has_value() && match->has_value()) << i;
+    EXPECT_EQ((*match)->id, items[i].page->id);
+  }
+}
+
+TEST(Index, ReachingMaxMapSizeIsAClearErrorAndLosesNothingCommitted) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  config.map_size = 64 * 1024;
+  config.max_map_size = 1024 * 1024;
+  std::size_t committed = 0;
+  std::string error;
+  {
+    auto index = open_or_die(config, {.delta_entries = 1024});
+    for (std::size_t i = 0; i < 100000 && error.empty(); i += 500) {
+      auto v = index->apply(numbered_pages(i, 500));
+      if (v)
+        committed += 500;
+      else
+        error = v.error();
+    }
+  }
+  EXPECT_NE(error.find("max_map_size"), std::string::npos) << error;
+  ASSERT_GT(committed, 0u);
+  config.max_map_size = 1ull << 30;
+  auto index = open_or_die(config, {.delta_entries = 1024});
+  EXPECT_EQ(index->stats().documents, committed);
+  auto items = numbered_pages(0, committed);
+  for (std::size_t i = 0; i < committed; i += 13) {
+    auto match = index->lookup(items[i].page->fingerprint, "s-test", 0);
+    ASSERT_TRUE(match.has_value() && match->has_value()) << i;
+  }
+  // Replaying the same pages reports them as already seen.
+  auto v = apply_or_die(*index, numbered_pages(0, 10));
+  for (const auto& verdict : v) EXPECT_TRUE(verdict.replayed);
+}
+
+TEST(Index, ReplayedOffsetsReturnTheStoredVerdictAndApplyNothing) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  {
+    auto index = open_or_die(config);
+    IndexItem skipped;
+    skipped.decided.status = Status::kSkipped;
+    skipped.decided.reason = "low_content";
+    apply_or_die(*index, {at(page("a", kA), "pages/0", 10), at(page("b", kA ^ 1), "pages/0", 11),
+                          at(skipped, "pages/0", 12), at(page("z", ~kA), "pages/1", 5)});
+    EXPECT_EQ(index->applied_offset("pages/0"), 12);
+    EXPECT_EQ(index->applied_offset("pages/1"), 5);
+    EXPECT_EQ(index->applied_offset("pages/2"), std::nullopt);
+  }
+  auto index = open_or_die(config);
+  // Re-delivered 11 and 12 carry different content now: the stored verdicts win.
+  IndexItem dead;
+  dead.decided.status = Status::kDeadLetter;
+  auto v = apply_or_die(*index, {at(page("b2", 0x1234), "pages/0", 11), at(dead, "pages/0", 12),
+                                 at(page("c", kA ^ 3), "pages/0", 13)});
+  EXPECT_EQ(v[0].status, Status::kDuplicate);
+  EXPECT_EQ(v[0].matched, "a");
+  EXPECT_TRUE(v[0].replayed);
+  EXPECT_EQ(v[1].status, Status::kSkipped);
+  EXPECT_EQ(v[1].reason, "low_content");
+  EXPECT_TRUE(v[1].replayed);
+  EXPECT_EQ(v[2].status, Status::kDuplicate);
+  EXPECT_FALSE(v[2].replayed);
+  EXPECT_EQ(index->applied_offset("pages/0"), 13);
+  EXPECT_EQ(index->stats().documents, 4u);  // a, b, z, c: b2 was never applied
+}
+
+TEST(Index, TrimPendingDropsVerdictsBelowTheCommittedOffset) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  std::vector<IndexItem> items;
+  for (int i = 0; i < 100; ++i) {
+    items.push_back(at(page(numbered("p", i), std::mt19937_64(i)()), "t/0", i));
+    items.push_back(at(page(numbered("q", i), std::mt19937_64(i + 1000)()), "t/1", i));
+  }
+  apply_or_die(*index, items);
+  EXPECT_EQ(index->stats().pending_verdicts, 200u);
+  ASSERT_TRUE(index->trim_pending("t/0", 60).has_value());
+  EXPECT_EQ(index->stats().pending_verdicts, 140u);
+  ASSERT_TRUE(index->trim_pending("t/0", 60).has_value());
+  EXPECT_EQ(index->stats().pending_verdicts, 140u);
+  ASSERT_TRUE(index->trim_pending("t/1", 1000).has_value());
+  EXPECT_EQ(index->stats().pending_verdicts, 40u);
+  // Offsets above the trim point still replay.
+  auto v = apply_or_die(*index, {at(page("other", 1), "t/0", 70)});
+  EXPECT_TRUE(v[0].replayed);
+  EXPECT_EQ(index->applied_offset("t/0"), 99);
+}
+
+TEST(Index, SchemesAreIsolated) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  {
+    auto index = open_or_die(config);
+    auto v = apply_or_die(
+        *index, {page("a", kA, "s-one"), page("b", kA, "s-two"), page("c", kA ^ 1, "s-two")});
+    EXPECT_EQ(v[1].status, Status::kUnique);
+    EXPECT_EQ(v[2].matched, "b");
+  }
+  auto index = open_or_die(config);
+  auto v = apply_or_die(*index, {page("d", kA ^ 1, "s-one")});
+  EXPECT_EQ(v[0].matched, "a");
+  auto stats = index->stats();
+  EXPECT_EQ(stats.schemes, (std::vector<std::string>{"s-one", "s-two"}));
+}
+
+TEST(Index, ASchemeCreatedInAnAbortedBatchLeavesNoTrace) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  auto index = open_or_die(config);
+  auto failed = index->apply(std::vector{page("a", kA, "s-new"), page("b", kA, "s-new", 9)});
+  ASSERT_FALSE(failed.has_value());
+  EXPECT_TRUE(index->stats().schemes.empty());
+  auto v = apply_or_die(*index, {page("a", kA, "s-new")});
+  EXPECT_FALSE(v[0].replayed);
+}
+
+TEST(Index, ReaderOnAnotherThreadDoesNotBlockTheWriter) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  std::atomic<bool> stop{false};
+  std::atomic<int> reads{0};
+  std::uint64_t last_seen = 0;
+  bool monotonic = true;
+  std::thread reader([&] {
+    while (!stop) {
+      std::uint64_t documents = index->stats().documents;
+      monotonic = monotonic && documents >= last_seen;
+      last_seen = documents;
+      ++reads;
+    }
+  });
+  for (std::size_t i = 0; i < 20000; i += 1000) apply_or_die(*index, numbered_pages(i, 1000));
+  stop = true;
+  reader.join();
+  EXPECT_GT(reads.load(), 0);
+  EXPECT_TRUE(monotonic);
+  EXPECT_EQ(index->stats().documents, 20000u);
+}
+
+TEST(Index, ReadOnlyOpenNeverCreatesAStore) {
+  TempDir dir;
+  auto config = store_config(dir.path() + "/missing");
+  auto index = Index::open(config, {.read_only = true});
+  ASSERT_FALSE(index.has_value());
+  EXPECT_FALSE(std::filesystem::exists(config.path));
+}
+
+TEST(Index, ReadOnlyOpenReportsStatsOfAWrittenStore) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  {
+    auto index = open_or_die(config);
+    apply_or_die(*index, {at(page("a", kA), "pages/3", 42)});
+  }
+  auto config_other = config;
+  config_other.design_k = 5;  // read-only open takes the design from the store
+  auto index = open_or_die(config_other, {.read_only = true});
+  auto stats = index->stats();
+  EXPECT_EQ(stats.design_k, 3u);
+  EXPECT_EQ(stats.documents, 1u);
+  EXPECT_EQ(stats.pending_verdicts, 1u);
+  ASSERT_EQ(stats.applied_offsets.size(), 1u);
+  EXPECT_EQ(stats.applied_offsets[0].second, 42);
+  EXPECT_FALSE(index->apply(std::vector{page("b", 1)}).has_value());
+}
+
+}  // namespace
+}  // namespace neardup

@@ -1,0 +1,96 @@
+#include "store/table_design.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace neardup {
+namespace {
+
+std::uint64_t binomial(std::uint32_t n, std::uint32_t r) {
+  std::uint64_t c = 1;
+  for (std::uint32_t i = 1; i <= r; ++i) c = c * (n - r + i) / i;
+  return c;
+}
+
+std::uint64_t low_mask(std::uint32_t bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
+
+}  // namespace
+
+TableDesign TableDesign::make(std::uint32_t k, std::uint32_t r) {
+  TableDesign design{.k = k, .r = r};
+  const std::uint32_t blocks = k + r;
+  for (std::uint32_t b = 0; b < blocks; ++b) {
+    design.block_width.push_back(64 / blocks + (b < 64 % blocks ? 1 : 0));
+  }
+  // Every r-subset of the blocks, in lexicographic order, then the remaining blocks.
+  std::vector<bool> chosen(blocks, false);
+  std::fill(chosen.begin(), chosen.begin() + r, true);
+  do {
+    std::vector<std::uint32_t> order;
+    for (std::uint32_t b = 0; b < blocks; ++b)
+      if (chosen[b]) order.push_back(b);
+    for (std::uint32_t b = 0; b < blocks; ++b)
+      if (!chosen[b]) order.push_back(b);
+    design.block_order.push_back(std::move(order));
+  } while (std::prev_permutation(chosen.begin(), chosen.end()));
+
+  std::vector<std::uint32_t> shift(blocks);  // where block b sits in the fingerprint
+  for (std::uint32_t b = blocks, at = 0; b-- > 0;) {
+    shift[b] = at;
+    at += design.block_width[b];
+  }
+  for (const auto& order : design.block_order) {
+    std::vector<Move> moves;
+    std::uint32_t to = 64;
+    for (std::uint32_t b : order) {
+      to -= design.block_width[b];
+      moves.push_back({shift[b], to, low_mask(design.block_width[b])});
+    }
+    design.moves.push_back(std::move(moves));
+  }
+  return design;
+}
+
+std::expected<TableDesign, std::string> TableDesign::for_store(std::uint32_t k,
+                                                               std::uint64_t expected_documents,
+                                                               std::uint32_t tables) {
+  if (k + 1 > 64) return std::unexpected("store.design_k: must be < 64, got " + std::to_string(k));
+  if (tables != 0) {
+    std::string valid;
+    for (std::uint32_t r = 1; k + r <= 64 && binomial(k + r, r) <= std::max(tables, 1000u); ++r) {
+      if (binomial(k + r, r) == tables) return make(k, r);
+      valid += (valid.empty() ? "" : ", ") + std::to_string(binomial(k + r, r));
+    }
+    return std::unexpected("store.tables: design_k " + std::to_string(k) +
+                           " allows C(k + r, r) tables (" + valid + ", ...), got " +
+                           std::to_string(tables));
+  }
+  // Fewest tables whose average prefix bucket stays within a page of packed entries: a table
+  // costs one B-tree descent per probe and one entry per insert, a candidate about a nanosecond.
+  for (std::uint32_t r = 1;; ++r) {
+    TableDesign design = make(k, r);
+    if (design.bucket_entries(expected_documents) <= kMaxBucketEntries || k + r + 1 > 64) {
+      return design;
+    }
+  }
+}
+
+std::uint32_t TableDesign::prefix_bits(std::size_t table) const {
+  std::uint32_t bits = 0;
+  for (std::uint32_t i = 0; i < r; ++i) bits += block_width[block_order[table][i]];
+  return bits;
+}
+
+std::uint64_t TableDesign::permute(std::size_t table, std::uint64_t fingerprint) const {
+  std::uint64_t key = 0;
+  for (const Move& m : moves[table]) key |= ((fingerprint >> m.from) & m.mask) << m.to;
+  return key;
+}
+
+double TableDesign::bucket_entries(std::uint64_t documents) const {
+  std::uint32_t narrowest = 64;
+  for (std::size_t t = 0; t < tables(); ++t) narrowest = std::min(narrowest, prefix_bits(t));
+  return static_cast<double>(documents) / std::ldexp(1.0, static_cast<int>(narrowest));
+}
+
+}  // namespace neardup

@@ -1,0 +1,53 @@
+#!/usr/bin/env python3
+"""Whole-daemon throughput through the development broker: N synthetic pages are produced to an
+input topic first, then neardupd is started; the clock runs from its partition assignment until
+the output topic's high watermarks add up to N. Prints pages/s and MB/s (input bytes), and
+`neardup dedup`'s pages/s on the same input for comparison.
+
+  bench_daemon.py [COUNT] [PARTITIONS]     (NEARDUP, NEARDUPD: binaries; kcat on PATH)
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+
+import harness as h
+
+COUNT = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
+PARTITIONS = int(sys.argv[2]) if len(sys.argv) > 2 else 12
+
+
+def output_count(bootstrap):
+    query = ["kcat", "-b", bootstrap, "-Q"]
+    for p in range(PARTITIONS):
+        query += ["-t", f"tagged:{p}:-1"]
+    result = subprocess.run(query, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return sum(int(m) for m in re.findall(r"offset (\d+)", result.stdout))
+
+
+def bench(workdir):
+    broker = h.Broker(workdir, [f"pages:{PARTITIONS}", f"tagged:{PARTITIONS}", "dead:1"])
+    pages, urls = h.generate_pages(workdir, COUNT, seed=7)
+    megabytes = os.path.getsize(pages) / 1e6
+    config = h.write_config(workdir, broker.bootstrap)
+    start = time.monotonic()
+    subprocess.run([h.NEARDUP, "dedup", "--store", workdir.file("dedup-store"), "--config",
+                    config, "--in", pages, "--out", os.devnull], check=True,
+                   stderr=subprocess.DEVNULL)
+    dedup_rate = COUNT / (time.monotonic() - start)
+    h.produce(broker.bootstrap, "pages", pages)
+    daemon = h.Daemon(workdir, config)
+    daemon.wait_assigned()
+    start = time.monotonic()
+    h.wait_for(lambda: output_count(broker.bootstrap) >= COUNT, 300, "all outputs", 0.05)
+    seconds = time.monotonic() - start
+    code, _ = daemon.terminate()
+    h.check(code == 0, f"exit code {code}")
+    print(f"pages={COUNT} input_MB={megabytes:.1f} partitions={PARTITIONS} seconds={seconds:.2f} "
+          f"daemon_pages_per_s={COUNT / seconds:.0f} daemon_MB_per_s={megabytes / seconds:.2f} "
+          f"dedup_pages_per_s={dedup_rate:.0f} cores={os.cpu_count()}")
+
+
+if __name__ == "__main__":
+    h.run(bench, "bench")

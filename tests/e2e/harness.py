@@ -1,0 +1,247 @@
+"""Processes for neardup's end-to-end tests: a development broker (`neardup broker`), neardupd
+daemons, and the `neardup produce/consume/dedup` tools. Python 3 standard library only.
+
+Every test gets a fresh temporary directory; every process it starts is stopped at exit.
+Binaries come from the NEARDUP and NEARDUPD environment variables (set by CTest).
+"""
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+NEARDUP = os.environ.get("NEARDUP", "neardup")
+NEARDUPD = os.environ.get("NEARDUPD", "neardupd")
+HERE = os.path.dirname(os.path.abspath(__file__))
+
+
+def log(message):
+    print(f"[{time.strftime('%H:%M:%S')}] {message}", file=sys.stderr, flush=True)
+
+
+def check(condition, message):
+    if not condition:
+        raise AssertionError(message)
+
+
+def wait_for(predicate, timeout, what, interval=0.1):
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        value = predicate()
+        if value:
+            return value
+        time.sleep(interval)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+class Workdir:
+    """A fresh temporary directory that keeps its files when the test fails."""
+
+    def __init__(self, name):
+        self.path = tempfile.mkdtemp(prefix=f"neardup-e2e-{name}-")
+        self.processes = []
+
+    def file(self, name):
+        return os.path.join(self.path, name)
+
+    def close(self):
+        for process in self.processes:
+            if process.poll() is None:
+                process.kill()
+                process.wait()
+
+
+class Broker:
+    def __init__(self, workdir, topics, brokers=1):
+        self.workdir = workdir
+        self.control = workdir.file("broker.control")
+        bootstrap_file = workdir.file("bootstrap")
+        open(self.control, "w").close()
+        args = [NEARDUP, "broker", "--brokers", str(brokers), "--bootstrap-file", bootstrap_file,
+                "--control", self.control]
+        for topic in topics:
+            args += ["--topic", topic]
+        self.stderr = open(workdir.file("broker.log"), "w")
+        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                                        stderr=self.stderr)
+        workdir.processes.append(self.process)
+        wait_for(lambda: os.path.exists(bootstrap_file), 10, "the broker's bootstrap file")
+        with open(bootstrap_file) as f:
+            self.bootstrap = f.read().strip()
+
+    def command(self, line):
+        with open(self.control, "a") as f:
+            f.write(line + "\n")
+
+    def stop(self):
+        self.process.terminate()
+        self.process.wait(timeout=10)
+
+
+DEFAULT_EXTRA = "pipeline:\n  batch_delay_ms: 5\n"
+
+
+def write_config(workdir, bootstrap, name="neardup.yaml", input_topic="pages", group="neardup",
+                 extra="", kafka_extra=""):
+    path = workdir.file(name)
+    with open(path, "w") as f:
+        f.write(f"""kafka:
+  bootstrap_servers: "{bootstrap}"
+  group_id: "{group}"
+  input_topic: "{input_topic}"
+  output_topic: "tagged"
+  dead_letter_topic: "dead"
+{kafka_extra}  properties:
+    # Restarts in these tests must not wait out the default 45 s session of a killed member.
+    session.timeout.ms: "6000"
+    heartbeat.interval.ms: "500"
+store:
+  path: "{workdir.file('store')}"
+  expected_documents: 100000
+  sync: false
+metrics:
+  listen: ""
+{extra or DEFAULT_EXTRA}""")
+    return path
+
+
+class Daemon:
+    def __init__(self, workdir, config, name="neardupd"):
+        self.log_path = workdir.file(f"{name}.log")
+        self.log_start = os.path.getsize(self.log_path) if os.path.exists(self.log_path) else 0
+        self.stderr = open(self.log_path, "a")
+        self.process = subprocess.Popen([NEARDUPD, "--config", config], stdin=subprocess.DEVNULL,
+                                        stdout=subprocess.DEVNULL, stderr=self.stderr)
+        workdir.processes.append(self.process)
+
+    def log_text(self):
+        """What this process has logged so far."""
+        with open(self.log_path, errors="replace") as f:
+            f.seek(self.log_start)
+            return f.read()
+
+    def wait_assigned(self, timeout=60):
+        """Waits until the daemon has joined the group and got partitions; returns the seconds."""
+        start = time.monotonic()
+        wait_for(lambda: "assigned partitions" in self.log_text() or not self.alive(), timeout,
+                 "the daemon's partition assignment")
+        check(self.alive(), "the daemon exited while joining the group")
+        return time.monotonic() - start
+
+    def alive(self):
+        return self.process.poll() is None
+
+    def kill9(self):
+        self.process.kill()
+        self.process.wait()
+
+    def terminate(self, timeout=15):
+        """SIGTERM; returns (exit code, seconds to exit)."""
+        start = time.monotonic()
+        self.process.send_signal(signal.SIGTERM)
+        code = self.process.wait(timeout=timeout)
+        return code, time.monotonic() - start
+
+
+def produce(bootstrap, topic, path, key_field="cluster"):
+    """Produces JSONL lines keyed by `key_field` (pages of one cluster share a partition)."""
+    subprocess.run([NEARDUP, "produce", "--bootstrap", bootstrap, "--topic", topic, "--in", path,
+                    "--key-field", key_field], check=True, stderr=subprocess.DEVNULL)
+
+
+def consume(bootstrap, topic, count=0, timeout=5.0):
+    """All records of a topic, each {"key","headers","partition","offset","value"}."""
+    args = [NEARDUP, "consume", "--bootstrap", bootstrap, "--topic", topic, "--with-meta",
+            "--timeout", str(timeout)]
+    if count:
+        args += ["--count", str(count)]
+    result = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
+    return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def wait_for_outputs(bootstrap, topic, keys, timeout):
+    """Consumes the topic until every url in `keys` has an output; returns the records."""
+    deadline = time.monotonic() + timeout
+    while True:
+        records = consume(bootstrap, topic, timeout=1.0)
+        missing = keys - {r["value"]["url"] for r in records if isinstance(r["value"], dict)}
+        if not missing:
+            return records
+        if time.monotonic() > deadline:
+            raise AssertionError(f"{len(missing)} inputs have no output after {timeout}s, "
+                                 f"e.g. {sorted(missing)[:3]}")
+        time.sleep(1)
+
+
+def dedup(workdir, config, pages):
+    """`neardup dedup` over the same pages in the same order: url -> neardup tag."""
+    out = workdir.file("dedup.jsonl")
+    subprocess.run([NEARDUP, "dedup", "--store", workdir.file("dedup-store"), "--config", config,
+                    "--in", pages, "--out", out], check=True, stderr=subprocess.DEVNULL)
+    with open(out) as f:
+        return {o["url"]: o["neardup"] for o in map(json.loads, f)}
+
+
+def generate_pages(workdir, count, seed=1, name="pages.jsonl"):
+    path = workdir.file(name)
+    subprocess.run([sys.executable, os.path.join(HERE, "gen_pages.py"), "--count", str(count),
+                    "--seed", str(seed), "--out", path], check=True)
+    with open(path) as f:
+        urls = [json.loads(line)["url"] for line in f]
+    return path, urls
+
+
+def verdict(tag):
+    """The parts of a tag that must be the same on every replay."""
+    return (tag["status"], tag.get("fingerprint"), tag.get("duplicate_of"), tag.get("matched"),
+            tag.get("distance"), tag.get("reason"))
+
+
+def check_outputs(records, urls, expected=None):
+    """Every input has an output; all copies of a page agree; none is a duplicate of itself;
+    with `expected` (url -> tag), every verdict equals it. Returns url -> tag."""
+    by_url = {}
+    for record in records:
+        value = record["value"]
+        tag = value["neardup"]
+        url = value["url"]
+        check(record["key"] == value["cluster"], f"{url}: key {record['key']!r} was not kept")
+        check(record["headers"].get("neardup-status") == tag["status"],
+              f"{url}: header neardup-status disagrees with the value")
+        if tag["status"] == "duplicate":
+            check(tag["duplicate_of"] != url and tag["matched"] != url,
+                  f"{url} is a duplicate of itself")
+            check(record["headers"].get("neardup-duplicate-of") == tag["duplicate_of"],
+                  f"{url}: header neardup-duplicate-of disagrees")
+        if url in by_url:
+            check(verdict(by_url[url]) == verdict(tag),
+                  f"{url}: copies disagree: {by_url[url]} vs {tag}")
+        by_url[url] = tag
+    missing = set(urls) - set(by_url)
+    check(not missing, f"{len(missing)} inputs have no output, e.g. {sorted(missing)[:3]}")
+    if expected is not None:
+        differing = [u for u in urls if verdict(by_url[u]) != verdict(expected[u])]
+        check(not differing, f"{len(differing)} verdicts differ from neardup dedup's, e.g. "
+                             f"{differing[:1]}: {by_url[differing[0]] if differing else ''} vs "
+                             f"{expected[differing[0]] if differing else ''}")
+    return by_url
+
+
+def run(test, name):
+    """Runs test(workdir); exit 0 on success, 1 with the reason on failure."""
+    workdir = Workdir(name)
+    try:
+        test(workdir)
+    except Exception as error:  # report any failure, keep the files for inspection
+        log(f"FAILED: {error!r}; files kept in {workdir.path}")
+        workdir.close()
+        raise
+    workdir.close()
+    if os.environ.get("NEARDUP_E2E_KEEP"):
+        log(f"files kept in {workdir.path}")
+    else:
+        shutil.rmtree(workdir.path, ignore_errors=True)
+    log("PASSED")
