@@ -105,8 +105,13 @@ class RunProbe {
     const double behind = last_ >= lo_ ? static_cast<double>(last_ - lo_) / gap_ : 0;
     guess_ =
         behind >= static_cast<double>(n_ - 1) ? 0 : n_ - 1 - static_cast<std::ptrdiff_t>(behind);
-    __builtin_prefetch(data_ + 16 * guess_);
-    __builtin_prefetch(data_ + 16 * guess_ + 64);
+    // Prefetch the lines the search and scan will read: the expected range entries (with
+    // slack for the guess's error), so that the probes of all columns stream in together.
+    const double expected = (static_cast<double>(hi_ - lo_) + 1) / gap_;
+    const std::ptrdiff_t from = std::max<std::ptrdiff_t>(guess_ - 16, 0);
+    const std::ptrdiff_t to = std::min<std::ptrdiff_t>(
+        n_, guess_ + 16 + static_cast<std::ptrdiff_t>(std::min(expected, 512.0)));
+    for (std::ptrdiff_t i = from; i < to; i += 4) __builtin_prefetch(data_ + 16 * i);
     return {};
   }
 
