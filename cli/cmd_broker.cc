@@ -33,8 +33,9 @@ constexpr const char* kControlHelp =
   topic NAME:PARTITIONS       create another topic
 Each command is answered on stderr ("ok ..." or "error ...").
 
-Limits of librdkafka 2.0's mock cluster: it keeps only about 5 MB per partition (older records,
-and a batch larger than that, are dropped: spread data over partitions); it accepts
+Limits of librdkafka 2.0's mock cluster: it keeps only about 5 MB per partition (older records
+are dropped: spread data over partitions); a batch larger than that survives only as the first
+batch of an empty partition, and is lost together with the next batch appended there; it accepts
 transactions but does not apply their offsets to the group nor hide aborted records.)";
 
 struct TopicSpec {

@@ -45,6 +45,7 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
     std::string topic;
     std::string in = "-";
     std::string key_field = "url";
+    std::int32_t partition = RdKafka::Topic::PARTITION_UA;
     std::vector<std::string> properties;
   };
   auto options = std::make_shared<Options>();
@@ -54,6 +55,9 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
   sub->add_option("--in", options->in, "JSONL input file, - for stdin");
   sub->add_option("--key-field", options->key_field,
                   "record key from this JSON field (empty: no key)");
+  sub->add_option("--partition", options->partition,
+                  "produce every record to this partition (default: the partitioner, by key)")
+      ->check(CLI::NonNegativeNumber);
   sub->add_option("--property", options->properties,
                   "extra librdkafka producer property NAME=VALUE (repeatable)");
   registry.add(sub, [options]() {
@@ -61,7 +65,8 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
         {"bootstrap.servers", options->bootstrap},
         {"enable.idempotence", "true"},
         {"linger.ms", "5"},
-        // Large test pages (tens of MB) must reach the broker, which enforces its own limit.
+        // Large test pages (tens of MB) must reach the broker, which enforces its own limit
+        // (records above 64 MiB: --property message.max.bytes=N, at most 1000000000).
         {"message.max.bytes", "67108864"},
     };
     auto extra = kafka::parse_properties(options->properties);
@@ -100,8 +105,10 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
     while (std::getline(in, line)) {
       if (line.empty()) continue;
       std::optional<std::string> key = key_of(line, options->key_field);
-      kafka::OutgoingRecord record{
-          .topic = options->topic, .key = key ? &*key : nullptr, .value = line};
+      kafka::OutgoingRecord record{.topic = options->topic,
+                                   .partition = options->partition,
+                                   .key = key ? &*key : nullptr,
+                                   .value = line};
       RdKafka::ErrorCode err = kafka::produce(**producer, record, nullptr);
       if (err != RdKafka::ERR_NO_ERROR) {
         if (rejected++ < 10) {

@@ -139,10 +139,12 @@ nlohmann::json tag_to_json(const Tag& tag) {
   return out;
 }
 
+bool body_omitted(const Tag& tag) { return tag.status == "skipped" && tag.reason == "too_large"; }
+
 std::string render_output(const Page& page, const Tag& tag, const OutputConfig& output,
                           const InputFields& fields) {
   nlohmann::json object = page.object;
-  if (!output.include_body) {
+  if (!output.include_body || body_omitted(tag)) {
     object.erase(fields.body);
     object.erase(fields.body_base64);
   }

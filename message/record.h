@@ -50,8 +50,14 @@ struct Tag {
 
 nlohmann::json tag_to_json(const Tag& tag);
 
+// True for a page skipped as too_large (input.max_body_bytes): its output never carries the
+// body, whatever output.include_body says, so that the output record stays small even when the
+// input topic accepted a record far larger than the output topic would.
+bool body_omitted(const Tag& tag);
+
 // The output record: the input object unchanged plus the `neardup` field; body fields dropped
-// when output.include_body is false. Never throws on invalid UTF-8 (replaced by U+FFFD).
+// when output.include_body is false or body_omitted(tag). Never throws on invalid UTF-8
+// (replaced by U+FFFD).
 std::string render_output(const Page& page, const Tag& tag, const OutputConfig& output,
                           const InputFields& fields);
 

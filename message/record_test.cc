@@ -78,4 +78,21 @@ TEST(Record, IncludeBodyFalseDropsBodyFields) {
   EXPECT_FALSE(out["neardup"].contains("duplicate_of"));
 }
 
+TEST(Record, TooLargePageIsOutputWithoutItsBody) {
+  auto page = parse_page(R"({"url":"u","body":"big","extra":1})", {});
+  ASSERT_TRUE(page.has_value());
+  Tag tag{.status = "skipped", .reason = "too_large"};
+  auto out = nlohmann::json::parse(render_output(*page, tag, OutputConfig{}, InputFields{}));
+  EXPECT_FALSE(out.contains("body"));
+  EXPECT_EQ(out["extra"], 1);
+  EXPECT_EQ(out["neardup"]["reason"], "too_large");
+  auto b64 = parse_page(R"({"url":"u","body_base64":"Ymln"})", {});
+  ASSERT_TRUE(b64.has_value());
+  out = nlohmann::json::parse(render_output(*b64, tag, OutputConfig{}, InputFields{}));
+  EXPECT_FALSE(out.contains("body_base64"));
+  Tag other{.status = "skipped", .reason = "low_content"};
+  out = nlohmann::json::parse(render_output(*page, other, OutputConfig{}, InputFields{}));
+  EXPECT_EQ(out["body"], "big");
+}
+
 }  // namespace neardup

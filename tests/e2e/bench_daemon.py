@@ -4,7 +4,11 @@ input topic first, then neardupd is started; the clock runs from its partition a
 the output topic's high watermarks add up to N. Prints pages/s and MB/s (input bytes), and
 `neardup dedup`'s pages/s on the same input for comparison.
 
-  bench_daemon.py [COUNT] [PARTITIONS]     (NEARDUP, NEARDUPD: binaries; kcat on PATH)
+  bench_daemon.py [COUNT] [PARTITIONS] [--in=PAGES.jsonl]
+      (NEARDUP, NEARDUPD: binaries; kcat on PATH)
+
+With --in=, the pages are read from a JSONL file in the input format (keyed by url) instead of
+being generated, and COUNT is the number of lines in it.
 """
 import os
 import re
@@ -14,8 +18,10 @@ import time
 
 import harness as h
 
-COUNT = int(sys.argv[1]) if len(sys.argv) > 1 else 20000
-PARTITIONS = int(sys.argv[2]) if len(sys.argv) > 2 else 12
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--in")]
+INPUT = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--in=")), None)
+COUNT = int(ARGS[0]) if ARGS else 20000
+PARTITIONS = int(ARGS[1]) if len(ARGS) > 1 else 12
 
 
 def output_count(bootstrap):
@@ -28,7 +34,13 @@ def output_count(bootstrap):
 
 def bench(workdir):
     broker = h.Broker(workdir, [f"pages:{PARTITIONS}", f"tagged:{PARTITIONS}", "dead:1"])
-    pages, urls = h.generate_pages(workdir, COUNT, seed=7)
+    global COUNT
+    if INPUT:
+        pages, key_field = INPUT, "url"
+        with open(INPUT) as f:
+            COUNT = sum(1 for line in f if line.strip())
+    else:
+        (pages, _), key_field = h.generate_pages(workdir, COUNT, seed=7), "cluster"
     megabytes = os.path.getsize(pages) / 1e6
     config = h.write_config(workdir, broker.bootstrap)
     start = time.monotonic()
@@ -36,7 +48,7 @@ def bench(workdir):
                     config, "--in", pages, "--out", os.devnull], check=True,
                    stderr=subprocess.DEVNULL)
     dedup_rate = COUNT / (time.monotonic() - start)
-    h.produce(broker.bootstrap, "pages", pages)
+    h.produce(broker.bootstrap, "pages", pages, key_field=key_field)
     daemon = h.Daemon(workdir, config)
     daemon.wait_assigned()
     start = time.monotonic()

@@ -4,7 +4,8 @@ original bytes and reason; readable but useless pages are output as skipped; the
 running and every input yields exactly one record.
 
 The development broker keeps only about 5 MB per partition, so the oversized body is 2 MB
-against input.max_body_bytes 1MiB (the same rule as 20 MB against the default 10 MiB)."""
+against input.max_body_bytes 1MiB (the same rule as 20 MB against the default 10 MiB, which
+test_big_body.py sends through a partition of its own)."""
 import json
 import time
 

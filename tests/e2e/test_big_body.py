@@ -1,0 +1,153 @@
+#!/usr/bin/env python3
+"""A 20 MB page among bad records, with the default input.max_body_bytes (10 MiB).
+
+The 20 MB record (an HTML body of random words, about 5.3 MB even under zstd) goes through
+`neardup produce`, the development broker, `neardup consume` and neardupd: it yields exactly one
+output, tagged skipped/too_large and without its body; not-JSON, not-an-object, missing url,
+wrong type and invalid base64 records go to the dead-letter topic with their reason; empty and
+low-content pages are skipped; the daemon keeps running and processes the records produced after
+the big one; every input yields exactly one output or dead letter.
+
+The development broker (librdkafka 2.0's mock) keeps about 5 MB per partition: a batch larger
+than that survives only as the first batch of an empty partition, and is lost together with the
+next batch appended to that partition. So the big record goes alone to partition 1 of the input
+topic and everything else to partition 0 (`neardup produce --partition`)."""
+import json
+import random
+import time
+
+import harness as h
+
+BIG_BYTES = 20 * 1000 * 1000
+BIG_URL = "https://big.example/20mb"
+
+# (record, where it must go, reason code)
+BAD = [
+    ("this is not json", "dead", "not_json"),
+    ("[1, 2, 3]", "dead", "not_object"),
+    (json.dumps({"body": "<p>no url here</p>"}), "dead", "missing_url"),
+    (json.dumps({"url": 42, "body": "<p>x</p>"}), "dead", "wrong_type"),
+    (json.dumps({"url": "https://bad.example/b64", "body_base64": "!!not base64!!"}), "dead",
+     "invalid_base64"),
+    (json.dumps({"url": "https://bad.example/empty", "body": ""}), "tagged", "empty_body"),
+    (json.dumps({"url": "https://bad.example/short", "body": "<p>hi</p>"}), "tagged",
+     "low_content"),
+]
+GOOD_BEFORE = 150
+GOOD_AFTER = 50
+
+
+def big_page():
+    """A JSON page whose body is BIG_BYTES of paragraphs of random words (not trivially
+    compressible: zstd keeps about a quarter of it)."""
+    rng = random.Random(20)
+    syllables = ["ka", "lo", "mi", "ne", "ru", "ta", "vo", "shi", "den", "par", "qua", "zel"]
+    words = sorted({"".join(rng.choice(syllables) for _ in range(rng.randint(2, 4)))
+                    for _ in range(3000)})
+    parts, size = ["<!doctype html><html><head><title>big</title></head><body><article>\n"], 0
+    while size < BIG_BYTES:
+        paragraph = "<p>" + " ".join(rng.choices(words, k=rng.randint(40, 120))) + ".</p>\n"
+        parts.append(paragraph)
+        size += len(paragraph)
+    parts.append("</article></body></html>")
+    return {"url": BIG_URL, "cluster": "big", "body": "".join(parts), "site": "big.example"}
+
+
+def write_lines(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def produce(bootstrap, path, partition):
+    h.subprocess.run([h.NEARDUP, "produce", "--bootstrap", bootstrap, "--topic", "pages", "--in",
+                      path, "--key-field", "cluster", "--partition", str(partition)], check=True,
+                     stderr=h.subprocess.DEVNULL)
+
+
+def test(workdir):
+    broker = h.Broker(workdir, ["pages:2", "tagged:4", "dead:1"])
+    pages, urls = h.generate_pages(workdir, GOOD_BEFORE + GOOD_AFTER, seed=20)
+    with open(pages) as f:
+        good_lines = f.read().splitlines()
+    before = []
+    step = GOOD_BEFORE // len(BAD)
+    for n, line in enumerate(good_lines[:GOOD_BEFORE]):
+        before.append(line)
+        if n % step == 0 and n // step < len(BAD):
+            before.append(BAD[n // step][0])
+    after = good_lines[GOOD_BEFORE:]
+    big = big_page()
+    big_line = json.dumps(big)
+    h.check(len(big["body"]) >= BIG_BYTES, "the big body is too small")
+    write_lines(workdir.file("before.jsonl"), before)
+    write_lines(workdir.file("big.jsonl"), [big_line])
+    write_lines(workdir.file("after.jsonl"), after)
+
+    start = time.monotonic()
+    produce(broker.bootstrap, workdir.file("before.jsonl"), 0)
+    produce(broker.bootstrap, workdir.file("big.jsonl"), 1)
+    h.log(f"produced {len(before)} records and one of {len(big_line)} bytes "
+          f"in {time.monotonic() - start:.1f}s")
+
+    # neardup consume reads the big record back unchanged.
+    records = h.consume(broker.bootstrap, "pages", timeout=2)
+    bigs = [r for r in records if isinstance(r["value"], dict) and r["value"].get("url") == BIG_URL]
+    h.check(len(bigs) == 1 and bigs[0]["partition"] == 1 and bigs[0]["value"] == big,
+            f"the big record did not come back unchanged from the broker ({len(bigs)} copies)")
+    h.check(len(records) == len(before) + 1, f"{len(records)} input records on the broker, "
+                                             f"expected {len(before) + 1}")
+
+    config = h.write_config(workdir, broker.bootstrap)  # default input.max_body_bytes: 10MiB
+    daemon = h.Daemon(workdir, config)
+    expected = set(urls[:GOOD_BEFORE]) | {BIG_URL} | {
+        json.loads(r)["url"] for r, where, _ in BAD if where == "tagged"}
+    h.wait_for_outputs(broker.bootstrap, "tagged", expected, timeout=60)
+    h.log(f"outputs for the records before and the big one after {time.monotonic() - start:.1f}s")
+
+    # Records produced after the big one are processed too.
+    produce(broker.bootstrap, workdir.file("after.jsonl"), 0)
+    h.wait_for_outputs(broker.bootstrap, "tagged", expected | set(urls[GOOD_BEFORE:]), timeout=60)
+    time.sleep(1)
+    tagged = h.consume(broker.bootstrap, "tagged", timeout=2)
+    dead = h.consume(broker.bootstrap, "dead", timeout=2)
+    h.check(daemon.alive(), "the daemon stopped")
+    inputs = len(before) + 1 + len(after)
+    h.check(len(tagged) + len(dead) == inputs,
+            f"{len(tagged)} outputs + {len(dead)} dead letters != {inputs} inputs")
+
+    big_outputs = [r for r in tagged if r["value"]["url"] == BIG_URL]
+    h.check(len(big_outputs) == 1, f"{len(big_outputs)} outputs for the big record")
+    output = big_outputs[0]
+    tag = output["value"]["neardup"]
+    h.check(tag["status"] == "skipped" and tag.get("reason") == "too_large",
+            f"big record: got {tag}")
+    h.check(output["headers"].get("neardup-status") == "skipped", "big record: status header")
+    h.check(output["key"] == "big", f"big record: key {output['key']!r} was not kept")
+    h.check("body" not in output["value"] and output["value"].get("site") == "big.example",
+            "big record: the output must be the input without its body, plus the tag")
+    h.check(len(json.dumps(output["value"])) < 4096, "big record: output too large")
+    h.check(not [d for d in dead if BIG_URL in json.dumps(d["value"])],
+            "big record: also dead-lettered")
+
+    by_url = {r["value"]["url"]: r["value"]["neardup"] for r in tagged}
+    for record, where, reason in BAD:
+        if where == "tagged":
+            tag = by_url[json.loads(record)["url"]]
+            h.check(tag["status"] == "skipped" and tag["reason"] == reason,
+                    f"{reason}: got {tag}")
+            continue
+        matches = [d for d in dead if d["headers"].get("neardup-error") == reason]
+        h.check(len(matches) == 1, f"{reason}: {len(matches)} dead letters")
+        original = json.loads(record) if reason != "not_json" else record
+        h.check(matches[0]["value"] == original, f"{reason}: dead letter value changed")
+    h.check_outputs([r for r in tagged if "cluster" in r["value"] and r["value"]["url"] != BIG_URL],
+                    urls)
+    code, _ = daemon.terminate()
+    h.check(code == 0, f"exit code {code}")
+    h.log(f"{inputs} inputs = {len(tagged)} outputs + {len(dead)} dead letters; the "
+          f"{len(big['body'])}-byte body: one output, skipped/too_large, "
+          f"{len(json.dumps(output['value']))} bytes; {time.monotonic() - start:.1f}s")
+
+
+if __name__ == "__main__":
+    h.run(test, "big-body")
