@@ -38,12 +38,13 @@ RUN for f in /usr/bin/neardup* /usr/sbin/neardup*; do \
       [ -e "$f" ] || continue; \
       if ldd "$f" | grep 'not found'; then echo "$f: missing libraries" >&2; exit 1; fi; \
     done \
- && neardupd --check-config /etc/neardup/neardup.yaml >/dev/null
+ && /usr/sbin/neardupd --check-config /etc/neardup/neardup.yaml >/dev/null
 
 USER neardup
 VOLUME /var/lib/neardup
 EXPOSE 9464
 # SIGTERM (docker stop) drains in-flight pages and commits before exiting 0; SIGHUP reloads.
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["neardupd"]
+# neardupd installs to sbin (daemon/CMakeLists.txt); the absolute path does not rely on PATH.
+ENTRYPOINT ["/usr/sbin/neardupd"]
 CMD ["--config", "/etc/neardup/neardup.yaml"]

@@ -12,6 +12,7 @@
 
 #include "common/log.h"
 #include "common/parallel.h"
+#include "daemon/consumer_stats.h"
 #include "daemon/offset_tracker.h"
 #include "message/record.h"
 #include "message/tag.h"
@@ -36,7 +37,10 @@ struct Work {
   kafka::Headers headers;
   std::string value;
 
-  // Filled by a pipeline worker.
+  // Filled by a pipeline worker. The running config when the worker took the page and its
+  // scheme: the page's stages, index request and output all use this one snapshot.
+  std::shared_ptr<const Config> config;
+  std::string scheme;
   std::expected<Page, RecordError> page = std::unexpected(RecordError{});
   PageFingerprint result;
   bool ready = false;  // guarded by the sequencer's mutex
@@ -44,10 +48,26 @@ struct Work {
   // Filled by the index thread.
   Verdict verdict;
   bool shrunk = false;  // republished without its body after the broker refused its size
+  // When produce() took the output: the produce stage lasts until its delivery report.
+  Clock::time_point produced_at;
 };
 using WorkPtr = std::shared_ptr<Work>;
 
 bool is_own_header(const std::string& name) { return name.starts_with("neardup-"); }
+
+double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
+
+void observe_stages(ops::DaemonMetrics& metrics, const StageTimes& times) {
+  const std::pair<ops::Stage, const std::optional<std::chrono::nanoseconds>&> stages[] = {
+      {ops::Stage::kDecode, times.decode},
+      {ops::Stage::kDenoise, times.denoise},
+      {ops::Stage::kFeatures, times.features},
+      {ops::Stage::kFingerprint, times.fingerprint},
+  };
+  for (const auto& [stage, time] : stages) {
+    if (time) metrics.stage(stage).observe(seconds(*time));
+  }
+}
 
 }  // namespace
 
@@ -64,6 +84,8 @@ kafka::Properties consumer_properties(const Config& config) {
       // Bound the prefetch queue per partition: memory stays bounded while paused.
       {"queued.max.messages.kbytes", "16384"},
       {"isolation.level", "read_committed"},
+      // Per-partition consumer_lag for neardup_consumer_lag (event_cb, EVENT_STATS).
+      {"statistics.interval.ms", std::to_string(kStatisticsMillis)},
   };
   for (const auto& property : config.kafka.properties) properties.push_back(property);
   return properties;
@@ -91,18 +113,22 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
                       public RdKafka::EventCb,
                       public RdKafka::RebalanceCb,
                       public RdKafka::OffsetCommitCb {
-  Impl(std::shared_ptr<const Config> config_in, std::unique_ptr<Index> index_in,
+  Impl(const ops::ConfigHolder& holder_in, std::unique_ptr<Index> index_in,
        std::atomic<bool>& stop_requested_in, ops::DaemonMetrics* metrics_in)
-      : config(std::move(config_in)),
-        scheme(scheme_id(*config)),
+      : holder(holder_in),
+        startup(holder.current()),
         index(std::move(index_in)),
         metrics(metrics_in),
         stop_requested(stop_requested_in),
         log(logger("daemon")) {}
 
   // --- configuration and clients ---
-  std::shared_ptr<const Config> config;
-  const std::string scheme;
+  // The running config, swapped by reloads: read once per page (workers), per batch (index
+  // thread) or per poll (backpressure).
+  const ops::ConfigHolder& holder;
+  // The config at start-up, for the keys that need a restart (kafka.*, store.*,
+  // pipeline.threads): a reload keeps them at these values anyway (ops/reload.h).
+  const std::shared_ptr<const Config> startup;
   std::unique_ptr<Index> index;
   ops::DaemonMetrics* metrics;  // may be null
   std::atomic<bool>& stop_requested;
@@ -117,6 +143,8 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
   bool paused = false;                         // consumer thread only
   std::atomic<std::uint64_t> in_flight{0}, in_flight_bytes{0};
   std::atomic<std::uint64_t> pages_in{0}, outputs{0}, dead_letters{0}, replayed{0};
+  // Clock::time_point of the consume loop's last poll, as ticks (health()).
+  std::atomic<Clock::rep> last_poll{Clock::now().time_since_epoch().count()};
 
   std::mutex fatal_mutex;
   std::string fatal_error;
@@ -162,6 +190,9 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
           log->warn("kafka error={} detail={}", kafka::error_name(event.err()), event.str());
         }
         break;
+      case RdKafka::Event::EVENT_STATS:
+        record_consumer_lag(event.str());
+        break;
       case RdKafka::Event::EVENT_LOG:
         // Connection failures also arrive as EVENT_ERROR (logged above): log them once.
         if (event.fac() == "FAIL") break;
@@ -175,6 +206,17 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
         break;
       default:
         break;
+    }
+  }
+
+  // Sets neardup_consumer_lag{partition} from a statistics report, for assigned partitions
+  // only: both this and rebalance_cb run on the consumer thread, so a report that arrives after
+  // a revoke cannot bring a removed partition back.
+  void record_consumer_lag(const std::string& json) {
+    if (!metrics) return;
+    for (const auto& [id, lag] : consumer_lags(json)) {
+      if (!assigned.contains(id)) continue;
+      metrics->consumer_lag.labels({partition_key(id)}).set(static_cast<double>(lag));
     }
   }
 
@@ -198,7 +240,9 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
            " error=" + kafka::error_name(message.err()) + ": " + message.errstr());
       return;
     }
-    if (!config->kafka.exactly_once) acknowledge(*work);
+    if (metrics)
+      metrics->stage(ops::Stage::kProduce).observe(seconds(Clock::now() - work->produced_at));
+    if (!startup->kafka.exactly_once) acknowledge(*work);
   }
 
   void acknowledge(const Work& work) {
@@ -250,7 +294,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
     if (!lost) {
       // A stop has already drained (drain()); a plain rebalance waits here, bounded.
       if (!stop_requested) wait_drained(revoked, Clock::now() + milliseconds(kDrainMillis));
-      if (!config->kafka.exactly_once) {
+      if (!startup->kafka.exactly_once) {
         store_offsets();
         kafka::TopicPartitions commit;
         for (const auto& id : revoked) {
@@ -272,6 +316,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
       tracker.forget(id);
       stored.erase(id);
       assigned.erase(id);
+      if (metrics) metrics->consumer_lag.remove({partition_key(id)});
     }
     if (cooperative) {
       if (RdKafka::Error* error = kafka_consumer->incremental_unassign(partitions)) {
@@ -314,7 +359,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
 
   // offsets_store for every assigned partition whose committable offset advanced.
   void store_offsets() {
-    if (config->kafka.exactly_once) return;
+    if (startup->kafka.exactly_once) return;
     kafka::TopicPartitions advanced;
     for (const auto& id : assigned) {
       auto offset = tracker.committable(id);
@@ -337,7 +382,8 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
   }
 
   void apply_backpressure() {
-    const std::uint64_t max_pages = std::max<std::uint32_t>(config->pipeline.max_in_flight, 1);
+    const std::uint64_t max_pages =
+        std::max<std::uint32_t>(holder.current()->pipeline.max_in_flight, 1);
     const bool over = in_flight >= max_pages || in_flight_bytes >= kMaxInFlightBytes;
     const bool under =
         in_flight <= max_pages * 3 / 4 && in_flight_bytes <= kMaxInFlightBytes * 3 / 4;
@@ -381,6 +427,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
   void consume_loop() {
     auto last_report = Clock::now();
     while (!stop_requested) {
+      last_poll = Clock::now().time_since_epoch().count();
       apply_backpressure();
       store_offsets();
       std::unique_ptr<RdKafka::Message> message(consumer->consume(100));
@@ -423,7 +470,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
     if (std::size_t left = tracker.outstanding_total(); left > 0) {
       log->warn("stopping with {} pages un-acknowledged: they will be replayed", left);
     }
-    if (!config->kafka.exactly_once) {
+    if (!startup->kafka.exactly_once) {
       store_offsets();
       RdKafka::ErrorCode code = consumer->commitSync();
       if (code != RdKafka::ERR_NO_ERROR && code != RdKafka::ERR__NO_OFFSET) {
@@ -435,6 +482,9 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
   // ---------------------------------------------------------------- pipeline workers
 
   void worker_loop() {
+    // The snapshot and scheme id of the previous page: scheme_id() runs once per reload.
+    std::shared_ptr<const Config> config;
+    std::string scheme;
     while (true) {
       WorkPtr work;
       {
@@ -444,9 +494,18 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
         work = std::move(work_queue.front());
         work_queue.pop_front();
       }
+      if (auto current = holder.current(); current != config) {
+        config = std::move(current);
+        scheme = scheme_id(*config);
+      }
+      work->config = config;
+      work->scheme = scheme;
       work->page = parse_page(work->value, config->input.fields);
       if (work->page) {
-        work->result = fingerprint_page(work->page->body, work->page->content_type, *config);
+        StageTimes times;
+        work->result = fingerprint_page(work->page->body, work->page->content_type, *config,
+                                        {.times = metrics ? &times : nullptr});
+        if (metrics) observe_stages(*metrics, times);
       }
       {
         std::lock_guard lock(lane_mutex);
@@ -471,6 +530,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
   }
 
   std::vector<WorkPtr> next_batch(std::vector<std::pair<std::string, std::int64_t>>& trims_out) {
+    const std::shared_ptr<const Config> config = holder.current();  // once per batch
     const std::size_t batch_size = std::max<std::uint32_t>(config->pipeline.batch_size, 1);
     std::unique_lock lock(lane_mutex);
     lane_cv.wait_for(lock, milliseconds(100),
@@ -501,7 +561,8 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
       item.decided =
           Verdict{.status = Verdict::Status::kSkipped, .reason = work.result.skip->reason};
     } else {
-      item.page = index_request(*work.page, work.result, scheme, config->dedup.max_distance);
+      item.page =
+          index_request(*work.page, work.result, work.scheme, work.config->dedup.max_distance);
       // First-seen time without fetched_at: the record's timestamp, the same on every replay.
       if (!work.page->fetched_at_ms && work.timestamp_ms > 0)
         item.page->seen_at_ms = work.timestamp_ms;
@@ -519,7 +580,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
     std::string value;
     const bool dead = !work->page || work->verdict.status == Verdict::Status::kDeadLetter;
     if (dead) {
-      record.topic = config->kafka.dead_letter_topic;
+      record.topic = startup->kafka.dead_letter_topic;
       std::string code = work->page ? work->verdict.reason : work->page.error().code;
       std::string detail =
           work->page ? "verdict stored for this offset" : work->page.error().detail;
@@ -532,11 +593,11 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
       dead_letters += 1;
       if (metrics) metrics->dead_letters.labels({code}).inc();
     } else {
-      Tag tag = make_tag(work->result, work->verdict, scheme);
-      OutputConfig output = config->output;
+      Tag tag = make_tag(work->result, work->verdict, work->scheme);
+      OutputConfig output = work->config->output;
       if (work->shrunk) output.include_body = false;
-      value = render_output(*work->page, tag, output, config->input.fields);
-      record.topic = config->kafka.output_topic;
+      value = render_output(*work->page, tag, output, work->config->input.fields);
+      record.topic = startup->kafka.output_topic;
       record.headers.emplace_back("neardup-status", tag.status);
       if (tag.status == "duplicate")
         record.headers.emplace_back("neardup-duplicate-of", tag.duplicate_of);
@@ -546,6 +607,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
       if (metrics) metrics->pages_out_for(tag.status).inc();
     }
     auto* opaque = new WorkPtr(work);
+    work->produced_at = Clock::now();
     RdKafka::ErrorCode code = kafka::produce(*producer, record, opaque, &pipeline_stop);
     if (code == RdKafka::ERR_MSG_SIZE_TOO_LARGE && !work->shrunk) {
       delete opaque;
@@ -610,10 +672,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
       for (const WorkPtr& work : batch) items.push_back(index_item(*work));
       const auto apply_start = Clock::now();
       auto verdicts = index->apply(items);
-      if (metrics) {
-        metrics->stage(ops::Stage::kIndex)
-            .observe(std::chrono::duration<double>(Clock::now() - apply_start).count());
-      }
+      if (metrics) metrics->stage(ops::Stage::kIndex).observe(seconds(Clock::now() - apply_start));
       if (!verdicts) {
         fail("index: " + verdicts.error());
         continue;
@@ -622,7 +681,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
         batch[i]->verdict = std::move((*verdicts)[i]);
         if (batch[i]->verdict.replayed) replayed += 1;
       }
-      if (config->kafka.exactly_once) {
+      if (startup->kafka.exactly_once) {
         publish_transaction(batch);
       } else {
         for (const WorkPtr& work : batch) publish(work);
@@ -635,7 +694,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
   }
 
   void start_threads() {
-    const unsigned threads = resolve_threads(config->pipeline.threads);
+    const unsigned threads = resolve_threads(startup->pipeline.threads);
     for (unsigned i = 0; i < threads; ++i) workers.emplace_back([this] { worker_loop(); });
     index_thread = std::jthread([this] { index_loop(); });
     poll_thread = std::jthread([this] { poll_loop(); });
@@ -659,11 +718,12 @@ Daemon::~Daemon() {
   if (impl_) impl_->stop_threads();
 }
 
-std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(
-    std::shared_ptr<const Config> config, std::unique_ptr<Index> index,
-    ops::DaemonMetrics* metrics) {
+std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::ConfigHolder& holder,
+                                                                   std::unique_ptr<Index> index,
+                                                                   ops::DaemonMetrics* metrics) {
   auto daemon = std::unique_ptr<Daemon>(new Daemon(nullptr));
-  auto impl = std::make_unique<Impl>(config, std::move(index), daemon->stop_requested_, metrics);
+  auto impl = std::make_unique<Impl>(holder, std::move(index), daemon->stop_requested_, metrics);
+  const std::shared_ptr<const Config>& config = impl->startup;
 
   auto producer_conf = kafka::make_conf(producer_properties(*config));
   if (!producer_conf) return std::unexpected("kafka producer: " + producer_conf.error());
@@ -711,10 +771,11 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(
 
 std::string Daemon::run() {
   Impl& impl = *impl_;
+  const Config& config = *impl.startup;
   impl.log->info("started input={} output={} dead_letter={} group={} scheme={} exactly_once={}",
-                 impl.config->kafka.input_topic, impl.config->kafka.output_topic,
-                 impl.config->kafka.dead_letter_topic, impl.config->kafka.group_id, impl.scheme,
-                 impl.config->kafka.exactly_once);
+                 config.kafka.input_topic, config.kafka.output_topic,
+                 config.kafka.dead_letter_topic, config.kafka.group_id, scheme_id(config),
+                 config.kafka.exactly_once);
   impl.start_threads();
   impl.consume_loop();
   const auto stop_started = Clock::now();
@@ -729,6 +790,20 @@ std::string Daemon::run() {
   finished_ = true;
   std::lock_guard lock(impl.fatal_mutex);
   return impl.fatal_error;
+}
+
+IndexStats Daemon::index_stats() { return impl_->index->stats(); }
+
+std::expected<void, std::string> Daemon::health() const {
+  if (stop_requested_) return {};
+  const Clock::duration since =
+      Clock::now().time_since_epoch() - Clock::duration(impl_->last_poll.load());
+  if (since > milliseconds(kStallMillis)) {
+    return std::unexpected("the consume loop has not polled Kafka for " +
+                           std::to_string(std::chrono::duration_cast<milliseconds>(since).count()) +
+                           " ms");
+  }
+  return {};
 }
 
 DaemonCounts Daemon::counts() const {

@@ -16,9 +16,17 @@
 // Threads: the caller's thread runs run() (the consumer: Kafka callbacks are served there);
 // run() starts the pipeline workers, one index thread (the index's single writer) and one thread
 // serving the producer's delivery reports.
+//
+// Reload (DESIGN.md §7): the daemon reads the running config from an ops::ConfigHolder that
+// the signal thread swaps. A worker takes one snapshot per page and keeps it with the page, so
+// the page's stages, its index request (scheme, dedup.max_distance) and its output (output.*,
+// input.fields) all follow one config; the index thread reads pipeline.batch_* once per batch.
+// The restart-only keys (kafka.*, store.*, pipeline.threads) are read from the config the
+// daemon was created with. Nothing is restarted by a reload: no record is lost or repeated.
 #pragma once
 
 #include <atomic>
+#include <chrono>
 #include <cstdint>
 #include <expected>
 #include <memory>
@@ -27,6 +35,7 @@
 #include "config/config.h"
 #include "kafka/client.h"
 #include "ops/metrics.h"
+#include "ops/reload.h"
 #include "store/index.h"
 
 namespace neardup::daemon {
@@ -36,6 +45,14 @@ inline constexpr std::uint64_t kMaxInFlightBytes = 256ull << 20;
 
 // How long a stop request may take to drain in-flight pages before the rest is left to replay.
 inline constexpr int kDrainMillis = 8000;
+
+// The consume loop polls Kafka every 100 ms, also while paused; a rebalance callback may hold it
+// up to kDrainMillis. Longer than this without a poll means the daemon is stuck (health()).
+inline constexpr int kStallMillis = 15000;
+
+// How often librdkafka reports consumer statistics (statistics.interval.ms), from which
+// neardup_consumer_lag{partition} is set; kafka.properties may override it.
+inline constexpr int kStatisticsMillis = 5000;
 
 // The librdkafka properties neardupd uses, before kafka.properties (which override them).
 kafka::Properties consumer_properties(const Config& config);
@@ -50,11 +67,11 @@ struct DaemonCounts {
 
 class Daemon {
  public:
-  // Creates the Kafka clients and subscribes to kafka.input_topic. Errors name the property or
-  // client that failed. The daemon owns the index from here on; `metrics` (may be null) must
-  // outlive the daemon.
+  // Creates the Kafka clients (from config.current()) and subscribes to kafka.input_topic.
+  // Errors name the property or client that failed. The daemon owns the index from here on;
+  // `config` and `metrics` (may be null) must outlive the daemon.
   static std::expected<std::unique_ptr<Daemon>, std::string> create(
-      std::shared_ptr<const Config> config, std::unique_ptr<Index> index,
+      const ops::ConfigHolder& config, std::unique_ptr<Index> index,
       ops::DaemonMetrics* metrics = nullptr);
   ~Daemon();
 
@@ -66,6 +83,15 @@ class Daemon {
   void request_stop() { stop_requested_.store(true); }
   bool finished() const { return finished_.load(); }
   DaemonCounts counts() const;
+
+  // The index's counts and sizes (Index::stats(): a read transaction on the calling thread,
+  // which never blocks the index thread). Any thread, for the life of the daemon.
+  IndexStats index_stats();
+
+  // Healthy while the consume loop has polled Kafka within kStallMillis, or while a requested
+  // stop drains (bounded by kDrainMillis); otherwise the reason. Any thread. For the systemd
+  // watchdog and /healthz.
+  std::expected<void, std::string> health() const;
 
  private:
   struct Impl;

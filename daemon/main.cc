@@ -1,14 +1,19 @@
-// neardupd: the near-duplicate detection daemon (DESIGN.md §1, §6, §8).
+// neardupd: the near-duplicate detection daemon (DESIGN.md §1, §6, §7, §8).
 //
-//   neardupd --config F          run until SIGTERM/SIGINT (drain, commit, exit 0)
+//   neardupd --config F          run until SIGTERM/SIGINT (drain, commit, exit 0); SIGHUP
+//                                reloads F
 //   neardupd --check-config F    validate; print the effective config (exit 0) or the error (2)
 //
 // Signals are blocked in every thread and taken by the main thread alone (sigtimedwait), so no
-// handler ever runs inside librdkafka or the index. Exit codes: 0 clean stop, 2 usage or config
-// error, 3 start-up or fatal runtime error (logged as "fatal error=...").
+// handler ever runs inside librdkafka or the index. The main thread also reloads the config,
+// refreshes the index gauges and sends systemd its STATUS= line. Exit codes: 0 clean stop,
+// 2 usage or config error, 3 start-up or fatal runtime error (logged as "fatal error=...").
+#include <fmt/format.h>
 #include <signal.h>
 
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <chrono>
 #include <ctime>
 #include <iostream>
 #include <thread>
@@ -19,6 +24,7 @@
 #include "ops/metrics.h"
 #include "ops/metrics_server.h"
 #include "ops/notify.h"
+#include "ops/reload.h"
 #include "store/index.h"
 
 namespace {
@@ -26,6 +32,11 @@ namespace {
 constexpr int kExitOk = 0;
 constexpr int kExitUsage = 2;
 constexpr int kExitFailure = 3;
+
+// How often the index gauges and systemd's STATUS= line are refreshed.
+constexpr std::chrono::seconds kStatusPeriod{2};
+
+using Clock = std::chrono::steady_clock;
 
 // Builds both Kafka configurations so that a bad kafka.properties entry is a config error.
 std::expected<void, std::string> check_kafka_properties(const neardup::Config& config) {
@@ -38,6 +49,77 @@ std::expected<void, std::string> check_kafka_properties(const neardup::Config& c
   }
   return {};
 }
+
+// Multi-line errors (one per bad key) as one log line.
+std::string one_line(std::string text) {
+  std::ranges::replace(text, '\n', ';');
+  return text;
+}
+
+// SIGHUP (DESIGN.md §7): reads and validates the whole file; an accepted config replaces the
+// running one between pages, a rejected one leaves it as it was. systemd sees RELOADING=1 ...
+// READY=1 whatever the outcome.
+void reload(const std::string& path, neardup::ops::ConfigHolder& holder,
+            neardup::daemon::Daemon& daemon, neardup::ops::DaemonMetrics& metrics,
+            spdlog::logger& log) {
+  using namespace neardup;
+  if (auto sent = ops::notify_reloading(); !sent) log.warn("{}", sent.error());
+  const std::shared_ptr<const Config> running = holder.current();
+  // The open store's k bounds dedup.max_distance, whatever store.design_k the files say.
+  std::uint32_t design_k = daemon.index_stats().design_k;
+  if (design_k == 0) design_k = running->store.design_k;
+  auto plan = ops::plan_reload(*running, load_config_file(path), design_k);
+  if (!plan) {
+    log.warn("reload rejected, the running config is kept: {}", one_line(plan.error()));
+    metrics.reloads_rejected.inc();
+  } else if (!set_log_level(plan->config.log.level)) {
+    log.warn("reload rejected, the running config is kept: log.level: unknown level {}",
+             plan->config.log.level);
+    metrics.reloads_rejected.inc();
+  } else {
+    // Restart-only keys are named in the line; they call for the operator's attention.
+    if (plan->needs_restart.empty()) {
+      log.info("{}", ops::describe(*plan));
+    } else {
+      log.warn("{}", ops::describe(*plan));
+    }
+    holder.replace(std::move(plan->config));
+    metrics.reloads_accepted.inc();
+  }
+  if (auto sent = ops::notify_ready(); !sent) log.warn("{}", sent.error());
+}
+
+// Pages per second since the previous call, the index gauges, and systemd's STATUS= line.
+class StatusReporter {
+ public:
+  StatusReporter(neardup::daemon::Daemon& daemon, neardup::ops::DaemonMetrics& metrics)
+      : daemon_(daemon), metrics_(metrics), last_time_(Clock::now()) {}
+
+  void report(spdlog::logger& log) {
+    using namespace neardup;
+    const IndexStats stats = daemon_.index_stats();
+    metrics_.index_documents.set(static_cast<double>(stats.documents));
+    metrics_.index_bytes.set(static_cast<double>(stats.bytes_on_disk));
+    const daemon::DaemonCounts counts = daemon_.counts();
+    const std::uint64_t done = counts.outputs + counts.dead_letters;
+    const auto now = Clock::now();
+    const double elapsed = std::chrono::duration<double>(now - last_time_).count();
+    const double rate = elapsed > 0 ? static_cast<double>(done - last_done_) / elapsed : 0;
+    last_time_ = now;
+    last_done_ = done;
+    auto sent = ops::notify_status(fmt::format(
+        "{:.0f} pages/s; {} pages in, {} out, {} dead letters; index {} documents, {:.1f} MiB",
+        rate, counts.pages_in, counts.outputs, counts.dead_letters, stats.documents,
+        static_cast<double>(stats.bytes_on_disk) / (1 << 20)));
+    if (!sent) log.warn("{}", sent.error());
+  }
+
+ private:
+  neardup::daemon::Daemon& daemon_;
+  neardup::ops::DaemonMetrics& metrics_;
+  Clock::time_point last_time_;
+  std::uint64_t last_done_ = 0;
+};
 
 }  // namespace
 
@@ -78,7 +160,8 @@ int main(int argc, char** argv) {
     std::cout << to_yaml(*loaded);
     return kExitOk;
   }
-  auto config = std::make_shared<const Config>(std::move(*loaded));
+  ops::ConfigHolder holder(std::move(*loaded));
+  const std::shared_ptr<const Config> config = holder.current();  // start-up values
   if (!set_log_level(config->log.level)) {
     std::cerr << "log.level: unknown level " << config->log.level << "\n";
     return kExitUsage;
@@ -99,35 +182,51 @@ int main(int argc, char** argv) {
   }
   ops::MetricsRegistry registry;
   ops::DaemonMetrics metrics(registry);
+  auto created = daemon::Daemon::create(holder, std::move(*index), &metrics);
+  if (!created) {
+    log->error("fatal error=\"{}\"", created.error());
+    return kExitFailure;
+  }
+  daemon::Daemon& daemon = **created;
+  const ops::HealthCheck health = [&daemon] { return daemon.health(); };
   std::unique_ptr<ops::MetricsServer> metrics_server;
   if (!config->metrics.listen.empty()) {
-    auto server = ops::MetricsServer::start(config->metrics.listen, registry);
+    auto server = ops::MetricsServer::start(config->metrics.listen, registry, health);
     if (!server) {
       log->error("fatal error=\"metrics.listen {}: {}\"", config->metrics.listen, server.error());
       return kExitFailure;
     }
     metrics_server = std::move(*server);
-  }
-  auto daemon = daemon::Daemon::create(config, std::move(*index), &metrics);
-  if (!daemon) {
-    log->error("fatal error=\"{}\"", daemon.error());
-    return kExitFailure;
+    log->info("metrics listening on {}:{}", metrics_server->host(), metrics_server->port());
   }
 
   std::string fatal;
-  std::thread runner([&] { fatal = (*daemon)->run(); });
+  std::thread runner([&] { fatal = daemon.run(); });
+  StatusReporter status(daemon, metrics);
+  status.report(*log);
   if (auto sent = ops::notify_ready(); !sent) log->warn("{}", sent.error());
   ops::WatchdogPinger watchdog;
-  watchdog.start();
+  // No ping while the daemon is stuck: systemd then restarts it (WatchdogSec).
+  watchdog.start([&health, &log] {
+    auto healthy = health();
+    if (!healthy) log->error("unhealthy, no watchdog ping: {}", healthy.error());
+    return healthy.has_value();
+  });
   const timespec tick{0, 200'000'000};
-  while (!(*daemon)->finished()) {
+  auto next_status = Clock::now() + kStatusPeriod;
+  while (!daemon.finished()) {
     int signal = sigtimedwait(&signals, nullptr, &tick);
     if (signal == SIGTERM || signal == SIGINT) {
       log->info("stopping signal={}", signal == SIGTERM ? "SIGTERM" : "SIGINT");
       if (auto sent = ops::notify_stopping(); !sent) log->warn("{}", sent.error());
-      (*daemon)->request_stop();
+      daemon.request_stop();
     } else if (signal == SIGHUP) {
-      log->warn("reload not supported yet: SIGHUP ignored, the running config is kept");
+      log->info("reloading config={}", config_path);
+      reload(config_path, holder, daemon, metrics, *log);
+    }
+    if (Clock::now() >= next_status) {
+      status.report(*log);
+      next_status = Clock::now() + kStatusPeriod;
     }
   }
   runner.join();

@@ -227,7 +227,9 @@ struct DaemonMetrics {
   Histogram& stage(Stage s) { return *stages_[static_cast<std::size_t>(s)]; }
 
   Family<Histogram>& probe_candidates_family;
-  Histogram& probe_candidates;  // neardup_probe_candidates: candidates checked per lookup
+  // neardup_probe_candidates: candidates checked per lookup. Exported but not filled by
+  // neardupd: the index (store/index.h) reports no candidate counts.
+  Histogram& probe_candidates;
 
   Family<Gauge>& index_documents_family;
   Gauge& index_documents;  // neardup_index_documents

@@ -1,16 +1,17 @@
 // SIGHUP reload (DESIGN.md §7): the pure decision of what a newly read config file changes,
 // and the holder through which pages see the running config.
 //
-// Daemon, on SIGHUP (from its signal handling thread, never inside a signal handler):
+// Daemon, on SIGHUP (from its signal handling thread, never inside a signal handler; see
+// daemon/main.cc):
 //   notify_reloading();
-//   auto plan = plan_reload(*holder.current(), load_config_file(path), store.design().k);
+//   auto plan = plan_reload(*holder.current(), load_config_file(path), index.stats().design_k);
 //   if (!plan) { log warn plan.error(); metrics.reloads_rejected.inc(); }
 //   else {
 //     log info describe(*plan); set_log_level(plan->config.log.level);
-//     if (plan->scheme_changed()) { register plan->new_scheme with the store }
 //     holder.replace(std::move(plan->config)); metrics.reloads_accepted.inc();
 //   }
 //   notify_ready();
+// A new scheme needs nothing more: the index starts its tables on the scheme's first page.
 // Pipeline workers call holder.current() once per page (the index stage once per batch) and
 // use that snapshot throughout, so a page never sees half of a reload.
 #pragma once

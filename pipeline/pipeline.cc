@@ -6,6 +6,28 @@
 #include "pipeline/fingerprint/fingerprint.h"
 
 namespace neardup {
+namespace {
+
+// Times one stage into `slot` when the caller asked for times.
+class StageClock {
+ public:
+  StageClock(StageTimes* times, std::optional<std::chrono::nanoseconds> StageTimes::*slot)
+      : times_(times), slot_(slot) {
+    if (times_) start_ = std::chrono::steady_clock::now();
+  }
+  ~StageClock() {
+    if (times_) times_->*slot_ = std::chrono::steady_clock::now() - start_;
+  }
+  StageClock(const StageClock&) = delete;
+  StageClock& operator=(const StageClock&) = delete;
+
+ private:
+  StageTimes* times_;
+  std::optional<std::chrono::nanoseconds> StageTimes::*slot_;
+  std::chrono::steady_clock::time_point start_;
+};
+
+}  // namespace
 
 PageFingerprint fingerprint_page(std::string_view body, std::string_view content_type,
                                  const Config& config, PipelineOptions options) {
@@ -19,7 +41,10 @@ PageFingerprint fingerprint_page(std::string_view body, std::string_view content
                                         std::to_string(config.input.max_body_bytes)};
     return result;
   }
-  auto decoded = decode(body, content_type, config.decode);
+  std::expected<Decoded, Skip> decoded = [&] {
+    StageClock clock(options.times, &StageTimes::decode);
+    return decode(body, content_type, config.decode);
+  }();
   if (!decoded) {
     result.skip = decoded.error();
     return result;
@@ -27,22 +52,29 @@ PageFingerprint fingerprint_page(std::string_view body, std::string_view content
   result.charset = decoded->charset;
   result.charset_source = decoded->charset_source;
 
-  MainText main_text = denoise(decoded->text, content_type, config.denoise);
+  MainText main_text = [&] {
+    StageClock clock(options.times, &StageTimes::denoise);
+    return denoise(decoded->text, content_type, config.denoise);
+  }();
   result.denoise_fell_back = main_text.fell_back;
   std::string text = joined_text(main_text);
 
-  std::vector<Feature> features = extract_features(text, config.features, config.fingerprint.seed);
+  std::vector<Feature> features = [&] {
+    StageClock clock(options.times, &StageTimes::features);
+    return extract_features(text, config.features, config.fingerprint.seed);
+  }();
   result.feature_count = features.size();
   if (options.keep_text) {
     result.title = std::move(main_text.title);
     result.text = std::move(text);
   }
   if (features.size() < config.features.min_features) {
-    result.skip = Skip{"low_content", std::to_string(features.size()) +
-                                          " features < features.min_features " +
-                                          std::to_string(config.features.min_features)};
+    result.skip =
+        Skip{"low_content", std::to_string(features.size()) + " features < features.min_features " +
+                                std::to_string(config.features.min_features)};
     return result;
   }
+  StageClock clock(options.times, &StageTimes::fingerprint);
   result.fingerprint = simhash(features);
   return result;
 }

@@ -4,6 +4,7 @@
 // daemon and `neardup dedup` run it on a thread pool, any number at once.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -18,15 +19,22 @@ struct PageFingerprint {
   std::optional<Skip> skip;  // set: the page is skipped and has no fingerprint
   std::uint64_t fingerprint = 0;
   std::size_t feature_count = 0;
-  std::string charset;         // empty when decoding did not happen
+  std::string charset;  // empty when decoding did not happen
   std::string charset_source;
   std::string title;
-  std::string text;            // main text (paragraphs joined by '\n'); kept only if asked
+  std::string text;  // main text (paragraphs joined by '\n'); kept only if asked
   bool denoise_fell_back = false;
 };
 
+// Wall time of each stage of one fingerprint_page call; a stage the page did not reach (it was
+// skipped before) stays unset. Reading the clock is the only side effect, and only when asked.
+struct StageTimes {
+  std::optional<std::chrono::nanoseconds> decode, denoise, features, fingerprint;
+};
+
 struct PipelineOptions {
-  bool keep_text = false;  // fill PageFingerprint::text/title (extract, debugging)
+  bool keep_text = false;       // fill PageFingerprint::text/title (extract, debugging)
+  StageTimes* times = nullptr;  // when set, filled with the stages' wall times (metrics)
 };
 
 // Runs decode -> denoise -> features -> fingerprint. Bodies larger than

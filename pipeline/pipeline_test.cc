@@ -28,4 +28,24 @@ TEST(Pipeline, ShortPageIsSkippedAsLowContent) {
   EXPECT_EQ(r.fingerprint, 0u);
 }
 
+TEST(Pipeline, StageTimesAreFilledForTheStagesAPageReaches) {
+  std::string body = "<html><body><article>";
+  for (int i = 0; i < 40; ++i) body += "<p>word" + std::to_string(i) + " more text here.</p>";
+  body += "</article></body></html>";
+  StageTimes times;
+  auto r = fingerprint_page(body, "text/html", Config{}, {.times = &times});
+  ASSERT_FALSE(r.skip.has_value());
+  EXPECT_TRUE(times.decode && times.denoise && times.features && times.fingerprint);
+
+  StageTimes skipped;
+  auto s = fingerprint_page("<p>Hello world.</p>", "text/html", Config{}, {.times = &skipped});
+  ASSERT_TRUE(s.skip.has_value());
+  EXPECT_TRUE(skipped.decode && skipped.denoise && skipped.features);
+  EXPECT_FALSE(skipped.fingerprint.has_value());
+
+  StageTimes empty;
+  fingerprint_page("", "", Config{}, {.times = &empty});
+  EXPECT_FALSE(empty.decode.has_value());
+}
+
 }  // namespace neardup

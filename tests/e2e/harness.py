@@ -6,12 +6,15 @@ Binaries come from the NEARDUP and NEARDUPD environment variables (set by CTest)
 """
 import json
 import os
+import re
 import shutil
 import signal
+import socket
 import subprocess
 import sys
 import tempfile
 import time
+import urllib.request
 
 NEARDUP = os.environ.get("NEARDUP", "neardup")
 NEARDUPD = os.environ.get("NEARDUPD", "neardupd")
@@ -85,7 +88,7 @@ DEFAULT_EXTRA = "pipeline:\n  batch_delay_ms: 5\n"
 
 
 def write_config(workdir, bootstrap, name="neardup.yaml", input_topic="pages", group="neardup",
-                 extra="", kafka_extra=""):
+                 extra="", kafka_extra="", metrics_listen="", properties_extra=""):
     path = workdir.file(name)
     with open(path, "w") as f:
         f.write(f"""kafka:
@@ -98,23 +101,31 @@ def write_config(workdir, bootstrap, name="neardup.yaml", input_topic="pages", g
     # Restarts in these tests must not wait out the default 45 s session of a killed member.
     session.timeout.ms: "6000"
     heartbeat.interval.ms: "500"
-store:
+{properties_extra}store:
   path: "{workdir.file('store')}"
   expected_documents: 100000
   sync: false
 metrics:
-  listen: ""
+  listen: "{metrics_listen}"
 {extra or DEFAULT_EXTRA}""")
     return path
 
 
 class Daemon:
-    def __init__(self, workdir, config, name="neardupd"):
+    def __init__(self, workdir, config, name="neardupd", env=None):
+        """`env`: variables added to (or, with value None, removed from) the environment."""
         self.log_path = workdir.file(f"{name}.log")
         self.log_start = os.path.getsize(self.log_path) if os.path.exists(self.log_path) else 0
         self.stderr = open(self.log_path, "a")
+        environment = dict(os.environ)
+        for key, value in (env or {}).items():
+            if value is None:
+                environment.pop(key, None)
+            else:
+                environment[key] = value
         self.process = subprocess.Popen([NEARDUPD, "--config", config], stdin=subprocess.DEVNULL,
-                                        stdout=subprocess.DEVNULL, stderr=self.stderr)
+                                        stdout=subprocess.DEVNULL, stderr=self.stderr,
+                                        env=environment)
         workdir.processes.append(self.process)
 
     def log_text(self):
@@ -134,6 +145,22 @@ class Daemon:
     def alive(self):
         return self.process.poll() is None
 
+    def metrics_url(self, timeout=30):
+        """http://host:port of the metrics endpoint, from the daemon's start-up log line."""
+        found = wait_for(lambda: re.search(r"metrics listening on (\S+):(\d+)", self.log_text()),
+                         timeout, "the metrics endpoint's log line")
+        return f"http://{found.group(1)}:{found.group(2)}"
+
+    def wait_log(self, text, timeout=30, count=1):
+        """Waits until `text` has been logged `count` times; returns the log."""
+        wait_for(lambda: self.log_text().count(text) >= count or not self.alive(), timeout,
+                 f"{text!r} x{count} in the daemon's log")
+        check(self.alive(), f"the daemon exited while waiting for {text!r}")
+        return self.log_text()
+
+    def reload(self):
+        self.process.send_signal(signal.SIGHUP)
+
     def kill9(self):
         self.process.kill()
         self.process.wait()
@@ -144,6 +171,39 @@ class Daemon:
         self.process.send_signal(signal.SIGTERM)
         code = self.process.wait(timeout=timeout)
         return code, time.monotonic() - start
+
+
+def free_port():
+    """A loopback TCP port that was free a moment ago (config needs a fixed metrics port)."""
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def scrape(url):
+    """Prometheus text from url + /metrics as {(name, ((label, value), ...)): float}."""
+    with urllib.request.urlopen(url + "/metrics", timeout=5) as response:
+        text = response.read().decode()
+    samples = {}
+    for line in text.splitlines():
+        if not line or line.startswith("#"):
+            continue
+        found = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$', line)
+        check(found, f"unparsable metrics line {line!r}")
+        labels = tuple(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"',
+                                  found.group(2) or ""))
+        samples[(found.group(1), labels)] = float(found.group(3))
+    return samples
+
+
+def metric(samples, name, **labels):
+    """One sample's value (0 when absent)."""
+    return samples.get((name, tuple(labels.items())), 0.0)
+
+
+def metric_sum(samples, name):
+    """The sum over every label set of a metric, e.g. pages_out_total over statuses."""
+    return sum(v for (n, _), v in samples.items() if n == name)
 
 
 def produce(bootstrap, topic, path, key_field="cluster"):

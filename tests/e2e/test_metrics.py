@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""Metrics (DESIGN.md §8): scrapes neardupd's /metrics while pages stream in and once they are
+drained. The counters must add up: pages_in_total = sum of pages_out_total{status} +
+dead_letters_total{reason} = the records fed; index_documents = unique + duplicate outputs of
+this run; the pipeline stage histograms count every page that reached the stage; every
+assigned partition has a consumer_lag that falls to 0; /healthz answers 200."""
+import json
+import time
+import urllib.request
+
+import harness as h
+
+GOOD = 1200
+CHUNKS = 3
+BAD = ["this is not json", json.dumps({"body": "<p>no url</p>"}),
+       json.dumps({"url": "https://bad.example/short", "body": "<p>hi</p>"})]
+STAGES = ["decode", "denoise", "features", "fingerprint", "index", "produce"]
+
+
+def test(workdir):
+    broker = h.Broker(workdir, ["pages:3", "tagged:3", "dead:1"])
+    pages, urls = h.generate_pages(workdir, GOOD, seed=6)
+    with open(pages) as f:
+        lines = f.read().splitlines()
+    config = h.write_config(workdir, broker.bootstrap,
+                            metrics_listen=f"127.0.0.1:{h.free_port()}",
+                            properties_extra='    statistics.interval.ms: "500"\n')
+    daemon = h.Daemon(workdir, config)
+    url = daemon.metrics_url()
+    daemon.wait_assigned()
+    with urllib.request.urlopen(url + "/healthz", timeout=5) as response:
+        h.check(response.status == 200, f"/healthz answered {response.status}")
+
+    fed = 0
+    during = []
+    size = len(lines) // CHUNKS
+    for n in range(CHUNKS):
+        chunk = lines[n * size:(n + 1) * size] + [BAD[n]]
+        path = workdir.file(f"chunk{n}.jsonl")
+        with open(path, "w") as f:
+            f.write("\n".join(chunk) + "\n")
+        h.produce(broker.bootstrap, "pages", path)
+        fed += len(chunk)
+        time.sleep(0.3)
+        samples = h.scrape(url)
+        during.append((fed, h.metric(samples, "neardup_pages_in_total"),
+                       h.metric_sum(samples, "neardup_pages_out_total") +
+                       h.metric_sum(samples, "neardup_dead_letters_total")))
+
+    def drained():
+        s = h.scrape(url)
+        done = (h.metric_sum(s, "neardup_pages_out_total") +
+                h.metric_sum(s, "neardup_dead_letters_total"))
+        out = (h.metric(s, "neardup_pages_out_total", status="unique") +
+               h.metric(s, "neardup_pages_out_total", status="duplicate"))
+        lags = [v for (n, _), v in s.items() if n == "neardup_consumer_lag"]
+        during.append((fed, h.metric(s, "neardup_pages_in_total"), done))
+        settled = (done == fed and h.metric(s, "neardup_index_documents") == out and
+                   len(lags) == 3 and not any(lags))
+        return s if settled else None
+
+    samples = h.wait_for(drained, 30, "the counters to settle", interval=0.25)
+    pages_in = h.metric(samples, "neardup_pages_in_total")
+    status = {s: h.metric(samples, "neardup_pages_out_total", status=s)
+              for s in ("unique", "duplicate", "skipped")}
+    dead = {labels[0][1]: v for (n, labels), v in samples.items()
+            if n == "neardup_dead_letters_total"}
+    documents = h.metric(samples, "neardup_index_documents")
+    counts = {s: h.metric(samples, "neardup_stage_seconds_count", stage=s) for s in STAGES}
+    lags = {labels[0][1]: v for (n, labels), v in samples.items() if n == "neardup_consumer_lag"}
+    h.check(pages_in == fed, f"pages_in_total {pages_in} != {fed} fed")
+    h.check(pages_in == sum(status.values()) + sum(dead.values()), "in != out + dead")
+    h.check(dead == {"not_json": 1, "missing_url": 1}, f"dead letters {dead}")
+    h.check(status["skipped"] == 1, f"skipped {status['skipped']}")
+    h.check(documents == status["unique"] + status["duplicate"], "index_documents")
+    fingerprinted = status["unique"] + status["duplicate"]
+    h.check(counts["decode"] == counts["denoise"] == counts["features"] == fingerprinted + 1,
+            f"decode/denoise/features counts {counts} != {fingerprinted} + 1 low_content page")
+    h.check(counts["fingerprint"] == fingerprinted, f"fingerprint count {counts['fingerprint']}")
+    h.check(counts["produce"] == fed and counts["index"] > 0, f"stage counts {counts}")
+    h.check(h.metric(samples, "neardup_index_bytes") > 0, "index_bytes is 0")
+    code, _ = daemon.terminate()
+    h.check(code == 0, f"exit code {code}")
+    h.log("scrapes (fed, pages_in_total, pages_out_total + dead_letters_total): " +
+          " ".join(f"({a},{b:.0f},{c:.0f})" for a, b, c in during))
+    h.log(f"drained: pages_in_total {pages_in:.0f} = pages_out_total "
+          f"{ {k: int(v) for k, v in status.items()} } + dead_letters_total "
+          f"{ {k: int(v) for k, v in dead.items()} }; index_documents {documents:.0f} = unique + "
+          f"duplicate; index_bytes {h.metric(samples, 'neardup_index_bytes'):.0f}; stage counts "
+          f"{ {k: int(v) for k, v in counts.items()} }; consumer_lag {lags}")
+
+
+if __name__ == "__main__":
+    h.run(test, "metrics")
