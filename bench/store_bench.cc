@@ -1,7 +1,7 @@
 // store_bench: lookup+insert throughput and latency of the index at a given size.
 //
 //   store_bench --dir /tmp/nd-bench --stored 10000000 --measure 1000000 [--batch 1000]
-//               [--sync 0|1] [--k 3] [--tables 0] [--delta 1048576] [--dups 0.1] [--seed 1]
+//               [--sync 0|1] [--k 3] [--tables 0] [--delta 2097152] [--dups 0.1] [--seed 1]
 //
 // Fills the index to --stored pages (random fingerprints, --dups of them near-duplicates of an
 // earlier page, 40-byte URL ids, one Kafka-like partition with pending verdicts trimmed every
@@ -29,7 +29,7 @@ using Clock = std::chrono::steady_clock;
 
 struct Args {
   std::string dir = "/tmp/nd-store-bench";
-  std::uint64_t stored = 1'000'000, measure = 200'000, batch = 1000, delta = 1ull << 20;
+  std::uint64_t stored = 1'000'000, measure = 200'000, batch = 1000, delta = 1ull << 21;
   std::uint32_t k = 3, tables = 0;
   bool sync = false;
   double dups = 0.1;

@@ -29,8 +29,11 @@ class Delta {
       : bucket_bits_(bucket_bits),
         slots_per_bucket_(static_cast<std::uint32_t>(
             std::clamp<std::uint64_t>(2 * (capacity >> bucket_bits), 4, 64))),
-        counts_(std::size_t{1} << bucket_bits, 0),
-        slots_(allocate(counts_.size() * slots_per_bucket_)) {}
+        buckets_(std::size_t{1} << bucket_bits),
+        counts_(allocate<std::uint8_t>(buckets_)),
+        slots_(allocate<Entry>(buckets_ * slots_per_bucket_)) {
+    std::fill_n(counts_.get(), buckets_, 0);
+  }
 
   void add(const Entry& entry) {
     std::size_t b = bucket(entry.key);
@@ -86,7 +89,7 @@ class Delta {
   std::vector<Entry> sorted() const {
     std::vector<Entry> out;
     out.reserve(size());
-    for (std::size_t b = 0; b < counts_.size(); ++b) {
+    for (std::size_t b = 0; b < buckets_; ++b) {
       std::size_t from = out.size();
       out.insert(out.end(), &slots_[b * slots_per_bucket_],
                  &slots_[b * slots_per_bucket_ + counts_[b]]);
@@ -98,7 +101,7 @@ class Delta {
     return out;
   }
   void clear() {
-    std::fill(counts_.begin(), counts_.end(), 0);
+    std::fill_n(counts_.get(), buckets_, 0);
     spill_.clear();
     added_.clear();
     size_ = 0;
@@ -106,17 +109,20 @@ class Delta {
 
  private:
   struct Free {
-    void operator()(Entry* p) const { std::free(p); }
+    void operator()(void* p) const { std::free(p); }
   };
-  // Slots on 2 MiB pages where the kernel allows (transparent huge pages on request): probes
-  // land anywhere in tens of MiB, and 4 KiB pages would cost a TLB miss each.
-  static std::unique_ptr<Entry[], Free> allocate(std::size_t entries) {
+  template <typename T>
+  using Array = std::unique_ptr<T[], Free>;
+  // Counts and slots on 2 MiB pages where the kernel allows (transparent huge pages on
+  // request): probes land anywhere in tens of MiB, and 4 KiB pages would cost a TLB miss each.
+  template <typename T>
+  static Array<T> allocate(std::size_t n) {
     constexpr std::size_t kHuge = std::size_t{2} << 20;
-    std::size_t bytes = (entries * sizeof(Entry) + kHuge - 1) / kHuge * kHuge;
+    std::size_t bytes = (n * sizeof(T) + kHuge - 1) / kHuge * kHuge;
     void* p = std::aligned_alloc(kHuge, bytes);
     if (p == nullptr) throw std::bad_alloc();
     ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: failure leaves 4 KiB pages
-    return std::unique_ptr<Entry[], Free>(static_cast<Entry*>(p));
+    return Array<T>(static_cast<T*>(p));
   }
 
   std::size_t bucket(std::uint64_t key) const {
@@ -124,8 +130,9 @@ class Delta {
   }
   std::uint32_t bucket_bits_;
   std::uint32_t slots_per_bucket_;
-  std::vector<std::uint8_t> counts_;
-  std::unique_ptr<Entry[], Free> slots_;
+  std::size_t buckets_;
+  Array<std::uint8_t> counts_;
+  Array<Entry> slots_;
   std::unordered_map<std::size_t, std::vector<Entry>> spill_;
   std::vector<std::uint64_t> added_;
   std::size_t size_ = 0;  // entries before the last mark()

@@ -17,6 +17,7 @@
 #include <shared_mutex>
 
 #include "store/delta.h"
+#include "store/id_filter.h"
 #include "store/lmdb.h"
 #include "store/run.h"
 #include "store/table_design.h"
@@ -39,7 +40,8 @@ std::string_view status_name(Verdict::Status status) {
 
 namespace {
 
-constexpr std::uint32_t kFormatVersion = 1;
+// 1: run records of (key, doc) pairs. 2: run records of n keys, then n docs.
+constexpr std::uint32_t kFormatVersion = 2;
 // A merge takes the newest runs while each is at most kMergeRatio times what it has gathered
 // so far, so runs grow geometrically: few runs to probe, each entry rewritten a few times.
 // Measured at 10M pages: 16 (one run per column up to 16x the delta) beat 8 (two runs).
@@ -192,7 +194,10 @@ struct Column {
   std::uint32_t next_run = 1;
   std::vector<Run> runs;  // oldest first
   Delta delta;
-  std::vector<lmdb::Cursor> cursors;  // one per run, for the current transaction
+  // One per run (RunDirectory), valid while the runs and the map (generation) are unchanged.
+  std::vector<RunDirectory> directories;
+  std::uint64_t directories_generation = kStale;
+  static constexpr std::uint64_t kStale = ~0ull;
 
   Column(std::string n, std::uint32_t prefix, std::uint32_t bucket_bits, std::uint64_t capacity)
       : name(std::move(n)), prefix_bits(prefix), delta(std::min(prefix, bucket_bits), capacity) {}
@@ -212,29 +217,51 @@ struct Column {
     return out;
   }
 
-  lmdb::Result<> open_cursors(const lmdb::Txn& txn) {
-    cursors.clear();
+  // Makes the directories current for map generation `generation` (reloads them from txn when
+  // the runs or the map changed since they were loaded).
+  lmdb::Result<> open_directories(const lmdb::Txn& txn, std::uint64_t generation) {
+    if (directories_generation == generation && directories.size() == runs.size()) return {};
+    directories.clear();
+    directories_generation = kStale;
     for (const Run& run : runs) {
-      auto cursor = lmdb::Cursor::open(txn, run.dbi);
-      if (!cursor) return std::unexpected(cursor.error());
-      cursors.push_back(std::move(*cursor));
+      auto dir = RunDirectory::load(txn, run.dbi);
+      if (!dir) return std::unexpected(dir.error());
+      directories.push_back(std::move(*dir));
     }
+    directories_generation = generation;
     return {};
   }
 
   // Probes for every entry with the prefix of `key` (its top prefix_bits): calls fn for the
-  // delta's entries now and adds one started RunProbe per run to `probes` (see RunProbe).
+  // delta's entries now and, unless `with_runs` is false (the caller knows no run holds the
+  // prefix), adds one started RunProbe per run to `probes` (see RunProbe).
   template <typename Fn>
-  lmdb::Result<> start(std::uint64_t key, std::vector<RunProbe>& probes, Fn&& fn) {
+  lmdb::Result<> start(std::uint64_t key, std::vector<RunProbe>& probes, Fn&& fn,
+                       bool with_runs = true) {
     std::uint64_t lo = key & ~low_mask(64 - prefix_bits), hi = lo | low_mask(64 - prefix_bits);
     delta.scan(lo, hi, fn);
-    for (std::size_t i = 0; i < cursors.size(); ++i) {
-      double gap =
-          std::ldexp(1.0, 64) / static_cast<double>(std::max<std::uint64_t>(runs[i].entries, 1));
-      probes.emplace_back(cursors[i], lo, hi, gap);
+    if (!with_runs) return {};
+    for (std::size_t i = 0; i < directories.size(); ++i) {
+      probes.emplace_back(directories[i], lo, hi, gap(i));
       if (auto r = probes.back().start(); !r) return r;
     }
     return {};
+  }
+
+  // Starts loading what start(key) will read (the delta bucket, each run's record), so that
+  // the cache and TLB misses of the next page overlap the work on this one. Directories must
+  // be current (open_directories in this transaction).
+  void prefetch(std::uint64_t key) const {
+    delta.prefetch(key);
+    std::uint64_t lo = key & ~low_mask(64 - prefix_bits), hi = lo | low_mask(64 - prefix_bits);
+    for (std::size_t i = 0; i < directories.size(); ++i) {
+      RunProbe(directories[i], lo, hi, gap(i)).prefetch();
+    }
+  }
+
+  // The expected distance between neighbouring keys of run i (RunProbe).
+  double gap(std::size_t i) const {
+    return std::ldexp(1.0, 64) / static_cast<double>(std::max<std::uint64_t>(runs[i].entries, 1));
   }
 };
 
@@ -385,12 +412,11 @@ class LmdbIndex final : public Index {
     std::optional<Match> match;
     auto found = [&]() -> lmdb::Result<> {
       for (auto& column : tables_[it->second]) {
-        if (auto r = column->open_cursors(*txn); !r) return r;
+        if (auto r = column->open_directories(*txn, map_generation_); !r) return r;
       }
       Candidates& found = candidates_;
       auto probed = probe(it->second, fingerprint, max_distance, nullptr, found);
       probes_.clear();
-      for (auto& column : tables_[it->second]) column->cursors.clear();
       if (!probed) return std::unexpected(probed.error());
       auto best = nearest(*txn, found.hits);
       if (!best) return std::unexpected(best.error());
@@ -525,6 +551,7 @@ class LmdbIndex final : public Index {
     }
     std::uint64_t grown = std::min(size * 2, config_.max_map_size);
     if (auto set = env_.set_map_size(grown); !set) return std::unexpected(set.error().message);
+    ++map_generation_;  // the map moved: every RunDirectory points into the old one
     return {};
   }
 
@@ -580,7 +607,8 @@ class LmdbIndex final : public Index {
 
   LmdbError format_mismatch(std::string_view format) {
     return failure("format version " + std::to_string(get_u32(format, 0)) +
-                   " on disk, this build reads version " + std::to_string(kFormatVersion));
+                   " on disk, this build reads version " + std::to_string(kFormatVersion) +
+                   " (no conversion: rebuild the index)");
   }
 
   lmdb::Result<> load_or_create() {
@@ -624,7 +652,29 @@ class LmdbIndex final : public Index {
           ids_.reset();
         });
     if (!loaded) return std::unexpected(failure(loaded.error()));
+    if (auto built = rebuild_id_filter(); !built) return built;
     return rebuild_deltas();
+  }
+
+  // Fills a new id filter with every hash in the ids column's runs, sized for twice what they
+  // hold (at least kMinIdFilter): memory follows the stored ids, not the configured size.
+  lmdb::Result<> rebuild_id_filter() {
+    constexpr std::uint64_t kMinIdFilter = 1ull << 22;  // 6 MiB
+    std::uint64_t entries = 0;
+    for (const Run& run : ids_->runs) entries += run.entries;
+    IdFilter filter(std::max<std::uint64_t>(kMinIdFilter, 2 * entries));
+    auto txn = lmdb::Txn::begin(env_, MDB_RDONLY);
+    if (!txn) return std::unexpected(txn.error());
+    for (const Run& run : ids_->runs) {
+      auto reader = RunReader::open(*txn, run.dbi);
+      if (!reader) return std::unexpected(reader.error());
+      while (!reader->done()) {
+        filter.add(reader->current().key);
+        if (auto next = reader->next(); !next) return next;
+      }
+    }
+    id_filter_ = std::move(filter);
+    return {};
   }
 
   // Loads counters, schemes and columns (creating the ids column on a new index).
@@ -759,7 +809,7 @@ class LmdbIndex final : public Index {
             if (!input) return std::unexpected(input.error());
             inputs.push_back(*input);
           }
-          if (auto r = merge_into(txn, fresh, inputs, merged.dbi); !r) return r;
+          if (auto r = merge_runs(txn, fresh, inputs, merged.dbi); !r) return r;
           for (lmdb::Dbi input : inputs) {
             if (auto r = input.drop(txn, true); !r) return r;
           }
@@ -774,34 +824,17 @@ class LmdbIndex final : public Index {
     column.watermark = mark;
     ++column.next_run;
     column.delta.clear();
-    return {};
-  }
-
-  lmdb::Result<> merge_into(const lmdb::Txn& txn, const std::vector<Entry>& fresh,
-                            const std::vector<lmdb::Dbi>& inputs, lmdb::Dbi out) {
-    std::vector<RunReader> readers;
-    for (lmdb::Dbi input : inputs) {
-      auto reader = RunReader::open(txn, input);
-      if (!reader) return std::unexpected(reader.error());
-      readers.push_back(std::move(*reader));
-    }
-    RunWriter writer(txn, out);
-    std::size_t at = 0;
-    while (true) {
-      RunReader* min = nullptr;
-      for (auto& reader : readers) {
-        if (!reader.done() && (min == nullptr || reader.current() < min->current())) min = &reader;
-      }
-      bool take_fresh = at < fresh.size() && (min == nullptr || fresh[at] < min->current());
-      if (take_fresh) {
-        if (auto r = writer.add(fresh[at++]); !r) return r;
-      } else if (min != nullptr) {
-        if (auto r = writer.add(min->current()); !r) return r;
-        if (auto r = min->next(); !r) return r;
+    column.directories_generation = Column::kStale;
+    if (&column == ids_.get()) {
+      // The merged delta is in the runs now: the filter must report its hashes.
+      if (id_filter_.size() + fresh.size() > id_filter_.capacity()) {
+        // On failure no filter (every id probes the runs): slower, never wrong.
+        if (!rebuild_id_filter()) id_filter_ = IdFilter();
       } else {
-        return writer.finish();
+        for (const Entry& e : fresh) id_filter_.add(e.key);
       }
     }
+    return {};
   }
 
   // ---- apply ----
@@ -809,7 +842,6 @@ class LmdbIndex final : public Index {
   void rollback(const BatchUndo& undo) {
     for (auto* column : all_columns()) {
       column->delta.undo();
-      column->cursors.clear();
     }
     next_doc_ = undo.next_doc;
     documents_ = undo.documents;
@@ -822,7 +854,7 @@ class LmdbIndex final : public Index {
     verdicts.clear();
     for (auto* column : all_columns()) {
       column->delta.mark();
-      if (auto r = column->open_cursors(txn); !r) return r;
+      if (auto r = column->open_directories(txn, map_generation_); !r) return r;
     }
     std::map<std::string, Partition, std::less<>> partitions;
     for (std::size_t i = 0; i < items.size(); ++i) {
@@ -873,7 +905,6 @@ class LmdbIndex final : public Index {
       }
       verdicts.push_back(std::move(verdict));
     }
-    for (auto* column : all_columns()) column->cursors.clear();
     for (auto& [name, partition] : partitions) {
       if (!partition.dirty) continue;
       if (auto put = flush_pending(txn, name, partition); !put) return put;
@@ -891,9 +922,11 @@ class LmdbIndex final : public Index {
     if (!item.page) return;
     auto scheme = schemes_.find(item.page->scheme);
     if (scheme == schemes_.end()) return;
-    ids_->delta.prefetch(XXH3_64bits(item.page->id.data(), item.page->id.size()));
+    const std::uint64_t id_hash = XXH3_64bits(item.page->id.data(), item.page->id.size());
+    ids_->delta.prefetch(id_hash);
+    id_filter_.prefetch(id_hash);
     for (std::size_t t = 0; t < design_.tables(); ++t) {
-      tables_[scheme->second][t]->delta.prefetch(design_.permute(t, item.page->fingerprint));
+      tables_[scheme->second][t]->prefetch(design_.permute(t, item.page->fingerprint));
     }
   }
 
@@ -991,7 +1024,8 @@ class LmdbIndex final : public Index {
     queries_.clear();
     auto add_id = [&](const Entry& e) { out.id_docs.push_back(e.doc); };
     if (id_hash != nullptr) {
-      if (auto r = ids_->start(*id_hash, probes_, add_id); !r) return r;
+      auto r = ids_->start(*id_hash, probes_, add_id, id_filter_.may_contain(*id_hash));
+      if (!r) return r;
     }
     const std::size_t id_probes = probes_.size();
     auto& columns = tables_[si];
@@ -1007,12 +1041,12 @@ class LmdbIndex final : public Index {
     for (std::size_t i = 0; i < probes_.size(); ++i) {
       lmdb::Result<> r;
       if (i < id_probes) {
-        r = probes_[i].finish(add_id);
+        r = probes_[i].finish([&](std::uint64_t, auto doc) { out.id_docs.push_back(doc()); });
       } else {
         const std::uint64_t key = queries_[i - id_probes];
-        r = probes_[i].finish([&](const Entry& e) {
-          int distance = std::popcount(e.key ^ key);
-          if (distance <= static_cast<int>(k)) out.hits.emplace_back(distance, e.doc);
+        r = probes_[i].finish([&](std::uint64_t entry_key, auto doc) {
+          int distance = std::popcount(entry_key ^ key);
+          if (distance <= static_cast<int>(k)) out.hits.emplace_back(distance, doc());
         });
       }
       if (!r) return r;
@@ -1061,7 +1095,9 @@ class LmdbIndex final : public Index {
   std::map<std::string, std::uint32_t> schemes_;
   std::vector<std::vector<std::unique_ptr<Column>>> tables_;  // [scheme][table]
   std::unique_ptr<Column> ids_;
+  IdFilter id_filter_;  // the hashes in ids_'s runs (not its delta)
   std::uint64_t next_doc_ = 1, documents_ = 0;
+  std::uint64_t map_generation_ = 0;  // incremented whenever the map is resized
 
   // Held shared by readers' transactions, exclusively while the map is resized (LMDB: no
   // transaction of the process may be active in mdb_env_set_mapsize).

@@ -84,7 +84,7 @@ struct OpenOptions {
   bool read_only = false;
   // Entries a column keeps in memory before they are merged into its sorted runs on disk. More
   // means fewer, larger merges (less writing) but more memory and a longer rebuild at open.
-  std::uint64_t delta_entries = 1ull << 20;
+  std::uint64_t delta_entries = 1ull << 21;
   // When set, apply() records where its time goes (benchmarks).
   ApplyTiming* timing = nullptr;
 };

@@ -2,27 +2,32 @@
 
 namespace neardup {
 
-lmdb::Result<> RunWriter::add(const Entry& entry) {
-  chunk_.push_back(entry);
-  if (chunk_.size() == kEntriesPerChunk) return finish();
-  return {};
-}
-
-lmdb::Result<> RunWriter::finish() {
-  if (chunk_.empty()) return {};
+lmdb::Result<> RunWriter::write_record(std::span<const Entry> entries) {
   // The record's key is its last entry, big-endian, so MDB_SET_RANGE(lo) lands on the record
   // holding the first entry >= lo.
   char key[16];
-  store_be64(key, chunk_.back().key);
-  store_be64(key + 8, chunk_.back().doc);
-  auto out = dbi_.reserve(txn_, std::string_view(key, sizeof key), 16 * chunk_.size(), MDB_APPEND);
+  store_be64(key, entries.back().key);
+  store_be64(key + 8, entries.back().doc);
+  auto out = dbi_.reserve(txn_, std::string_view(key, sizeof key), 16 * entries.size(), MDB_APPEND);
   if (!out) return std::unexpected(out.error());
-  for (std::size_t i = 0; i < chunk_.size(); ++i) {
-    store_le64(*out + 16 * i, chunk_[i].key);
-    store_le64(*out + 16 * i + 8, chunk_[i].doc);
-  }
-  chunk_.clear();
+  encode_record(entries, *out);
   return {};
+}
+
+lmdb::Result<RunDirectory> RunDirectory::load(const lmdb::Txn& txn, lmdb::Dbi dbi) {
+  auto cursor = lmdb::Cursor::open(txn, dbi);
+  if (!cursor) return std::unexpected(cursor.error());
+  RunDirectory dir;
+  MDB_val key{}, value{};
+  for (auto found = cursor->get(key, value, MDB_FIRST);;
+       found = cursor->get(key, value, MDB_NEXT)) {
+    if (!found) return std::unexpected(found.error());
+    if (!*found) break;
+    dir.last_keys.push_back(load_be64(static_cast<const char*>(key.mv_data)));
+    dir.records.push_back(static_cast<const char*>(value.mv_data));
+    dir.sizes.push_back(static_cast<std::uint32_t>(value.mv_size / 16));
+  }
+  return dir;
 }
 
 lmdb::Result<RunReader> RunReader::open(const lmdb::Txn& txn, lmdb::Dbi dbi) {
@@ -46,11 +51,74 @@ lmdb::Result<> RunReader::load(MDB_cursor_op op) {
   auto found = cursor_.get(key, value, op);
   if (!found) return std::unexpected(found.error());
   if (!*found) return {};
-  const char* data = static_cast<const char*>(value.mv_data);
-  for (std::size_t i = 0; i < value.mv_size / 16; ++i) {
-    chunk_.push_back(Entry{load_le64(data + 16 * i), load_le64(data + 16 * i + 8)});
-  }
+  chunk_.resize(value.mv_size / 16);
+  decode_record(static_cast<const char*>(value.mv_data), chunk_);
   return {};
+}
+
+lmdb::Result<> merge_runs(const lmdb::Txn& txn, std::span<const Entry> fresh,
+                          std::span<const lmdb::Dbi> inputs, lmdb::Dbi out) {
+  // A source is a sorted span being consumed, refilled a record at a time from its reader.
+  struct Source {
+    const Entry* at;
+    const Entry* end;
+    RunReader* reader;  // null for fresh
+  };
+  std::vector<RunReader> readers;
+  readers.reserve(inputs.size());
+  std::vector<Source> sources;
+  if (!fresh.empty()) sources.push_back({fresh.data(), fresh.data() + fresh.size(), nullptr});
+  for (lmdb::Dbi input : inputs) {
+    auto reader = RunReader::open(txn, input);
+    if (!reader) return std::unexpected(reader.error());
+    readers.push_back(std::move(*reader));
+  }
+  for (RunReader& reader : readers) {
+    auto rest = reader.rest();
+    if (!rest.empty()) sources.push_back({rest.data(), rest.data() + rest.size(), &reader});
+  }
+  RunWriter writer(txn, out);
+  std::vector<Entry> buffer(kEntriesPerChunk);
+  std::size_t filled = 0;
+  auto flush = [&]() -> lmdb::Result<> {
+    if (filled == 0) return {};
+    auto written = writer.write_record(std::span<const Entry>(buffer.data(), filled));
+    filled = 0;
+    return written;
+  };
+  while (!sources.empty()) {
+    // The source with the smallest entry, and the smallest entry of the others: the first
+    // source's entries up to that bound go out without comparing the others again.
+    std::size_t min = 0;
+    for (std::size_t i = 1; i < sources.size(); ++i) {
+      if (*sources[i].at < *sources[min].at) min = i;
+    }
+    Source& s = sources[min];
+    const Entry* bound = nullptr;
+    for (std::size_t i = 0; i < sources.size(); ++i) {
+      if (i != min && (bound == nullptr || *sources[i].at < *bound)) bound = sources[i].at;
+    }
+    do {
+      buffer[filled++] = *s.at++;
+      if (filled == kEntriesPerChunk) {
+        if (auto r = flush(); !r) return r;
+      }
+    } while (s.at != s.end && (bound == nullptr || *s.at < *bound));
+    if (s.at == s.end) {
+      std::span<const Entry> rest;
+      if (s.reader != nullptr) {
+        if (auto r = s.reader->next_record(); !r) return r;
+        rest = s.reader->rest();
+      }
+      if (rest.empty()) {
+        sources.erase(sources.begin() + static_cast<std::ptrdiff_t>(min));
+      } else {
+        s.at = rest.data();
+        s.end = rest.data() + rest.size();
+      }
+    }
+  }
+  return flush();
 }
 
 }  // namespace neardup

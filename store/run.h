@@ -5,8 +5,9 @@
 // rebuilt from the docs table at open); older ones in a few immutable sorted runs, each its own
 // LMDB database written once in key order with MDB_APPEND and dropped whole when merged into a
 // larger run (an LSM tree over LMDB). A run packs 4095 entries per record (a 64 KiB overflow
-// value), so its B-tree is a few hot pages; a probe is one descent and a search in one or two
-// cache-cold pages of entries, and an insert costs 16 bytes of sequential writing per merge
+// value: its keys, then its docs), so its B-tree is a few leaf pages, mirrored in memory by a
+// RunDirectory; a probe is a binary search of the directory and a search in one or two
+// cache-cold pages of keys, and an insert costs 16 bytes of sequential writing per merge
 // instead of a random 4 KiB page. Layout: FORMAT.md.
 #pragma once
 
@@ -14,6 +15,7 @@
 #include <compare>
 #include <cstdint>
 #include <cstring>
+#include <span>
 #include <vector>
 
 #include "store/lmdb.h"
@@ -46,76 +48,117 @@ inline std::uint64_t load_le64(const char* in) {
   return v;
 }
 
-// Appends sorted entries to an empty run database, one record per kEntriesPerChunk.
+// A record's bytes for n entries: the n keys, then the n docs (u64 each, little-endian), so a
+// probe scanning a prefix range reads only keys (8 bytes an entry) and the docs of its hits.
+inline void encode_record(std::span<const Entry> entries, char* out) {
+  const std::size_t n = entries.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    store_le64(out + 8 * i, entries[i].key);
+    store_le64(out + 8 * (n + i), entries[i].doc);
+  }
+}
+inline void decode_record(const char* in, std::span<Entry> entries) {
+  const std::size_t n = entries.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    entries[i] = Entry{load_le64(in + 8 * i), load_le64(in + 8 * (n + i))};
+  }
+}
+
+// Appends sorted entries to an empty run database, a record at a time.
 class RunWriter {
  public:
   RunWriter(const lmdb::Txn& txn, lmdb::Dbi dbi) : txn_(txn), dbi_(dbi) {}
-  // Entries must come in ascending (key, doc) order. Errors: MDB_MAP_FULL, MDB_TXN_FULL, ...
-  lmdb::Result<> add(const Entry& entry);
-  // Writes the last partial record.
-  lmdb::Result<> finish();
+  // Writes 1..kEntriesPerChunk entries as one record. Entries come in ascending (key, doc)
+  // order, across records too; every record but the last holds kEntriesPerChunk.
+  // Errors: MDB_MAP_FULL, MDB_TXN_FULL, ...
+  lmdb::Result<> write_record(std::span<const Entry> entries);
 
  private:
   const lmdb::Txn& txn_;
   lmdb::Dbi dbi_;
-  std::vector<Entry> chunk_;
+};
+
+// Merges `fresh` (sorted) and the whole runs `inputs` into the empty run `out`, in one pass
+// (a compaction of the LSM column). Errors: those of RunWriter and of reading the inputs.
+lmdb::Result<> merge_runs(const lmdb::Txn& txn, std::span<const Entry> fresh,
+                          std::span<const lmdb::Dbi> inputs, lmdb::Dbi out);
+
+// Where a run's records are, kept in memory so that a probe needs no B-tree descent: per
+// record (in order), its last key, its bytes in the LMDB map and its entry count.
+// Contract: built in a transaction, it stays valid after that transaction while the run is not
+// dropped and the map is not resized: LMDB never moves or rewrites the pages of a committed
+// database that is still referenced (copy-on-write, and a live run is never written again).
+// The index rebuilds a column's directories after a merge and all of them after map growth.
+struct RunDirectory {
+  std::vector<std::uint64_t> last_keys;
+  std::vector<const char*> records;
+  std::vector<std::uint32_t> sizes;  // entries per record
+
+  // Walks the run's leaf nodes (the records themselves are not read). Errors: LMDB's.
+  static lmdb::Result<RunDirectory> load(const lmdb::Txn& txn, lmdb::Dbi dbi);
 };
 
 // A probe of one run for the entries with lo <= key <= hi, in two steps so that the cache
-// misses of many probes overlap: start() descends the B-tree (MDB_SET_RANGE; its pages are few
-// and hot) and prefetches the part of the record where the search will begin; finish() searches
-// and scans, following MDB_NEXT while the range continues.
+// misses of many probes overlap: start() finds the record in the directory (a binary search in
+// memory) and prefetches the part of the record where the search will begin; finish() searches
+// and scans, continuing into the next record while the range continues.
 class RunProbe {
  public:
   // gap: the expected distance between neighbouring keys (2^64 / entries; keys are uniform,
   // being permuted fingerprints or hashes), which aims the search at the right cache line.
-  RunProbe(lmdb::Cursor& cursor, std::uint64_t lo, std::uint64_t hi, double gap)
-      : cursor_(&cursor), lo_(lo), hi_(hi), gap_(gap) {}
+  RunProbe(const RunDirectory& directory, std::uint64_t lo, std::uint64_t hi, double gap)
+      : dir_(&directory), lo_(lo), hi_(hi), gap_(gap) {}
 
-  lmdb::Result<> start() { return position(MDB_SET_RANGE); }
+  lmdb::Result<> start() {
+    prefetch();
+    return {};
+  }
+  // start() for a probe that will not be finished: only loads the lines into the cache.
+  void prefetch() {
+    const auto& keys = dir_->last_keys;
+    record_ =
+        static_cast<std::size_t>(std::lower_bound(keys.begin(), keys.end(), lo_) - keys.begin());
+    position();
+  }
 
-  // Calls fn(entry) for each entry in range, in order.
+  // Calls fn(key, doc) for each entry in range, in order, where doc() returns the entry's doc:
+  // it is read only when called (a hit), so a scan touches the keys alone.
   template <typename Fn>
   lmdb::Result<> finish(Fn&& fn) {
     while (n_ > 0) {
       for (std::ptrdiff_t i = first(); i < n_; ++i) {
         std::uint64_t k = key_at(i);
         if (k > hi_) return {};
-        fn(Entry{k, load_le64(data_ + 16 * i + 8)});
+        fn(k, [this, i] { return load_le64(data_ + 8 * (n_ + i)); });
       }
-      if (auto next = position(MDB_NEXT); !next) return next;
+      ++record_;
+      position();
     }
     return {};
   }
 
  private:
-  lmdb::Result<> position(MDB_cursor_op op) {
-    char probe[16];
-    store_be64(probe, lo_);
-    store_be64(probe + 8, 0);
-    MDB_val key{sizeof probe, probe}, value{};
+  // Loads record_ (none past the end) and prefetches where the search will look.
+  void position() {
     n_ = 0;
-    auto found = cursor_->get(key, value, op);
-    if (!found) return std::unexpected(found.error());
-    if (!*found) return {};
-    data_ = static_cast<const char*>(value.mv_data);
-    n_ = static_cast<std::ptrdiff_t>(value.mv_size / 16);
-    // Guess from the record's last key (its LMDB key: no cache miss) and the gap.
-    last_ = load_be64(static_cast<const char*>(key.mv_data));
+    if (record_ >= dir_->records.size()) return;
+    data_ = dir_->records[record_];
+    n_ = static_cast<std::ptrdiff_t>(dir_->sizes[record_]);
+    // Guess from the record's last key (in the directory: no cache miss) and the gap.
+    last_ = dir_->last_keys[record_];
     const double behind = last_ >= lo_ ? static_cast<double>(last_ - lo_) / gap_ : 0;
     guess_ =
         behind >= static_cast<double>(n_ - 1) ? 0 : n_ - 1 - static_cast<std::ptrdiff_t>(behind);
-    // Prefetch the lines the search and scan will read: the expected range entries (with
+    // Prefetch the lines the search and scan will read: the expected range's keys (with
     // slack for the guess's error), so that the probes of all columns stream in together.
     const double expected = (static_cast<double>(hi_ - lo_) + 1) / gap_;
     const std::ptrdiff_t from = std::max<std::ptrdiff_t>(guess_ - 16, 0);
     const std::ptrdiff_t to = std::min<std::ptrdiff_t>(
         n_, guess_ + 16 + static_cast<std::ptrdiff_t>(std::min(expected, 512.0)));
-    for (std::ptrdiff_t i = from; i < to; i += 4) __builtin_prefetch(data_ + 16 * i);
-    return {};
+    for (std::ptrdiff_t i = from; i < to; i += 8) __builtin_prefetch(data_ + 8 * i);
   }
 
-  std::uint64_t key_at(std::ptrdiff_t i) const { return load_le64(data_ + 16 * i); }
+  std::uint64_t key_at(std::ptrdiff_t i) const { return load_le64(data_ + 8 * i); }
 
   // The first entry >= lo (n_ if none): gallop from the guess to bracket it, then binary
   // search. Invariant: key_at(below) < lo <= key_at(above), below = -1 meaning "before".
@@ -148,10 +191,11 @@ class RunProbe {
     return above;
   }
 
-  lmdb::Cursor* cursor_;
+  const RunDirectory* dir_;
   std::uint64_t lo_, hi_;
   double gap_;
-  const char* data_ = nullptr;
+  std::size_t record_ = 0;
+  const char* data_ = nullptr;  // the record: n_ keys, then n_ docs
   std::ptrdiff_t n_ = 0, guess_ = 0;
   std::uint64_t last_ = 0;  // the record's last key
 };
@@ -164,6 +208,12 @@ class RunReader {
   const Entry& current() const { return chunk_[at_]; }
   bool done() const { return at_ >= chunk_.size(); }
   lmdb::Result<> next();
+  // The entries of the current record from the current one on (empty when done), and a move
+  // to the next record.
+  std::span<const Entry> rest() const {
+    return std::span<const Entry>(chunk_).subspan(std::min(at_, chunk_.size()));
+  }
+  lmdb::Result<> next_record() { return load(MDB_NEXT); }
 
  private:
   lmdb::Result<> load(MDB_cursor_op op);

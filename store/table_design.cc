@@ -66,7 +66,7 @@ std::expected<TableDesign, std::string> TableDesign::for_store(std::uint32_t k,
                            std::to_string(tables));
   }
   // Fewest tables whose average prefix bucket stays within a page of packed entries: a table
-  // costs one B-tree descent per probe and one entry per insert, a candidate about a nanosecond.
+  // costs a cold page per probe and one entry per insert, a candidate about a nanosecond.
   for (std::uint32_t r = 1;; ++r) {
     TableDesign design = make(k, r);
     if (design.bucket_entries(expected_documents) <= kMaxBucketEntries || k + r + 1 > 64) {

@@ -305,3 +305,18 @@ def run(test, name):
     else:
         shutil.rmtree(workdir.path, ignore_errors=True)
     log("PASSED")
+
+
+# Records that cannot be read as a page, or are useless pages: (record, where it must go:
+# "dead" letter or "tagged" output, reason code).
+BAD_RECORDS = [
+    ("this is not json", "dead", "not_json"),
+    ("[1, 2, 3]", "dead", "not_object"),
+    (json.dumps({"body": "<p>no url here</p>"}), "dead", "missing_url"),
+    (json.dumps({"url": 42, "body": "<p>x</p>"}), "dead", "wrong_type"),
+    (json.dumps({"url": "https://bad.example/b64", "body_base64": "!!not base64!!"}), "dead",
+     "invalid_base64"),
+    (json.dumps({"url": "https://bad.example/empty", "body": ""}), "tagged", "empty_body"),
+    (json.dumps({"url": "https://bad.example/short", "body": "<p>hi</p>"}), "tagged",
+     "low_content"),
+]

@@ -11,17 +11,7 @@ import time
 
 import harness as h
 
-# (record, where it must go, reason code)
-BAD = [
-    ("this is not json", "dead", "not_json"),
-    ("[1, 2, 3]", "dead", "not_object"),
-    (json.dumps({"body": "<p>no url here</p>"}), "dead", "missing_url"),
-    (json.dumps({"url": 42, "body": "<p>x</p>"}), "dead", "wrong_type"),
-    (json.dumps({"url": "https://bad.example/b64", "body_base64": "!!not base64!!"}), "dead",
-     "invalid_base64"),
-    (json.dumps({"url": "https://bad.example/empty", "body": ""}), "tagged", "empty_body"),
-    (json.dumps({"url": "https://bad.example/short", "body": "<p>hi</p>"}), "tagged",
-     "low_content"),
+BAD = h.BAD_RECORDS + [
     (json.dumps({"url": "https://bad.example/huge", "body": "<p>" + "word " * 400000 + "</p>"}),
      "tagged", "too_large"),
 ]
