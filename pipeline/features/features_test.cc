@@ -283,6 +283,19 @@ std::vector<FeaturesConfig> distance_configs() {
   return {FeaturesConfig{}, bigram_tf};
 }
 
+// Each edit of text lands within 3 bits at the median and max_distance at worst, under every
+// configuration the distance tests cover.
+void expect_edits_stay_close(const std::string& text, const std::vector<std::string>& edits,
+                             int max_distance) {
+  for (const FeaturesConfig& config : distance_configs()) {
+    std::vector<int> distances;
+    for (const std::string& edited : edits) distances.push_back(distance(text, edited, config));
+    std::sort(distances.begin(), distances.end());
+    EXPECT_LE(distances[distances.size() / 2], 3) << "median, ngram " << config.ngram;
+    EXPECT_LE(distances.back(), max_distance) << "max, ngram " << config.ngram;
+  }
+}
+
 TEST(FeatureDistance, UnrelatedChineseTextsAreFarApart) {
   for (const FeaturesConfig& config : distance_configs()) {
     EXPECT_GT(distance(read_testdata("zh_metro.txt"), read_testdata("zh_tea.txt"), config), 10)
@@ -324,13 +337,7 @@ TEST(FeatureDistance, OneCharacterEditsInLongChineseTextStayClose) {
     edits.push_back(std::move(edited));
   }
   ASSERT_GE(edits.size(), 20u);
-  for (const FeaturesConfig& config : distance_configs()) {
-    std::vector<int> distances;
-    for (const std::string& edited : edits) distances.push_back(distance(text, edited, config));
-    std::sort(distances.begin(), distances.end());
-    EXPECT_LE(distances[distances.size() / 2], 3) << "median, ngram " << config.ngram;
-    EXPECT_LE(distances.back(), 8) << "max, ngram " << config.ngram;
-  }
+  expect_edits_stay_close(text, edits, /*max_distance=*/8);
 }
 
 TEST(FeatureDistance, UnrelatedEnglishTextsAreFarApart) {
@@ -365,13 +372,7 @@ TEST(FeatureDistance, TyposInLongEnglishTextStayClose) {
     i = end + 1;
   }
   ASSERT_GE(edits.size(), 20u);
-  for (const FeaturesConfig& config : distance_configs()) {
-    std::vector<int> distances;
-    for (const std::string& edited : edits) distances.push_back(distance(text, edited, config));
-    std::sort(distances.begin(), distances.end());
-    EXPECT_LE(distances[distances.size() / 2], 3) << "median, ngram " << config.ngram;
-    EXPECT_LE(distances.back(), 8) << "max, ngram " << config.ngram;
-  }
+  expect_edits_stay_close(text, edits, /*max_distance=*/8);
 }
 
 TEST(FeatureDistance, TypographyAndCaseChangesDoNotMoveTheFingerprint) {

@@ -140,3 +140,15 @@ def synthetic_scores(truth, fingerprints):
     groups = {"in_cluster": positives, "hard_negative": hard, "all_negative": negatives}
     groups.update({f"op:{name}": ds for name, ds in sorted(per_op.items())})
     return groups, pr
+
+
+def parse_args(description, json_help):
+    """The command line shared by the fingerprint evaluations: SHARED_DIR [--neardup]
+    [--config] [--json]."""
+    import argparse
+    parser = argparse.ArgumentParser(description=description)
+    parser.add_argument("shared_dir")
+    parser.add_argument("--neardup", default=default_neardup())
+    parser.add_argument("--config", help="YAML config passed to neardup fingerprint")
+    parser.add_argument("--json", action="store_true", help=json_help)
+    return parser.parse_args()

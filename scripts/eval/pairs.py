@@ -10,7 +10,6 @@ counts as not within k. Prints, per label and per label/language: pairs, skipped
 median and p90 distance, and the share of pairs within k = 2, 3, 4, 5.
 """
 
-import argparse
 import json
 import os
 
@@ -18,12 +17,7 @@ import evalcore
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("shared_dir")
-    parser.add_argument("--neardup", default=evalcore.default_neardup())
-    parser.add_argument("--config", help="YAML config passed to neardup fingerprint")
-    parser.add_argument("--json", action="store_true", help="print the summaries as JSON")
-    args = parser.parse_args()
+    args = evalcore.parse_args(__doc__.splitlines()[0], "print the summaries as JSON")
 
     root = evalcore.dataset_dir(args.shared_dir, "natural-pairs")
     pairs = evalcore.read_jsonl(os.path.join(root, "pairs.jsonl"))

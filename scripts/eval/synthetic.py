@@ -11,7 +11,6 @@ k = 2, 3, 4, 5, and distance distributions for in-cluster pairs, the designed ha
 all negatives, and in-cluster pairs by edit (a variant against its cluster's original page).
 """
 
-import argparse
 import json
 import os
 
@@ -19,12 +18,7 @@ import evalcore
 
 
 def main():
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("shared_dir")
-    parser.add_argument("--neardup", default=evalcore.default_neardup())
-    parser.add_argument("--config", help="YAML config passed to neardup fingerprint")
-    parser.add_argument("--json", action="store_true", help="print the results as JSON")
-    args = parser.parse_args()
+    args = evalcore.parse_args(__doc__.splitlines()[0], "print the results as JSON")
 
     root = evalcore.dataset_dir(args.shared_dir, "synthetic-dev")
     truth = evalcore.read_jsonl(os.path.join(root, "truth.jsonl"))
