@@ -680,6 +680,9 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
       for (std::size_t i = 0; i < batch.size(); ++i) {
         batch[i]->verdict = std::move((*verdicts)[i]);
         if (batch[i]->verdict.replayed) replayed += 1;
+        if (metrics && items[i].page && !batch[i]->verdict.replayed) {
+          metrics->probe_candidates.observe(batch[i]->verdict.candidates);
+        }
       }
       if (startup->kafka.exactly_once) {
         publish_transaction(batch);

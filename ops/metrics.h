@@ -227,8 +227,8 @@ struct DaemonMetrics {
   Histogram& stage(Stage s) { return *stages_[static_cast<std::size_t>(s)]; }
 
   Family<Histogram>& probe_candidates_family;
-  // neardup_probe_candidates: candidates checked per lookup. Exported but not filled by
-  // neardupd: the index (store/index.h) reports no candidate counts.
+  // neardup_probe_candidates: table entries compared with each looked-up page
+  // (Verdict::candidates), observed for every page the index probed.
   Histogram& probe_candidates;
 
   Family<Gauge>& index_documents_family;

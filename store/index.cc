@@ -972,6 +972,7 @@ class LmdbIndex final : public Index {
                      .scheme = si,
                      .id = page.id};
     Verdict verdict;
+    verdict.candidates = static_cast<std::uint32_t>(found.checked);
     if (*best) {
       const Hit& hit = **best;
       record.cluster = hit.record.cluster;
@@ -1015,11 +1016,13 @@ class LmdbIndex final : public Index {
   struct Candidates {
     std::vector<std::uint64_t> id_docs;
     std::vector<std::pair<int, std::uint64_t>> hits;
+    std::uint64_t checked = 0;  // table entries compared with the query
   };
   lmdb::Result<> probe(std::uint32_t si, std::uint64_t fingerprint, std::uint32_t k,
                        const std::uint64_t* id_hash, Candidates& out) {
     out.id_docs.clear();
     out.hits.clear();
+    out.checked = 0;
     probes_.clear();
     queries_.clear();
     auto add_id = [&](const Entry& e) { out.id_docs.push_back(e.doc); };
@@ -1032,6 +1035,7 @@ class LmdbIndex final : public Index {
     for (std::size_t t = 0; t < columns.size(); ++t) {
       const std::uint64_t key = design_.permute(t, fingerprint);
       auto r = columns[t]->start(key, probes_, [&](const Entry& e) {
+        ++out.checked;
         int distance = std::popcount(e.key ^ key);
         if (distance <= static_cast<int>(k)) out.hits.emplace_back(distance, e.doc);
       });
@@ -1045,6 +1049,7 @@ class LmdbIndex final : public Index {
       } else {
         const std::uint64_t key = queries_[i - id_probes];
         r = probes_[i].finish([&](std::uint64_t entry_key, auto doc) {
+          ++out.checked;
           int distance = std::popcount(entry_key ^ key);
           if (distance <= static_cast<int>(k)) out.hits.emplace_back(distance, doc());
         });

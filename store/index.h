@@ -29,6 +29,9 @@ struct Verdict {
   int distance = 0;          // kDuplicate: Hamming distance to matched
   std::string reason;        // kSkipped / kDeadLetter: the reason code
   bool replayed = false;     // answered from stored state (same id+fingerprint, or replayed offset)
+  // Fingerprints the probe compared with this page (the permuted-table candidates of every
+  // table); 0 when no probe ran (replays, skipped pages). Not stored.
+  std::uint32_t candidates = 0;
 };
 
 std::string_view status_name(Verdict::Status status);

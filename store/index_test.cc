@@ -48,6 +48,19 @@ TEST(Index, TwoNearDuplicatesInOneBatchGetOneUniqueAndOneDuplicate) {
   EXPECT_EQ(v[2].status, Status::kUnique);
 }
 
+TEST(Index, VerdictCountsTheCandidatesItsProbeCompared) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  auto first = apply_or_die(*index, {page("a", kA)});
+  EXPECT_EQ(first[0].candidates, 0u);  // an empty index has nothing to compare
+  // b shares every table's prefix with a: each table offers a as a candidate.
+  auto second = apply_or_die(*index, {page("b", kA ^ 1)});
+  EXPECT_GE(second[0].candidates, 1u);
+  auto replay = apply_or_die(*index, {page("b", kA ^ 1)});
+  EXPECT_TRUE(replay[0].replayed);
+  EXPECT_EQ(replay[0].candidates, 0u);
+}
+
 TEST(Index, DuplicateOfNamesTheFirstSeenPageOfTheMatchedCluster) {
   TempDir dir;
   auto index = open_or_die(store_config(dir.path()));

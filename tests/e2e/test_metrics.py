@@ -79,6 +79,8 @@ def test(workdir):
     h.check(counts["fingerprint"] == fingerprinted, f"fingerprint count {counts['fingerprint']}")
     h.check(counts["produce"] == fed and counts["index"] > 0, f"stage counts {counts}")
     h.check(h.metric(samples, "neardup_index_bytes") > 0, "index_bytes is 0")
+    probes = h.metric(samples, "neardup_probe_candidates_count")
+    h.check(probes == documents, f"probe_candidates observed {probes} times, {documents} pages probed")
     code, _ = daemon.terminate()
     h.check(code == 0, f"exit code {code}")
     h.log("scrapes (fed, pages_in_total, pages_out_total + dead_letters_total): " +
