@@ -172,6 +172,12 @@ class Daemon:
         code = self.process.wait(timeout=timeout)
         return code, time.monotonic() - start
 
+    def stop(self, timeout=15):
+        """SIGTERM, which must end the daemon with exit 0; returns the seconds it took."""
+        code, seconds = self.terminate(timeout)
+        check(code == 0, f"exit code {code} after SIGTERM")
+        return seconds
+
 
 def free_port():
     """A loopback TCP port that was free a moment ago (config needs a fixed metrics port)."""
@@ -258,6 +264,16 @@ def verdict(tag):
     """The parts of a tag that must be the same on every replay."""
     return (tag["status"], tag.get("fingerprint"), tag.get("duplicate_of"), tag.get("matched"),
             tag.get("distance"), tag.get("reason"))
+
+
+def settled_outputs(bootstrap, urls, expected, timeout, settle=1.0):
+    """Waits until every url has an output, lets late replayed copies arrive for `settle`
+    seconds, then reads the whole output topic and checks it (check_outputs)."""
+    wait_for_outputs(bootstrap, "tagged", set(urls), timeout=timeout)
+    time.sleep(settle)
+    records = consume(bootstrap, "tagged", timeout=2)
+    check_outputs(records, urls, expected)
+    return records
 
 
 def check_outputs(records, urls, expected=None):

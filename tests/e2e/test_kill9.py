@@ -61,12 +61,8 @@ def test(workdir):
               f"{seen} outputs so far")
         daemon = h.Daemon(workdir, config)
     producer.join()
-    records = h.wait_for_outputs(broker.bootstrap, "tagged", set(urls), timeout=150)
-    time.sleep(2)
-    records = h.consume(broker.bootstrap, "tagged", timeout=2)
-    h.check_outputs(records, urls, expected)
-    code, seconds = daemon.terminate()
-    h.check(code == 0, f"exit code {code} after SIGTERM")
+    records = h.settled_outputs(broker.bootstrap, urls, expected, timeout=150, settle=2)
+    daemon.stop()
     h.log(f"exactly_once={EXACTLY_ONCE}: {COUNT} inputs, {KILLS} kills at (delay s, outputs so far) {moments}: "
           f"{len(records)} outputs ({len(records) - COUNT} replayed copies), every input present, "
           f"copies agree, verdicts equal dedup's")

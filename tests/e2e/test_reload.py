@@ -339,8 +339,7 @@ def test(workdir):
     for r in records:
         schemes_out[r["value"]["neardup"]["scheme"]] = schemes_out.get(
             r["value"]["neardup"]["scheme"], 0) + 1
-    code, _ = daemon.terminate()
-    h.check(code == 0, f"exit code {code}")
+    daemon.stop()
     stopped = [line for line in daemon.log_text().splitlines() if "stopped pages_in" in line][-1]
     h.check(f"pages_in={total} outputs={total} dead_letters=0 replayed=0" in stopped, stopped)
     for line in report:
