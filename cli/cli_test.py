@@ -151,6 +151,14 @@ class CommandLine(unittest.TestCase):
         with open(dead, encoding="utf-8") as f:
             self.assertEqual(f.read().splitlines(), records[1:4])
 
+    def test_dedup_survives_a_record_nested_100000_levels_deep(self):
+        deep = '{"url":"u","body":"<p>x</p>","x":' + "[" * 100000 + "]" * 100000 + "}"
+        good = json.dumps({"url": "https://a.example/1", "body": "<p>" + "alpha beta gamma " * 40 + "</p>"})
+        proc = run("dedup", "--store", os.path.join(self.dir, "index"),
+                   stdin=(deep + "\n" + good + "\n").encode(), check=0)
+        self.assertEqual([o["url"] for o in lines(proc.stdout)], ["https://a.example/1"])
+        self.assertIn("line 1: too_deep", proc.stderr.decode())
+
     def test_stats_prints_the_design_and_document_count(self):
         store = os.path.join(self.dir, "index")
         run("dedup", "--store", store, stdin=self.sample_crawl(), check=0)

@@ -8,12 +8,16 @@
 
 #include "cli/commands.h"
 #include "kafka/client.h"
+#include "message/record.h"
 
 namespace neardup::cli {
 namespace {
 
-// The value as JSON when it parses as JSON, else as a JSON string.
+// The value as JSON when it parses as JSON within kMaxJsonDepth, else as a JSON string.
 nlohmann::json value_json(const char* data, std::size_t size) {
+  if (!json_depth_within(std::string_view(data, size), kMaxJsonDepth)) {
+    return std::string(data, size);
+  }
   auto parsed = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_discarded()) return parsed;
   return std::string(data, size);

@@ -118,7 +118,7 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
 
       parallel_for(chunk.size(), config->pipeline.threads, [&](std::size_t i) {
         Line& line = chunk[i];
-        line.page = parse_page(line.text, config->input.fields);
+        line.page = parse_page(line.text, config->input);
         if (line.page) {
           line.result = fingerprint_page(line.page->body, line.page->content_type, *config);
         }

@@ -23,6 +23,8 @@
 #include <type_traits>
 #include <utility>
 
+#include "config/yaml_gate.h"
+
 namespace neardup {
 namespace {
 
@@ -243,6 +245,8 @@ void for_each_key(C& c, F&& f) {
     c.input.fields.fetched_at);
   f(Key{.path = "input.max_body_bytes", .min = 1, .max = kGiB, .size = true},
     c.input.max_body_bytes);
+  f(Key{.path = "input.max_record_bytes", .min = kKiB, .max = 4 * kGiB, .size = true},
+    c.input.max_record_bytes);
 
   f(Key{.path = "output.include_body"}, c.output.include_body);
 
@@ -767,22 +771,26 @@ bool needs_restart(std::string_view path) {
 }  // namespace
 
 std::expected<Config, std::string> parse_config(const std::string& yaml_text) {
+  // libyaml checks the text first (config/yaml_gate.h): yaml-cpp sees only well-formed,
+  // bounded, alias-free single documents.
+  auto shape = check_yaml(yaml_text);
+  if (!shape) return std::unexpected(shape.error());
+  if (shape->documents > 1) {
+    return std::unexpected(cat("line ", shape->second_document_line,
+                               ": top level: must be one YAML document, found ",
+                               shape->documents));
+  }
   try {
-    std::vector<YAML::Node> documents;
+    YAML::Node document;
     try {
-      documents = YAML::LoadAll(yaml_text);
+      document = YAML::Load(yaml_text);
     } catch (const YAML::ParserException& e) {
       return std::unexpected(cat("line ", e.mark.line + 1, ", column ", e.mark.column + 1,
                                  ": YAML syntax error: ", e.msg));
     }
     Errors errors;
-    if (documents.size() > 1) {
-      errors.add(documents[1].Mark(), "",
-                 cat("must be one YAML document, found ", documents.size()));
-      return std::unexpected(errors.text());
-    }
     std::map<std::string, Found> found;
-    if (!documents.empty()) collect(documents[0], "", found, errors);
+    if (shape->documents == 1) collect(document, "", found, errors);
 
     Config config;
     for_each_key(config, [&](const Key& key, auto& field) {

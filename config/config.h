@@ -41,6 +41,8 @@ struct InputFields {
 struct InputConfig {
   InputFields fields;
   std::uint64_t max_body_bytes = 10 * 1024 * 1024;  // larger bodies are skipped: too_large
+  // Larger records are dead letters (record_too_large) and are never parsed.
+  std::uint64_t max_record_bytes = 64 * 1024 * 1024;
 
   bool operator==(const InputConfig&) const = default;
 };

@@ -500,7 +500,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
       }
       work->config = config;
       work->scheme = scheme;
-      work->page = parse_page(work->value, config->input.fields);
+      work->page = parse_page(work->value, config->input);
       if (work->page) {
         StageTimes times;
         work->result = fingerprint_page(work->page->body, work->page->content_type, *config,

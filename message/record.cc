@@ -1,8 +1,6 @@
 #include "message/record.h"
 
-#include <chrono>
-#include <cstdio>
-#include <ctime>
+#include <cmath>
 
 #include "common/base64.h"
 
@@ -30,15 +28,41 @@ std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
   return era * 146097 + static_cast<std::int64_t>(doe) - 719468;
 }
 
+bool is_leap(int y) { return (y % 4 == 0 && y % 100 != 0) || y % 400 == 0; }
+
+int days_in_month(int y, int m) {
+  static constexpr int kDays[] = {31, 28, 31, 30, 31, 30, 31, 31, 30, 31, 30, 31};
+  return m == 2 && is_leap(y) ? 29 : kDays[m - 1];
+}
+
+// Exactly `n` ASCII digits at s[pos..]; advances pos.
+bool digits(const std::string& s, std::size_t& pos, int n, int& out) {
+  out = 0;
+  for (int i = 0; i < n; ++i, ++pos) {
+    if (pos >= s.size() || s[pos] < '0' || s[pos] > '9') return false;
+    out = out * 10 + (s[pos] - '0');
+  }
+  return true;
+}
+
+bool literal(const std::string& s, std::size_t& pos, std::string_view any_of) {
+  if (pos >= s.size() || any_of.find(s[pos]) == std::string_view::npos) return false;
+  ++pos;
+  return true;
+}
+
 std::optional<std::int64_t> parse_rfc3339(const std::string& s) {
   int y, mo, d, h, mi, sec;
-  int consumed = 0;
-  if (std::sscanf(s.c_str(), "%4d-%2d-%2d%*1[Tt ]%2d:%2d:%2d%n", &y, &mo, &d, &h, &mi, &sec,
-                  &consumed) != 6) {
+  std::size_t pos = 0;
+  if (!digits(s, pos, 4, y) || !literal(s, pos, "-") || !digits(s, pos, 2, mo) ||
+      !literal(s, pos, "-") || !digits(s, pos, 2, d) || !literal(s, pos, "Tt ") ||
+      !digits(s, pos, 2, h) || !literal(s, pos, ":") || !digits(s, pos, 2, mi) ||
+      !literal(s, pos, ":") || !digits(s, pos, 2, sec)) {
     return std::nullopt;
   }
-  if (mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59 || sec > 60) return std::nullopt;
-  std::size_t pos = static_cast<std::size_t>(consumed);
+  if (mo < 1 || mo > 12 || d < 1 || d > days_in_month(y, mo) || h > 23 || mi > 59 || sec > 60) {
+    return std::nullopt;
+  }
   std::int64_t millis = 0;
   if (pos < s.size() && s[pos] == '.') {
     std::int64_t scale = 100;
@@ -51,10 +75,13 @@ std::optional<std::int64_t> parse_rfc3339(const std::string& s) {
   if (pos < s.size() && (s[pos] == 'Z' || s[pos] == 'z')) {
     ++pos;
   } else if (pos < s.size() && (s[pos] == '+' || s[pos] == '-')) {
+    const int sign = s[pos++] == '-' ? -1 : 1;
     int oh, om;
-    if (std::sscanf(s.c_str() + pos + 1, "%2d:%2d", &oh, &om) != 2) return std::nullopt;
-    offset_minutes = (oh * 60 + om) * (s[pos] == '-' ? -1 : 1);
-    pos += 6;
+    if (!digits(s, pos, 2, oh) || !literal(s, pos, ":") || !digits(s, pos, 2, om) || oh > 23 ||
+        om > 59) {
+      return std::nullopt;
+    }
+    offset_minutes = (oh * 60 + om) * sign;
   } else {
     return std::nullopt;
   }
@@ -67,13 +94,64 @@ std::optional<std::int64_t> parse_rfc3339(const std::string& s) {
 }  // namespace
 
 std::optional<std::int64_t> parse_fetched_at(const nlohmann::json& value) {
-  if (value.is_number_integer()) return value.get<std::int64_t>();
-  if (value.is_number_float()) return static_cast<std::int64_t>(value.get<double>());
+  // Epoch milliseconds within +-2^53 (what a double holds exactly; about +-285,000 years).
+  constexpr std::int64_t kLimit = std::int64_t{1} << 53;
+  if (value.is_number_unsigned()) {
+    auto ms = value.get<std::uint64_t>();
+    if (ms > static_cast<std::uint64_t>(kLimit)) return std::nullopt;
+    return static_cast<std::int64_t>(ms);
+  }
+  if (value.is_number_integer()) {
+    auto ms = value.get<std::int64_t>();
+    if (ms > kLimit || ms < -kLimit) return std::nullopt;
+    return ms;
+  }
+  if (value.is_number_float()) {
+    const double ms = value.get<double>();
+    // Compared as doubles before any cast: a cast of an out-of-range double is undefined.
+    if (!(ms >= -static_cast<double>(kLimit) && ms <= static_cast<double>(kLimit)) ||
+        ms != std::trunc(ms)) {
+      return std::nullopt;
+    }
+    return static_cast<std::int64_t>(ms);
+  }
   if (value.is_string()) return parse_rfc3339(value.get<std::string>());
   return std::nullopt;
 }
 
-std::expected<Page, RecordError> parse_page(std::string_view record, const InputFields& fields) {
+bool json_depth_within(std::string_view text, std::size_t max_depth) {
+  std::size_t depth = 0;
+  bool in_string = false;
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    const char c = text[i];
+    if (in_string) {
+      if (c == '\\') {
+        ++i;  // the escaped character, whatever it is
+      } else if (c == '"') {
+        in_string = false;
+      }
+    } else if (c == '"') {
+      in_string = true;
+    } else if (c == '[' || c == '{') {
+      if (++depth > max_depth) return false;
+    } else if ((c == ']' || c == '}') && depth > 0) {
+      --depth;
+    }
+  }
+  return true;
+}
+
+std::expected<Page, RecordError> parse_page(std::string_view record, const InputConfig& input) {
+  const InputFields& fields = input.fields;
+  if (record.size() > input.max_record_bytes) {
+    return std::unexpected(RecordError{
+        "record_too_large", std::to_string(record.size()) + " bytes > input.max_record_bytes " +
+                                std::to_string(input.max_record_bytes)});
+  }
+  if (!json_depth_within(record, kMaxJsonDepth)) {
+    return std::unexpected(RecordError{
+        "too_deep", "arrays or objects nested deeper than " + std::to_string(kMaxJsonDepth)});
+  }
   Page page;
   page.object = nlohmann::json::parse(record, nullptr, /*allow_exceptions=*/false);
   if (page.object.is_discarded()) {

@@ -26,16 +26,27 @@ struct Page {
   std::optional<std::int64_t> fetched_at_ms;
 };
 
-// Why a record is a dead letter. `code` is stable: not_json, not_object, missing_url,
-// invalid_base64, wrong_type, bad_fetched_at.
+// Why a record is a dead letter. `code` is stable: record_too_large, too_deep, not_json,
+// not_object, missing_url, invalid_base64, wrong_type, bad_fetched_at.
 struct RecordError {
   std::string code;
   std::string detail;  // names the field and what was wrong
 };
 
-// Reads one input record. A missing or empty body is NOT an error: the page is returned with an
-// empty body and the pipeline skips it (empty_body).
-std::expected<Page, RecordError> parse_page(std::string_view record, const InputFields& fields);
+// Arrays and objects nested deeper than this make a record a dead letter (too_deep). Records
+// are JSON objects of a few levels; the bound keeps everything that walks the parsed value
+// recursively (serialising the output) within a small, fixed stack.
+inline constexpr std::size_t kMaxJsonDepth = 64;
+
+// True when no array or object in the JSON text is nested deeper than max_depth. A linear scan
+// of the bytes (strings skipped), run before the text is parsed; malformed text is left to the
+// parser.
+bool json_depth_within(std::string_view text, std::size_t max_depth);
+
+// Reads one input record: the field names of input.fields; records over input.max_record_bytes
+// or kMaxJsonDepth are refused before they are parsed. A missing or empty body is NOT an error:
+// the page is returned with an empty body and the pipeline skips it (empty_body).
+std::expected<Page, RecordError> parse_page(std::string_view record, const InputConfig& input);
 
 // What neardup adds to a page: the `neardup` field of the output record.
 struct Tag {
@@ -61,7 +72,9 @@ bool body_omitted(const Tag& tag);
 std::string render_output(const Page& page, const Tag& tag, const OutputConfig& output,
                           const InputFields& fields);
 
-// Parses fetched_at: RFC 3339 text or epoch milliseconds. nullopt when malformed.
+// Parses fetched_at: RFC 3339 text (a real calendar date, years 0000..9999, offsets within
+// +-23:59) or epoch milliseconds (an integer, or a number with no fraction, within
+// +-2^53). nullopt when malformed or out of range.
 std::optional<std::int64_t> parse_fetched_at(const nlohmann::json& value);
 
 }  // namespace neardup

@@ -38,10 +38,10 @@ TEST(Record, MissingBodyIsAPageWithEmptyBodyNotAnError) {
 }
 
 TEST(Record, HonoursConfiguredFieldNames) {
-  InputFields fields;
-  fields.url = "link";
-  fields.body = "html";
-  auto page = parse_page(R"({"link":"u","html":"b"})", fields);
+  InputConfig input;
+  input.fields.url = "link";
+  input.fields.body = "html";
+  auto page = parse_page(R"({"link":"u","html":"b"})", input);
   ASSERT_TRUE(page.has_value());
   EXPECT_EQ(page->url, "u");
   EXPECT_EQ(page->body, "b");
@@ -95,4 +95,62 @@ TEST(Record, TooLargePageIsOutputWithoutItsBody) {
   EXPECT_EQ(out["body"], "big");
 }
 
+}  // namespace neardup
+
+namespace neardup {
+namespace {
+
+// A pass-through field nested 100,000 levels deep used to overflow the stack when the output
+// was serialised (and crash again on every replay of the record).
+TEST(Record, DeeplyNestedRecordIsADeadLetterNotACrash) {
+  std::string record = R"({"url":"u","body":"<p>x</p>","x":)" + std::string(100000, '[') +
+                       std::string(100000, ']') + "}";
+  auto page = parse_page(record, {});
+  ASSERT_FALSE(page.has_value());
+  EXPECT_EQ(page.error().code, "too_deep");
+  EXPECT_NE(page.error().detail.find("64"), std::string::npos);
+}
+
+TEST(Record, NestingUpToTheLimitIsAccepted) {
+  const std::size_t inner = kMaxJsonDepth - 1;  // the record object itself is one level
+  std::string record = R"({"url":"u","x":)" + std::string(inner, '[') + std::string(inner, ']') +
+                       "}";
+  EXPECT_TRUE(parse_page(record, {}).has_value());
+  EXPECT_EQ(parse_page(R"({"url":"u","x":)" + std::string(inner + 1, '[') +
+                           std::string(inner + 1, ']') + "}",
+                       {})
+                .error()
+                .code,
+            "too_deep");
+}
+
+TEST(Record, BracketsInsideStringsDoNotCount) {
+  std::string brackets(1000, '[');
+  // An escaped quote does not end the string.
+  EXPECT_TRUE(json_depth_within(R"({"a":")" + brackets + R"(\")" + brackets + R"("})", 2));
+  EXPECT_FALSE(json_depth_within("[[[", 2));
+}
+
+TEST(Record, RecordOverMaxRecordBytesIsRefusedUnread) {
+  InputConfig input;
+  input.max_record_bytes = 1024;
+  auto page = parse_page(R"({"url":"u","body":")" + std::string(2000, 'a') + R"("})", input);
+  ASSERT_FALSE(page.has_value());
+  EXPECT_EQ(page.error().code, "record_too_large");
+}
+
+TEST(Record, FetchedAtOutOfRangeOrNotACalendarDateIsRefused) {
+  for (const char* bad : {"1e308", "-1e308", "9007199254740993", "1.5", R"("2021-02-31T00:00:00Z")",
+                          R"("2021-01-01T00:00:00+99:99")", R"("-999-01-01T00:00:00Z")",
+                          R"("2021-1-01T00:00:00Z")", R"("2021-01-01T00:00:00+01")"}) {
+    auto page = parse_page(std::string(R"({"url":"u","fetched_at":)") + bad + "}", {});
+    ASSERT_FALSE(page.has_value()) << bad;
+    EXPECT_EQ(page.error().code, "bad_fetched_at") << bad;
+  }
+  EXPECT_EQ(*parse_fetched_at(nlohmann::json::parse(R"("2024-02-29T12:00:00+01:30")")),
+            1709202600000);
+  EXPECT_EQ(*parse_fetched_at(nlohmann::json(1.7e12)), 1700000000000);
+}
+
+}  // namespace
 }  // namespace neardup

@@ -32,6 +32,7 @@ const std::vector<LiveKey>& live_keys() {
            [](const Config& c) { return c.input.fields.content_type; }),
       live("input.fields.fetched_at", [](const Config& c) { return c.input.fields.fetched_at; }),
       live("input.max_body_bytes", [](const Config& c) { return c.input.max_body_bytes; }),
+      live("input.max_record_bytes", [](const Config& c) { return c.input.max_record_bytes; }),
       live("output.include_body", [](const Config& c) { return c.output.include_body; }),
       live("decode.default_charset", [](const Config& c) { return c.decode.default_charset; }),
       live("decode.detect", [](const Config& c) { return c.decode.detect; }),

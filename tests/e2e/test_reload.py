@@ -5,7 +5,7 @@ config file is changed and reloaded four times:
   1. dedup.max_distance 3 -> 1: planted pairs at distance 2-3 (known from the fingerprints
      `neardup dedup` computes offline) are duplicates before and unique after; pairs at
      distance 0-1 stay duplicates.
-  2. invalid YAML: rejected, the daemon carries on with max_distance 1.
+  2. invalid YAML (a document starting with ","): rejected, the daemon carries on with max_distance 1.
   3. max_distance 5 with store.design_k 5 in the file: rejected, the open store's k is 3.
   4. features.ngram 2 -> 1: a new scheme. Copies of pages indexed under the old scheme are
      unique again, name the new scheme (field and header), and a second copy is a duplicate
@@ -271,7 +271,8 @@ def test(workdir):
 
     # Reload 2: invalid YAML. Reload 3: max_distance above the store's design k.
     fillers_at.append(filler_thread.sent)
-    rewrite(config, config_text + "dedup:\n  max_distance: [1\n")
+    # A second document that starts with "," (yaml-cpp 0.7 alone would loop on it forever).
+    rewrite(config, config_text + "---\n,\n")
     reload_under_load()
     daemon.wait_log("reload rejected")
     rewrite(config, config_text.replace("store:\n", "store:\n  design_k: 5\n") +
