@@ -2,10 +2,13 @@
 //
 //   store_bench --dir /tmp/nd-bench --stored 10000000 --measure 1000000 [--batch 1000]
 //               [--sync 0|1] [--k 3] [--tables 0] [--delta 2097152] [--dups 0.1] [--seed 1]
+//               [--minhash 1]
 //
-// Fills the index to --stored pages (random fingerprints, --dups of them near-duplicates of an
-// earlier page, 40-byte URL ids, one Kafka-like partition with pending verdicts trimmed every
-// batch, as the daemon does), unless the directory already holds that many; then applies
+// Fills the index to --stored pages (random fingerprints and, with --minhash 1, random
+// 128-value sketches in 42 x 3 bands; --dups of them near-duplicates of an earlier page: a few
+// fingerprint bits and a quarter of the sketch values changed; 40-byte URL ids, one Kafka-like
+// partition with pending verdicts trimmed every batch, as the daemon does), unless the
+// directory already holds that many; then applies
 // --measure more and prints one line of results: items/s (wall time of apply() calls,
 // including merges and commits), per-item lookup+insert latency p50/p99/p999/max measured
 // inside the batch transaction, per-batch commit time, merge time, and bytes on disk per page.
@@ -32,6 +35,7 @@ struct Args {
   std::uint64_t stored = 1'000'000, measure = 200'000, batch = 1000, delta = 1ull << 21;
   std::uint32_t k = 3, tables = 0;
   bool sync = false;
+  bool minhash = true;
   double dups = 0.1;
   std::uint64_t seed = 1;
 };
@@ -43,23 +47,52 @@ double percentile(std::vector<std::uint32_t> v, double p) {
   return v[at] / 1000.0;
 }
 
-// The i-th page of the deterministic workload.
+// The i-th page of the deterministic workload. Near-duplicates copy a page among the last
+// kRecent (sketches are kept for those only).
 struct Workload {
+  static constexpr std::size_t kRecent = 1 << 16, kHashes = 128;
+  static constexpr std::uint32_t kBands = 42, kRows = 3;
   std::mt19937_64 rng;
   std::vector<std::uint64_t> fingerprints;
+  std::vector<neardup::Sketch> recent;
   double dups;
-  explicit Workload(std::uint64_t seed, double d) : rng(seed), dups(d) {}
+  bool minhash;
+  Workload(std::uint64_t seed, double d, bool m) : rng(seed), dups(d), minhash(m) {}
   neardup::IndexItem next(std::uint64_t i) {
     std::uint64_t fp = rng();
+    neardup::Sketch sketch;
+    if (minhash) {
+      sketch.resize(kHashes);
+      for (auto& v : sketch) v = static_cast<std::uint16_t>(rng());
+    }
     if (!fingerprints.empty() && std::uniform_real_distribution<>(0, 1)(rng) < dups) {
-      fp = fingerprints[rng() % fingerprints.size()];
+      const std::uint64_t from = fingerprints.size() - 1 - rng() % std::min(fingerprints.size(), kRecent);
+      fp = fingerprints[from];
       for (int flips = static_cast<int>(rng() % 4); flips > 0; --flips) fp ^= 1ull << (rng() % 64);
+      if (minhash) {
+        const neardup::Sketch& original = recent[from % kRecent];
+        for (std::size_t j = 0; j < kHashes; ++j) {
+          if (j % 4 != 0) sketch[j] = original[j];
+        }
+      }
     }
     fingerprints.push_back(fp);
+    if (minhash) {
+      if (recent.size() < kRecent) recent.resize(kRecent);
+      recent[i % kRecent] = sketch;
+    }
     char id[64];
     std::snprintf(id, sizeof id, "https://www.example.com/articles/%012" PRIu64, i);
     neardup::IndexItem item;
-    item.page = neardup::IndexItem::Page{id, fp, "s-bench", 3, static_cast<std::int64_t>(i)};
+    item.page = neardup::IndexItem::Page{.id = id,
+                                         .fingerprint = fp,
+                                         .scheme = "s-bench",
+                                         .max_distance = 3,
+                                         .seen_at_ms = static_cast<std::int64_t>(i),
+                                         .sketch = std::move(sketch),
+                                         .bands = minhash ? kBands : 0,
+                                         .rows = minhash ? kRows : 0,
+                                         .min_similarity = 0.45};
     item.source = neardup::SourceOffset{"pages/0", static_cast<std::int64_t>(i)};
     return item;
   }
@@ -87,6 +120,8 @@ int main(int argc, char** argv) {
       a.tables = static_cast<std::uint32_t>(std::stoul(v));
     else if (key == "--sync")
       a.sync = v == "1";
+    else if (key == "--minhash")
+      a.minhash = v == "1";
     else if (key == "--dups")
       a.dups = std::stod(v);
     else if (key == "--seed")
@@ -104,7 +139,7 @@ int main(int argc, char** argv) {
   config.map_size = 1ull << 30;
   config.sync = false;
 
-  Workload workload(a.seed, a.dups);
+  Workload workload(a.seed, a.dups, a.minhash);
   std::uint64_t done = 0;
   auto run = [&](std::uint64_t count, neardup::Index& index) -> bool {
     std::vector<neardup::IndexItem> batch;
@@ -115,13 +150,13 @@ int main(int argc, char** argv) {
       }
       auto verdicts = index.apply(batch);
       if (!verdicts) {
-        std::fprintf(stderr, "store_bench: %s\n", verdicts.error().c_str());
+        std::fprintf(stderr, "store_bench: %s\n", verdicts.error().message.c_str());
         return false;
       }
       done += batch.size();
       if (auto trimmed = index.trim_pending("pages/0", static_cast<std::int64_t>(done) - 1);
           !trimmed) {
-        std::fprintf(stderr, "store_bench: %s\n", trimmed.error().c_str());
+        std::fprintf(stderr, "store_bench: %s\n", trimmed.error().message.c_str());
         return false;
       }
     }
@@ -131,7 +166,7 @@ int main(int argc, char** argv) {
   {
     auto index = neardup::Index::open(config, {.delta_entries = a.delta});
     if (!index) {
-      std::fprintf(stderr, "store_bench: %s\n", index.error().c_str());
+      std::fprintf(stderr, "store_bench: %s\n", index.error().message.c_str());
       return 3;
     }
     std::uint64_t have = (*index)->stats().documents;
@@ -151,7 +186,7 @@ int main(int argc, char** argv) {
   neardup::ApplyTiming timing;
   auto index = neardup::Index::open(config, {.delta_entries = a.delta, .timing = &timing});
   if (!index) {
-    std::fprintf(stderr, "store_bench: %s\n", index.error().c_str());
+    std::fprintf(stderr, "store_bench: %s\n", index.error().message.c_str());
     return 3;
   }
   std::vector<std::uint32_t> batch_ns;
@@ -166,6 +201,7 @@ int main(int argc, char** argv) {
   double cpu_start = cpu_seconds();
   auto start = Clock::now();
   std::vector<neardup::IndexItem> batch;
+  std::uint64_t duplicates = 0, by_minhash = 0;
   for (std::uint64_t n = 0; n < a.measure; n += batch.size()) {
     batch.clear();
     for (std::uint64_t i = 0; i < std::min(a.batch, a.measure - n); ++i) {
@@ -173,33 +209,38 @@ int main(int argc, char** argv) {
     }
     auto verdicts = (*index)->apply(batch);
     if (!verdicts) {
-      std::fprintf(stderr, "store_bench: %s\n", verdicts.error().c_str());
+      std::fprintf(stderr, "store_bench: %s\n", verdicts.error().message.c_str());
       return 3;
+    }
+    for (const auto& verdict : *verdicts) {
+      duplicates += verdict.status == neardup::Verdict::Status::kDuplicate;
+      by_minhash += (verdict.method & neardup::Verdict::kMinHash) != 0;
     }
     done += batch.size();
     commit_ns.push_back(static_cast<std::uint32_t>(timing.commit_ns - commit_before));
     commit_before = timing.commit_ns;
     ++batches;
     if (auto t = (*index)->trim_pending("pages/0", static_cast<std::int64_t>(done) - 1); !t) {
-      std::fprintf(stderr, "store_bench: %s\n", t.error().c_str());
+      std::fprintf(stderr, "store_bench: %s\n", t.error().message.c_str());
       return 3;
     }
   }
   double secs = std::chrono::duration<double>(Clock::now() - start).count();
   double cpu = cpu_seconds() - cpu_start;
   auto stats = (*index)->stats();
-  std::printf("stored=%" PRIu64 " measured=%" PRIu64 " k=%u r=%u tables=%u sync=%d batch=%" PRIu64
+  std::printf("stored=%" PRIu64 " measured=%" PRIu64 " minhash=%d k=%u r=%u tables=%u sync=%d batch=%" PRIu64
               " | %.0f items/s (%.0f per CPU second) | item p50 %.1f us p99 %.1f us p99.9 %.1f us "
               "max %.1f us"
               " | commit/batch p50 %.2f ms p99 %.2f ms max %.2f ms | merges %" PRIu64
-              " taking %.2f s | %.1f bytes/page on disk (%" PRIu64 " docs, %" PRIu64 " runs)\n",
-              done - a.measure, a.measure, stats.design_k, stats.design_r, stats.tables,
+              " taking %.2f s | %.1f bytes/page on disk (%" PRIu64 " docs, %" PRIu64 " runs)"
+              " | %" PRIu64 " duplicates, %" PRIu64 " by MinHash\n",
+              done - a.measure, a.measure, a.minhash ? 1 : 0, stats.design_k, stats.design_r, stats.tables,
               a.sync ? 1 : 0, a.batch, a.measure / secs, a.measure / cpu,
               percentile(timing.item_ns, 0.5), percentile(timing.item_ns, 0.99),
               percentile(timing.item_ns, 0.999), percentile(timing.item_ns, 1.0),
               percentile(commit_ns, 0.5) / 1000, percentile(commit_ns, 0.99) / 1000,
               percentile(commit_ns, 1.0) / 1000, timing.merges, timing.merge_ns / 1e9,
               static_cast<double>(stats.bytes_on_disk) / static_cast<double>(stats.documents),
-              stats.documents, stats.runs);
+              stats.documents, stats.runs, duplicates, by_minhash);
   return 0;
 }

@@ -1,4 +1,6 @@
-// neardup compare A B: both fingerprints, the distance and the verdict (DESIGN.md §4).
+// neardup compare A B: both pages' signatures, the SimHash distance, the MinHash similarity and
+// the combined verdict: near-duplicates when the distance is within dedup.max_distance or the
+// sketches share an LSH band at dedup.min_similarity or above (the index's rule).
 #include <iostream>
 
 #include "cli/cli_util.h"
@@ -16,7 +18,9 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand(
-      "compare", "Compare two pages; exit 0 if near-duplicates at dedup.max_distance, 1 if not");
+      "compare",
+      "Compare two pages; exit 0 if near-duplicates (SimHash within dedup.max_distance, or "
+      "MinHash sharing a band at dedup.min_similarity), 1 if not");
   sub->add_option("A", options->a, "first HTML file")->required();
   sub->add_option("B", options->b, "second HTML file")->required();
   sub->add_option("--config", options->config_path, "YAML config (defaults when omitted)");
@@ -44,6 +48,7 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
       } else {
         side["status"] = "fingerprinted";
         side["fingerprint"] = fingerprint_hex(pages[i].fingerprint);
+        if (!pages[i].sketch.empty()) side["minhash"] = sketch_hex(pages[i].sketch);
       }
       out[i == 0 ? "a" : "b"] = side;
     }
@@ -54,10 +59,21 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
       print_json_line(out);
       return kExitNo;
     }
-    int distance = hamming_distance(pages[0].fingerprint, pages[1].fingerprint);
-    bool near = distance <= static_cast<int>(config->dedup.max_distance);
+    const int distance = hamming_distance(pages[0].fingerprint, pages[1].fingerprint);
+    const bool by_simhash = distance <= static_cast<int>(config->dedup.max_distance);
     out["distance"] = distance;
+    bool by_minhash = false;
+    if (config->minhash.enabled) {
+      const MinHashConfig& m = config->minhash;
+      out["min_similarity"] = config->dedup.min_similarity;
+      out["similarity"] = estimate_jaccard(pages[0].sketch, pages[1].sketch);
+      out["shares_band"] = shares_any_band(pages[0].sketch, pages[1].sketch, m.bands, m.rows);
+      by_minhash = minhash_match(pages[0].sketch, pages[1].sketch, m.bands, m.rows,
+                                 config->dedup.min_similarity);
+    }
+    const bool near = by_simhash || by_minhash;
     out["verdict"] = near ? "near_duplicate" : "different";
+    if (near) out["method"] = by_simhash && by_minhash ? "both" : by_simhash ? "simhash" : "minhash";
     print_json_line(out);
     return near ? kExitOk : kExitNo;
   });

@@ -63,7 +63,7 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     config->store.path = options->store;
     auto index = Index::open(config->store);
     if (!index) {
-      std::cerr << "neardup dedup: " << index.error() << "\n";
+      std::cerr << "neardup dedup: " << index.error().message << "\n";
       return kExitFailure;
     }
 
@@ -135,14 +135,14 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
           if (dead) std::fprintf(dead, "%s\n", line.text.c_str());
           continue;
         }
-        auto request = index_request(*line.page, line.result, scheme, config->dedup.max_distance);
+        auto request = index_request(*line.page, line.result, scheme, *config);
         if (!request) continue;
         items.push_back(IndexItem{.page = std::move(request)});
         item_line.push_back(i);
       }
       auto verdicts = (*index)->apply(items);
       if (!verdicts) {
-        std::cerr << "neardup dedup: index: " << verdicts.error() << "\n";
+        std::cerr << "neardup dedup: index: " << verdicts.error().message << "\n";
         exit_code = kExitFailure;
         break;
       }

@@ -17,6 +17,7 @@ void register_fingerprint(CLI::App& root, CommandRegistry& registry) {
       PageFingerprint page = fingerprint_page(body, options->content_type, config);
       nlohmann::json line{{"file", file}, {"status", page.skip ? "skipped" : "fingerprinted"}};
       if (!page.skip) line["fingerprint"] = fingerprint_hex(page.fingerprint);
+      if (!page.sketch.empty()) line["minhash"] = sketch_hex(page.sketch);
       line["scheme"] = scheme_id(config);
       if (!page.charset.empty()) line["charset"] = page.charset;
       line["features"] = page.feature_count;

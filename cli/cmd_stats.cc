@@ -23,11 +23,19 @@ void register_stats(CLI::App& root, CommandRegistry& registry) {
     // Read-only: never creates a store, and works while neardupd or `dedup` writes to it.
     auto index = Index::open(config, {.read_only = true});
     if (!index) {
-      std::cerr << "neardup stats: " << index.error() << "\n";
+      std::cerr << "neardup stats: " << index.error().message << "\n";
       return kExitFailure;
     }
     IndexStats s = (*index)->stats();
     nlohmann::json offsets = nlohmann::json::object();
+    nlohmann::json schemes = nlohmann::json::array();
+    for (const auto& scheme : s.schemes) {
+      nlohmann::json entry{{"id", scheme.id}};
+      if (scheme.hashes > 0) {
+        entry["minhash"] = {{"hashes", scheme.hashes}, {"bands", scheme.bands}, {"rows", scheme.rows}};
+      }
+      schemes.push_back(std::move(entry));
+    }
     for (const auto& [partition, offset] : s.applied_offsets) offsets[partition] = offset;
     if (options->json) {
       print_json_line({{"store", options->store},
@@ -38,7 +46,7 @@ void register_stats(CLI::App& root, CommandRegistry& registry) {
                          {"blocks", s.blocks},
                          {"block_bits", s.block_widths},
                          {"tables", s.tables}}},
-                       {"schemes", s.schemes},
+                       {"schemes", schemes},
                        {"documents", s.documents},
                        {"bytes_on_disk", s.bytes_on_disk},
                        {"map_size", s.map_size},
@@ -53,9 +61,16 @@ void register_stats(CLI::App& root, CommandRegistry& registry) {
               << "format version   " << s.format_version << "\n"
               << "design           k=" << s.design_k << " r=" << s.design_r
               << " blocks=" << s.blocks << " (" << widths << " bits) tables=" << s.tables << "\n"
-              << "schemes          " << s.schemes.size();
-    for (const auto& scheme : s.schemes) std::cout << " " << scheme;
-    std::cout << "\n"
+              << "schemes          " << s.schemes.size() << "\n";
+    for (const auto& scheme : s.schemes) {
+      std::cout << "  " << scheme.id << "      SimHash";
+      if (scheme.hashes > 0) {
+        std::cout << " + MinHash (" << scheme.hashes << " hashes, LSH " << scheme.bands << " bands x "
+                  << scheme.rows << " rows)";
+      }
+      std::cout << "\n";
+    }
+    std::cout
               << "documents        " << s.documents << "\n"
               << "bytes on disk    " << s.bytes_on_disk;
     if (s.documents > 0) std::cout << " (" << s.bytes_on_disk / s.documents << " per document)";

@@ -61,6 +61,7 @@ struct Key {
   std::uint64_t max = kNoMax;  // integers: largest allowed value (also capped by the type)
   bool size = false;           // integers: a byte size; KiB/MiB/GiB/TiB suffixes accepted
   bool hex = false;            // integers: to_yaml prints 0x hex
+  double min_real = 0, max_real = 1;  // reals: the allowed closed range
   std::span<const std::string_view> one_of = {};  // strings: the allowed values, if a fixed set
   bool (*check)(std::string& value) = nullptr;    // strings: accepts (and may normalise) a value
   std::string_view expect = {};                   // strings: what `check` accepts, for errors
@@ -272,7 +273,14 @@ void for_each_key(C& c, F&& f) {
 
   f(Key{.path = "fingerprint.seed", .hex = true}, c.fingerprint.seed);
 
+  f(Key{.path = "minhash.enabled"}, c.minhash.enabled);
+  f(Key{.path = "minhash.shingle", .min = 1, .max = 16}, c.minhash.shingle);
+  f(Key{.path = "minhash.hashes", .min = 16, .max = 1024}, c.minhash.hashes);
+  f(Key{.path = "minhash.bands", .min = 1, .max = 1024}, c.minhash.bands);
+  f(Key{.path = "minhash.rows", .min = 1, .max = 16}, c.minhash.rows);
+
   f(Key{.path = "dedup.max_distance", .max = 16}, c.dedup.max_distance);
+  f(Key{.path = "dedup.min_similarity", .min_real = 0.01, .max_real = 1}, c.dedup.min_similarity);
 
   f(Key{.path = "store.path", .check = is_non_empty, .expect = "a non-empty directory path"},
     c.store.path);
@@ -340,6 +348,13 @@ std::string describe(const YAML::Node& node, bool quote) {
 }
 
 // --- Integers and sizes -------------------------------------------------------------------
+
+// The shortest decimal text that reads back as the same double ("0.5", "1").
+std::string canonical_real(double value) {
+  char buffer[32];
+  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
+  return ec == std::errc() ? std::string(buffer, end) : std::string("nan");
+}
 
 // 1GiB for an exact multiple of a binary unit, else decimal digits.
 std::string format_size(std::uint64_t bytes) {
@@ -422,6 +437,26 @@ void read(const Found& found, const Key& key, T& field, Errors& errors) {
     errors.add(found.mark(), key.path, cat("must be ", range, ", got ", found.value.Scalar()));
   } else {
     field = static_cast<T>(parsed.value);
+  }
+}
+
+// A decimal number such as 0.5 (also 1, .5, 5e-1) within [min_real, max_real].
+void read(const Found& found, const Key& key, double& field, Errors& errors) {
+  const std::string range = cat(canonical_real(key.min_real), "..", canonical_real(key.max_real));
+  double value = 0;
+  bool number = false;
+  if (found.value.IsScalar()) {
+    const std::string& text = found.value.Scalar();
+    auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
+    number = ec == std::errc() && end == text.data() + text.size() && std::isfinite(value);
+  }
+  if (!number) {
+    errors.add(found.mark(), key.path,
+               cat("must be a number in ", range, ", got ", describe(found.value, false)));
+  } else if (value < key.min_real || value > key.max_real) {
+    errors.add(found.mark(), key.path, cat("must be ", range, ", got ", found.value.Scalar()));
+  } else {
+    field = value;
   }
 }
 
@@ -697,6 +732,11 @@ void check_across_keys(const Config& c, const std::map<std::string, Found>& foun
         mark_of(found, "dedup.max_distance"), "dedup.max_distance",
         cat("must be <= store.design_k (", c.store.design_k, "), got ", c.dedup.max_distance));
   }
+  if (c.minhash.bands * c.minhash.rows > c.minhash.hashes) {
+    errors.add(mark_of(found, "minhash.bands"), "minhash.bands",
+               cat("bands x rows (", c.minhash.bands, " x ", c.minhash.rows,
+                   ") must be <= minhash.hashes (", c.minhash.hashes, ")"));
+  }
   if (c.store.max_map_size < c.store.map_size) {
     errors.add(mark_of(found, "store.max_map_size"), "store.max_map_size",
                cat("must be >= store.map_size (", format_size(c.store.map_size), "), got ",
@@ -736,6 +776,7 @@ std::string quote(std::string_view text) {
 std::string canonical(const std::string& value) { return quote(value); }
 std::string canonical(bool value) { return value ? "true" : "false"; }
 std::string canonical(std::unsigned_integral auto value) { return std::to_string(value); }
+std::string canonical(double value) { return canonical_real(value); }
 std::string canonical(const std::map<std::string, std::string>& value) {
   std::string out = "{";
   for (const auto& [name, text] : value) {
@@ -745,27 +786,10 @@ std::string canonical(const std::map<std::string, std::string>& value) {
   return out + "}";
 }
 
-struct Setting {
-  std::string_view path;
-  std::string value;  // canonical text
-};
-
-std::vector<Setting> settings(const Config& config) {
-  std::vector<Setting> out;
-  for_each_key(config, [&](const Key& key, const auto& field) {
-    out.push_back({key.path, canonical(field)});
-  });
-  return out;
-}
-
 bool changes_fingerprints(std::string_view path) {
   return path.starts_with("decode.") || path.starts_with("denoise.") ||
-         path.starts_with("features.") || path.starts_with("fingerprint.");
-}
-
-bool needs_restart(std::string_view path) {
-  return path.starts_with("kafka.") || path.starts_with("store.") || path == "metrics.listen" ||
-         path == "pipeline.threads";
+         path.starts_with("features.") || path.starts_with("fingerprint.") ||
+         path.starts_with("minhash.");
 }
 
 }  // namespace
@@ -833,8 +857,8 @@ std::expected<Config, std::string> load_config_file(const std::string& path) {
 }
 
 std::string scheme_id(const Config& config) {
-  std::string text = "neardup-scheme-v2\n";
-  for (const Setting& setting : settings(config)) {
+  std::string text = "neardup-scheme-v3\n";
+  for (const Setting& setting : config_settings(config)) {
     if (changes_fingerprints(setting.path)) {
       text += cat(setting.path, "=", setting.value, "\n");
     }
@@ -844,11 +868,11 @@ std::string scheme_id(const Config& config) {
 }
 
 std::vector<std::string> restart_only_changes(const Config& a, const Config& b) {
-  const std::vector<Setting> before = settings(a);
-  const std::vector<Setting> after = settings(b);
+  const std::vector<Setting> before = config_settings(a);
+  const std::vector<Setting> after = config_settings(b);
   std::vector<std::string> changed;
   for (std::size_t i = 0; i < before.size(); ++i) {
-    if (needs_restart(before[i].path) && before[i].value != after[i].value) {
+    if (is_restart_only(before[i].path) && before[i].value != after[i].value) {
       changed.emplace_back(before[i].path);
     }
   }
@@ -884,6 +908,19 @@ std::string to_yaml(const Config& config) {
     out += cat(std::string(2 * depth, ' '), parts.back(), ": ", value, "\n");
   });
   return out;
+}
+
+std::vector<Setting> config_settings(const Config& config) {
+  std::vector<Setting> out;
+  for_each_key(config, [&](const Key& key, const auto& field) {
+    out.push_back({std::string(key.path), canonical(field)});
+  });
+  return out;
+}
+
+bool is_restart_only(std::string_view path) {
+  return path.starts_with("kafka.") || path.starts_with("store.") || path == "metrics.listen" ||
+         path == "pipeline.threads";
 }
 
 }  // namespace neardup

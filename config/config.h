@@ -10,6 +10,7 @@
 #include <expected>
 #include <map>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace neardup {
@@ -89,8 +90,24 @@ struct FingerprintConfig {
   bool operator==(const FingerprintConfig&) const = default;
 };
 
+// The second signature: a MinHash sketch over word shingles, indexed by banded LSH
+// (pipeline/minhash/minhash.h, store/FORMAT.md). Defaults measured in
+// pipeline/features/MEASUREMENTS.md.
+struct MinHashConfig {
+  bool enabled = true;
+  std::uint32_t shingle = 5;   // tokens per shingle
+  std::uint32_t hashes = 128;  // sketch length: 16-bit values
+  std::uint32_t bands = 42;    // LSH bands of `rows` values each; bands * rows <= hashes
+  std::uint32_t rows = 3;
+
+  bool operator==(const MinHashConfig&) const = default;
+};
+
 struct DedupConfig {
   std::uint32_t max_distance = 3;  // live k; <= store.design_k
+  // A stored page sharing an LSH band is a duplicate at this estimated Jaccard similarity or
+  // above (minhash.enabled only).
+  double min_similarity = 0.45;
 
   bool operator==(const DedupConfig&) const = default;
 };
@@ -136,6 +153,7 @@ struct Config {
   DenoiseConfig denoise;
   FeaturesConfig features;
   FingerprintConfig fingerprint;
+  MinHashConfig minhash;
   DedupConfig dedup;
   StoreConfig store;
   PipelineConfig pipeline;
@@ -163,14 +181,14 @@ std::expected<Config, std::string> load_config_file(const std::string& path);
 
 // The fingerprint scheme id: "s-" + 8 lower-case hex digits, the high 32 bits of
 // XXH3_64bits (seed 0) over the text "neardup-scheme-v2\n" followed by one line
-// "<key path>=<value>\n" for every key of the decode, denoise, features and fingerprint
-// sections, in the order of examples/neardup.yaml. Values: integers in decimal, booleans as
+// "<key path>=<value>\n" for every key of the decode, denoise, features, fingerprint and
+// minhash sections, in the order of examples/neardup.yaml. Values: integers in decimal, booleans as
 // true/false, strings double-quoted with \\, \" and control bytes (\xHH) escaped. Equal ids
 // mean comparable fingerprints; any change to one of those keys changes the id, no other key
 // does. The id depends on nothing but the values, so it is the same on every run and machine.
 // (A change to a stage's algorithm that alters fingerprints must bump the version: v2 keeps
 // shingles inside paragraphs, skips repeated paragraphs, weighs short paragraphs less and
-// drops number tokens.)
+// drops number tokens; v3 adds the MinHash sketch.)
 std::string scheme_id(const Config& config);
 
 // The key paths, among those that cannot change without a restart (kafka.*, store.*,
@@ -178,6 +196,18 @@ std::string scheme_id(const Config& config);
 // examples/neardup.yaml (e.g. {"kafka.group_id", "store.sync"}). Empty when none differ.
 // kafka.properties is compared as a whole and reported as one path.
 std::vector<std::string> restart_only_changes(const Config& a, const Config& b);
+
+// Every key with its value as canonical text (as scheme_id hashes it: integers in decimal,
+// booleans true/false, strings double-quoted), in the order of examples/neardup.yaml.
+struct Setting {
+  std::string path;
+  std::string value;
+};
+std::vector<Setting> config_settings(const Config& config);
+
+// Whether a key needs a restart to change (kafka.*, store.*, metrics.listen,
+// pipeline.threads); a reload keeps the running value of these.
+bool is_restart_only(std::string_view path);
 
 // The config as YAML text that parse_config accepts and that parses back to an equal Config
 // (every key, sections in the order of examples/neardup.yaml; sizes with a binary suffix where

@@ -454,6 +454,26 @@ TEST(SchemeId, IsSPlusEightLowerHexDigits) {
   EXPECT_EQ(id.find_first_not_of("0123456789abcdef", 2), std::string::npos) << id;
 }
 
+TEST(Config, MinHashKeysAreValidatedTogether) {
+  EXPECT_THAT(error_of("minhash:\n  bands: 50\n"),
+              HasSubstr("minhash.bands: bands x rows (50 x 3) must be <= minhash.hashes (128)"));
+  EXPECT_THAT(error_of("minhash:\n  rows: 0\n"), HasSubstr("minhash.rows: must be 1..16, got 0"));
+  Config c = parsed("minhash:\n  hashes: 64\n  bands: 21\ndedup:\n  min_similarity: 0.6\n");
+  EXPECT_EQ(c.minhash.hashes, 64u);
+  EXPECT_EQ(c.minhash.bands, 21u);
+  EXPECT_DOUBLE_EQ(c.dedup.min_similarity, 0.6);
+}
+
+TEST(Config, SimilarityIsANumberInItsRange) {
+  EXPECT_THAT(error_of("dedup:\n  min_similarity: 1.5\n"),
+              HasSubstr("line 2: dedup.min_similarity: must be 0.01..1, got 1.5"));
+  EXPECT_THAT(error_of("dedup:\n  min_similarity: half\n"),
+              HasSubstr("dedup.min_similarity: must be a number in 0.01..1, got half"));
+  EXPECT_DOUBLE_EQ(parsed("dedup:\n  min_similarity: .5\n").dedup.min_similarity, 0.5);
+  // Printed as the shortest text that reads back the same.
+  EXPECT_THAT(to_yaml(parsed("dedup:\n  min_similarity: 0.45\n")), HasSubstr("min_similarity: 0.45\n"));
+}
+
 TEST(SchemeId, IsStableForEqualConfigs) { EXPECT_EQ(scheme_id(Config{}), scheme_id(parsed(""))); }
 
 TEST(SchemeId, IsPinnedForAFixedConfig) {
@@ -468,7 +488,7 @@ TEST(SchemeId, IsPinnedForAFixedConfig) {
                      .min_features = 16,
                      .max_text_bytes = 1 << 20};
   config.fingerprint.seed = 0;
-  EXPECT_EQ(scheme_id(config), "s-015f0ec9");
+  EXPECT_EQ(scheme_id(config), "s-22a6bf8d");
 }
 
 TEST(SchemeId, IsTheDocumentedHashOfTheDocumentedText) {
@@ -476,7 +496,7 @@ TEST(SchemeId, IsTheDocumentedHashOfTheDocumentedText) {
   config.decode.default_charset = "utf-8";
   config.fingerprint.seed = 7;
   const std::string text =
-      "neardup-scheme-v2\n"
+      "neardup-scheme-v3\n"
       "decode.default_charset=\"utf-8\"\n"
       "decode.detect=" +
       std::string(config.decode.detect ? "true" : "false") +
@@ -508,7 +528,12 @@ TEST(SchemeId, IsTheDocumentedHashOfTheDocumentedText) {
       "features.max_text_bytes=" +
       std::to_string(config.features.max_text_bytes) +
       "\n"
-      "fingerprint.seed=7\n";
+      "fingerprint.seed=7\n"
+      "minhash.enabled=true\n"
+      "minhash.shingle=5\n"
+      "minhash.hashes=128\n"
+      "minhash.bands=42\n"
+      "minhash.rows=3\n";
   const std::uint64_t hash = XXH3_64bits(text.data(), text.size());
   char expected[16];
   std::snprintf(expected, sizeof expected, "s-%08x", static_cast<unsigned>(hash >> 32));
@@ -538,6 +563,11 @@ TEST(SchemeId, ChangesWithEveryFingerprintSetting) {
   vary("features.min_features", [](Config& c) { c.features.min_features += 1; });
   vary("features.max_text_bytes", [](Config& c) { c.features.max_text_bytes += 1; });
   vary("fingerprint.seed", [](Config& c) { c.fingerprint.seed += 1; });
+  vary("minhash.enabled", [](Config& c) { c.minhash.enabled = false; });
+  vary("minhash.shingle", [](Config& c) { c.minhash.shingle = 4; });
+  vary("minhash.hashes", [](Config& c) { c.minhash.hashes = 256; });
+  vary("minhash.bands", [](Config& c) { c.minhash.bands = 30; });
+  vary("minhash.rows", [](Config& c) { c.minhash.rows = 4; });
   for (const auto& [name, config] : variants) {
     EXPECT_NE(scheme_id(config), base_id) << name;
   }
@@ -546,6 +576,7 @@ TEST(SchemeId, ChangesWithEveryFingerprintSetting) {
 TEST(SchemeId, IgnoresSettingsThatDoNotChangeFingerprints) {
   Config config;
   config.dedup.max_distance = 1;
+  config.dedup.min_similarity = 0.9;
   config.store.design_k = 5;
   config.store.path = "/elsewhere";
   config.kafka.input_topic = "other";

@@ -562,7 +562,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
           Verdict{.status = Verdict::Status::kSkipped, .reason = work.result.skip->reason};
     } else {
       item.page =
-          index_request(*work.page, work.result, work.scheme, work.config->dedup.max_distance);
+          index_request(*work.page, work.result, work.scheme, *work.config);
       // First-seen time without fetched_at: the record's timestamp, the same on every replay.
       if (!work.page->fetched_at_ms && work.timestamp_ms > 0)
         item.page->seen_at_ms = work.timestamp_ms;
@@ -650,7 +650,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
     for (const WorkPtr& work : batch) acknowledge(*work);
     for (const auto& [id, offset] : next) {
       if (auto trimmed = index->trim_pending(partition_key(id), offset); !trimmed) {
-        log->warn("trim_pending partition={} error={}", partition_key(id), trimmed.error());
+        log->warn("trim_pending partition={} error={}", partition_key(id), trimmed.error().message);
       }
     }
     return true;
@@ -662,7 +662,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
       std::vector<WorkPtr> batch = next_batch(pending_trims);
       for (const auto& [partition, offset] : pending_trims) {
         if (auto trimmed = index->trim_pending(partition, offset); !trimmed) {
-          log->warn("trim_pending partition={} error={}", partition, trimmed.error());
+          log->warn("trim_pending partition={} error={}", partition, trimmed.error().message);
         }
       }
       pending_trims.clear();
@@ -674,7 +674,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
       auto verdicts = index->apply(items);
       if (metrics) metrics->stage(ops::Stage::kIndex).observe(seconds(Clock::now() - apply_start));
       if (!verdicts) {
-        fail("index: " + verdicts.error());
+        fail("index: " + verdicts.error().message);
         continue;
       }
       for (std::size_t i = 0; i < batch.size(); ++i) {

@@ -177,7 +177,7 @@ int main(int argc, char** argv) {
   auto index = Index::open(config->store);
   if (!index) {
     log->error("fatal error=\"cannot open the index at {}: {}\"", config->store.path,
-               index.error());
+               index.error().message);
     return kExitFailure;
   }
   ops::MetricsRegistry registry;

@@ -208,6 +208,8 @@ nlohmann::json tag_to_json(const Tag& tag) {
     out["duplicate_of"] = tag.duplicate_of;
     out["matched"] = tag.matched;
     out["distance"] = tag.distance;
+    if (!tag.method.empty()) out["method"] = tag.method;
+    if (tag.similarity >= 0) out["similarity"] = tag.similarity;
   }
   if (!tag.reason.empty()) out["reason"] = tag.reason;
   if (!tag.charset.empty()) {

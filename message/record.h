@@ -55,6 +55,8 @@ struct Tag {
   std::string scheme;
   std::string duplicate_of, matched;  // duplicate only
   int distance = 0;                   // duplicate only
+  std::string method;                 // duplicate only: simhash, minhash or both
+  double similarity = -1;             // duplicate only: estimated Jaccard; -1 when unknown
   std::string reason;                 // skipped only
   std::string charset, charset_source;
 };

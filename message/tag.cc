@@ -7,8 +7,7 @@
 namespace neardup {
 
 std::optional<IndexItem::Page> index_request(const Page& page, const PageFingerprint& result,
-                                             const std::string& scheme,
-                                             std::uint32_t max_distance) {
+                                             const std::string& scheme, const Config& config) {
   if (result.skip) return std::nullopt;
   std::int64_t seen_at = page.fetched_at_ms.value_or(
       std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -17,8 +16,12 @@ std::optional<IndexItem::Page> index_request(const Page& page, const PageFingerp
   return IndexItem::Page{.id = page.id,
                          .fingerprint = result.fingerprint,
                          .scheme = scheme,
-                         .max_distance = max_distance,
-                         .seen_at_ms = seen_at};
+                         .max_distance = config.dedup.max_distance,
+                         .seen_at_ms = seen_at,
+                         .sketch = result.sketch,
+                         .bands = result.sketch.empty() ? 0 : config.minhash.bands,
+                         .rows = result.sketch.empty() ? 0 : config.minhash.rows,
+                         .min_similarity = config.dedup.min_similarity};
 }
 
 Tag make_tag(const PageFingerprint& result, const Verdict& verdict, const std::string& scheme) {
@@ -37,6 +40,8 @@ Tag make_tag(const PageFingerprint& result, const Verdict& verdict, const std::s
     tag.duplicate_of = verdict.duplicate_of;
     tag.matched = verdict.matched;
     tag.distance = verdict.distance;
+    tag.method = std::string(method_name(verdict.method));
+    tag.similarity = verdict.similarity;
   } else if (verdict.status == Verdict::Status::kSkipped) {
     tag.reason = verdict.reason;
   }

@@ -1,4 +1,4 @@
-// From a pipeline result and the index's verdict to the output Tag (DESIGN.md §3).
+// From a pipeline result and the index's verdict to the output Tag (docs/records.md).
 #pragma once
 
 #include <string>
@@ -9,10 +9,10 @@
 
 namespace neardup {
 
-// The index request for a fingerprinted page, or nullopt when the pipeline skipped it.
+// The index request for a fingerprinted page under config (dedup.max_distance,
+// dedup.min_similarity, the LSH design), or nullopt when the pipeline skipped it.
 std::optional<IndexItem::Page> index_request(const Page& page, const PageFingerprint& result,
-                                             const std::string& scheme,
-                                             std::uint32_t max_distance);
+                                             const std::string& scheme, const Config& config);
 
 // The tag of a page: skipped pages carry the pipeline's reason; indexed ones the verdict.
 Tag make_tag(const PageFingerprint& result, const Verdict& verdict, const std::string& scheme);

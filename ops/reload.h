@@ -66,7 +66,7 @@ ReloadPlan plan_reload(const Config& running, std::expected<Config, std::string>
 // The key paths plan_reload() applies live (ReloadAccepted::applied lists those that changed).
 std::vector<std::string> live_reload_keys();
 
-// One log line: "reload accepted: dedup.max_distance 3 -> 2, log.level info -> debug;
+// One log line: "reload accepted: dedup.max_distance 3 -> 2, log.level "info" -> "debug";
 // scheme s-1 -> s-2; needs a restart, left unchanged: kafka.group_id" (parts only if present).
 std::string describe(const ReloadAccepted& plan);
 

@@ -81,7 +81,7 @@ TEST(PlanReload, LiveKeysAreAppliedAndListed) {
   EXPECT_TRUE(plan->needs_restart.empty());
   EXPECT_EQ(describe(*plan),
             "reload accepted: input.max_body_bytes 10485760 -> 1024, output.include_body true -> "
-            "false, dedup.max_distance 3 -> 2, log.level info -> debug");
+            "false, dedup.max_distance 3 -> 2, log.level \"info\" -> \"debug\"");
 }
 
 TEST(PlanReload, RestartOnlyKeysKeepTheirRunningValues) {

@@ -4,6 +4,7 @@
 #include "pipeline/denoise/denoise.h"
 #include "pipeline/features/features.h"
 #include "pipeline/fingerprint/fingerprint.h"
+#include "pipeline/minhash/minhash.h"
 
 namespace neardup {
 namespace {
@@ -59,9 +60,11 @@ PageFingerprint fingerprint_page(std::string_view body, std::string_view content
   result.denoise_fell_back = main_text.fell_back;
   std::string text = joined_text(main_text);
 
+  TokenHashes tokens;
   std::vector<Feature> features = [&] {
     StageClock clock(options.times, &StageTimes::features);
-    return extract_features(text, config.features, config.fingerprint.seed);
+    tokens = hash_tokens(text, config.features, config.fingerprint.seed);
+    return features_of(tokens, config.features, config.fingerprint.seed);
   }();
   result.feature_count = features.size();
   if (options.keep_text) {
@@ -76,6 +79,9 @@ PageFingerprint fingerprint_page(std::string_view body, std::string_view content
   }
   StageClock clock(options.times, &StageTimes::fingerprint);
   result.fingerprint = simhash(features);
+  if (config.minhash.enabled) {
+    result.sketch = minhash_sketch(tokens.hashes, config.minhash, config.fingerprint.seed);
+  }
   return result;
 }
 

@@ -1,6 +1,7 @@
-// The pure page -> fingerprint pipeline: decode, denoise, features, fingerprint (DESIGN.md §2).
+// The pure page -> signatures pipeline: decode, denoise, features, then both signatures: the
+// SimHash fingerprint and (minhash.enabled) the MinHash sketch.
 //
-// One call runs all four stages for one page under one Config. No I/O, no shared state: the
+// One call runs every stage for one page under one Config. No I/O, no shared state: the
 // daemon and `neardup dedup` run it on a thread pool, any number at once.
 #pragma once
 
@@ -10,6 +11,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/sketch.h"
 #include "config/config.h"
 #include "pipeline/skip.h"
 
@@ -18,6 +20,7 @@ namespace neardup {
 struct PageFingerprint {
   std::optional<Skip> skip;  // set: the page is skipped and has no fingerprint
   std::uint64_t fingerprint = 0;
+  Sketch sketch;  // empty when minhash.enabled is false (or the page is skipped)
   std::size_t feature_count = 0;
   std::string charset;  // empty when decoding did not happen
   std::string charset_source;
@@ -29,6 +32,7 @@ struct PageFingerprint {
 // Wall time of each stage of one fingerprint_page call; a stage the page did not reach (it was
 // skipped before) stays unset. Reading the clock is the only side effect, and only when asked.
 struct StageTimes {
+  // fingerprint: both signatures (SimHash and, when enabled, the MinHash sketch).
   std::optional<std::chrono::nanoseconds> decode, denoise, features, fingerprint;
 };
 
@@ -37,7 +41,7 @@ struct PipelineOptions {
   StageTimes* times = nullptr;  // when set, filled with the stages' wall times (metrics)
 };
 
-// Runs decode -> denoise -> features -> fingerprint. Bodies larger than
+// Runs decode -> denoise -> features -> fingerprint (+ sketch). Bodies larger than
 // input.max_body_bytes are skipped (too_large) before any work.
 PageFingerprint fingerprint_page(std::string_view body, std::string_view content_type,
                                  const Config& config, PipelineOptions options = {});

@@ -1,5 +1,6 @@
-// The LMDB index: permuted tables as LSM columns (store/run.h), documents, ids, offsets and
-// pending verdicts in one environment. Byte layouts: store/FORMAT.md.
+// The LMDB index: per scheme the permuted SimHash tables and (with the second signature) one
+// LSH band column, all columns (store/column.h); documents, sketches, ids, offsets and pending
+// verdicts in one environment. Byte layouts: store/FORMAT.md and store/records.h.
 #include "store/index.h"
 
 #include <sys/stat.h>
@@ -7,19 +8,18 @@
 
 #include <algorithm>
 #include <bit>
-#include <cerrno>
 #include <chrono>
-#include <cmath>
 #include <filesystem>
 #include <limits>
 #include <map>
 #include <mutex>
 #include <shared_mutex>
 
-#include "store/delta.h"
+#include "store/coding.h"
+#include "store/column.h"
 #include "store/id_filter.h"
 #include "store/lmdb.h"
-#include "store/run.h"
+#include "store/records.h"
 #include "store/table_design.h"
 
 namespace neardup {
@@ -38,231 +38,59 @@ std::string_view status_name(Verdict::Status status) {
   return "unknown";
 }
 
+std::string_view method_name(std::uint8_t method) {
+  switch (method) {
+    case Verdict::kSimHash:
+      return "simhash";
+    case Verdict::kMinHash:
+      return "minhash";
+    case Verdict::kBoth:
+      return "both";
+    default:
+      return "";
+  }
+}
+
 namespace {
 
-// 1: run records of (key, doc) pairs. 2: run records of n keys, then n docs.
-constexpr std::uint32_t kFormatVersion = 2;
-// A merge takes the newest runs while each is at most kMergeRatio times what it has gathered
-// so far, so runs grow geometrically: few runs to probe, each entry rewritten a few times.
-// Measured at 10M pages: 16 (one run per column up to 16x the delta) beat 8 (two runs).
-constexpr std::uint64_t kMergeRatio = 16;
-constexpr std::uint8_t kSuperseded = 1;  // docs flag: the id was re-indexed under a new document
-
-using lmdb::LmdbError;
-
+using records::DocRecord;
+using Code = StoreError::Code;
 using Clock = std::chrono::steady_clock;
+
 std::uint64_t nanos_since(Clock::time_point start) {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
 }
 
-LmdbError failure(std::string message) { return LmdbError{EINVAL, std::move(message)}; }
-
-std::uint64_t low_mask(std::uint32_t bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
-
-void put_u32(std::string& out, std::uint32_t v) { out.append(reinterpret_cast<char*>(&v), 4); }
-void put_u64(std::string& out, std::uint64_t v) { out.append(reinterpret_cast<char*>(&v), 8); }
-std::uint32_t get_u32(std::string_view in, std::size_t at) {
-  std::uint32_t v = 0;
-  if (in.size() >= at + 4) std::memcpy(&v, in.data() + at, 4);
-  return v;
+// LMDB's error as a store error (kLmdb, its code kept so that MDB_MAP_FULL can be retried).
+StoreError from_lmdb(lmdb::LmdbError error) {
+  return StoreError{Code::kLmdb, error.code, std::move(error.message)};
 }
-std::uint64_t get_u64(std::string_view in, std::size_t at) {
-  std::uint64_t v = 0;
-  if (in.size() >= at + 8) std::memcpy(&v, in.data() + at, 8);
-  return v;
-}
-std::string be64_key(std::uint64_t v) {
-  std::string key(8, '\0');
-  store_be64(key.data(), v);
-  return key;
-}
-
-// docs value: fixed 40-byte header (little-endian), then the id bytes.
-struct DocRecord {
-  std::uint64_t fingerprint = 0;
-  std::uint64_t cluster = 0;  // first-seen document of its cluster (itself when unique)
-  std::int64_t first_seen_ms = 0;
-  std::uint64_t matched = 0;  // duplicate: the nearest document when it was stored
-  std::uint32_t scheme = 0;
-  std::uint8_t status = 0;  // Verdict::Status it got
-  std::uint8_t distance = 0;
-  std::uint8_t flags = 0;
-  std::string id;
-
-  std::string encode() const {
-    std::string out;
-    out.reserve(40 + id.size());
-    put_u64(out, fingerprint);
-    put_u64(out, cluster);
-    put_u64(out, static_cast<std::uint64_t>(first_seen_ms));
-    put_u64(out, matched);
-    put_u32(out, scheme);
-    out.push_back(static_cast<char>(status));
-    out.push_back(static_cast<char>(distance));
-    out.push_back(static_cast<char>(flags));
-    out.push_back('\0');
-    return out += id;
+template <typename T>
+StoreResult<T> lift(lmdb::Result<T> result) {
+  if (!result) return std::unexpected(from_lmdb(std::move(result.error())));
+  if constexpr (std::is_void_v<T>) {
+    return {};
+  } else {
+    return std::move(*result);
   }
-  static std::optional<DocRecord> decode(std::string_view in) {
-    if (in.size() < 40) return std::nullopt;
-    return DocRecord{get_u64(in, 0),
-                     get_u64(in, 8),
-                     static_cast<std::int64_t>(get_u64(in, 16)),
-                     get_u64(in, 24),
-                     get_u32(in, 32),
-                     static_cast<std::uint8_t>(in[36]),
-                     static_cast<std::uint8_t>(in[37]),
-                     static_cast<std::uint8_t>(in[38]),
-                     std::string(in.substr(40))};
-  }
-};
-
-// pending value: status, distance, then matched, duplicate_of, reason as (u32 length, bytes).
-std::string encode_verdict(const Verdict& v) {
-  std::string out;
-  out.push_back(static_cast<char>(v.status));
-  out.push_back(static_cast<char>(std::clamp(v.distance, 0, 255)));
-  for (const std::string* s : {&v.matched, &v.duplicate_of, &v.reason}) {
-    put_u32(out, static_cast<std::uint32_t>(s->size()));
-    out += *s;
-  }
-  return out;
 }
-std::optional<Verdict> decode_verdict(std::string_view in) {
-  if (in.size() < 2 || static_cast<std::uint8_t>(in[0]) > 3) return std::nullopt;
-  Verdict v;
-  v.status = static_cast<Verdict::Status>(in[0]);
-  v.distance = static_cast<std::uint8_t>(in[1]);
-  std::size_t at = 2;
-  for (std::string* s : {&v.matched, &v.duplicate_of, &v.reason}) {
-    if (in.size() < at + 4) return std::nullopt;
-    std::uint32_t n = get_u32(in, at);
-    at += 4;
-    if (in.size() < at + n) return std::nullopt;
-    s->assign(in.substr(at, n));
-    at += n;
-  }
-  return v;
+bool map_full(const StoreError& error) {
+  return error.code == Code::kLmdb && error.lmdb_code == MDB_MAP_FULL;
+}
+std::unexpected<StoreError> corrupt(std::string what) {
+  return store_error(Code::kCorrupt, what + " is corrupt");
 }
 
-// pending key: partition length (1 byte), partition, the record's last offset big-endian with
-// the sign flipped, so one partition's records are contiguous and in offset order.
-// A pending record holds consecutive entries: offset (i64), verdict length (u32), verdict.
-// Records are cut at about kPendingRecordBytes so that they stay inline in LMDB leaf pages.
+// A pending record is cut at about this many bytes so that it stays inline in a leaf page.
 constexpr std::size_t kPendingRecordBytes = 1800;
 
-void append_pending_entry(std::string& record, std::int64_t offset, const Verdict& verdict) {
-  std::string v = encode_verdict(verdict);
-  put_u64(record, static_cast<std::uint64_t>(offset));
-  put_u32(record, static_cast<std::uint32_t>(v.size()));
-  record += v;
-}
-
-// Calls fn(offset, verdict bytes) per entry; false when the record is malformed.
-template <typename Fn>
-bool for_each_pending_entry(std::string_view record, Fn&& fn) {
-  for (std::size_t at = 0; at < record.size();) {
-    if (record.size() < at + 12) return false;
-    auto offset = static_cast<std::int64_t>(get_u64(record, at));
-    std::uint32_t n = get_u32(record, at + 8);
-    if (record.size() < at + 12 + n) return false;
-    fn(offset, record.substr(at + 12, n));
-    at += 12 + n;
-  }
-  return true;
-}
-
-std::string pending_key(std::string_view partition, std::int64_t offset) {
-  std::string key(1, static_cast<char>(partition.size()));
-  key += partition;
-  key += be64_key(static_cast<std::uint64_t>(offset) ^ (1ull << 63));
-  return key;
-}
-
-struct Run {
-  std::uint32_t id = 0;
-  std::uint64_t entries = 0;
-  lmdb::Dbi dbi;
-};
-
-// One permuted table of one scheme, or ids: runs on disk plus the in-memory delta.
-struct Column {
-  std::string name;
-  std::uint32_t prefix_bits = 64;
-  std::uint64_t watermark = 0;  // documents <= watermark are in the runs, later ones in delta
-  std::uint32_t next_run = 1;
-  std::vector<Run> runs;  // oldest first
-  Delta delta;
-  // One per run (RunDirectory), valid while the runs and the map (generation) are unchanged.
-  std::vector<RunDirectory> directories;
-  std::uint64_t directories_generation = kStale;
-  static constexpr std::uint64_t kStale = ~0ull;
-
-  Column(std::string n, std::uint32_t prefix, std::uint32_t bucket_bits, std::uint64_t capacity)
-      : name(std::move(n)), prefix_bits(prefix), delta(std::min(prefix, bucket_bits), capacity) {}
-
-  std::string run_name(std::uint32_t run) const { return name + "/" + std::to_string(run); }
-  std::string meta_key() const { return "column/" + name; }
-  std::string encode_state(const std::vector<Run>& state, std::uint64_t mark,
-                           std::uint32_t next) const {
-    std::string out;
-    put_u64(out, mark);
-    put_u32(out, next);
-    put_u32(out, static_cast<std::uint32_t>(state.size()));
-    for (const Run& run : state) {
-      put_u32(out, run.id);
-      put_u64(out, run.entries);
-    }
-    return out;
-  }
-
-  // Makes the directories current for map generation `generation` (reloads them from txn when
-  // the runs or the map changed since they were loaded).
-  lmdb::Result<> open_directories(const lmdb::Txn& txn, std::uint64_t generation) {
-    if (directories_generation == generation && directories.size() == runs.size()) return {};
-    directories.clear();
-    directories_generation = kStale;
-    for (const Run& run : runs) {
-      auto dir = RunDirectory::load(txn, run.dbi);
-      if (!dir) return std::unexpected(dir.error());
-      directories.push_back(std::move(*dir));
-    }
-    directories_generation = generation;
-    return {};
-  }
-
-  // Probes for every entry with the prefix of `key` (its top prefix_bits): calls fn for the
-  // delta's entries now and, unless `with_runs` is false (the caller knows no run holds the
-  // prefix), adds one started RunProbe per run to `probes` (see RunProbe).
-  template <typename Fn>
-  lmdb::Result<> start(std::uint64_t key, std::vector<RunProbe>& probes, Fn&& fn,
-                       bool with_runs = true) {
-    std::uint64_t lo = key & ~low_mask(64 - prefix_bits), hi = lo | low_mask(64 - prefix_bits);
-    delta.scan(lo, hi, fn);
-    if (!with_runs) return {};
-    for (std::size_t i = 0; i < directories.size(); ++i) {
-      probes.emplace_back(directories[i], lo, hi, gap(i));
-      if (auto r = probes.back().start(); !r) return r;
-    }
-    return {};
-  }
-
-  // Starts loading what start(key) will read (the delta bucket, each run's record), so that
-  // the cache and TLB misses of the next page overlap the work on this one. Directories must
-  // be current (open_directories in this transaction).
-  void prefetch(std::uint64_t key) const {
-    delta.prefetch(key);
-    std::uint64_t lo = key & ~low_mask(64 - prefix_bits), hi = lo | low_mask(64 - prefix_bits);
-    for (std::size_t i = 0; i < directories.size(); ++i) {
-      RunProbe(directories[i], lo, hi, gap(i)).prefetch();
-    }
-  }
-
-  // The expected distance between neighbouring keys of run i (RunProbe).
-  double gap(std::size_t i) const {
-    return std::ldexp(1.0, 64) / static_cast<double>(std::max<std::uint64_t>(runs[i].entries, 1));
-  }
+// The columns of one scheme: its permuted tables and, with the second signature, its bands.
+struct Scheme {
+  std::string id;
+  records::SchemeState state;
+  std::vector<std::unique_ptr<Column>> tables;
+  std::unique_ptr<Column> bands;  // null without MinHash
 };
 
 class LmdbIndex final : public Index {
@@ -272,45 +100,42 @@ class LmdbIndex final : public Index {
     bucket_bits_ = std::clamp<std::uint32_t>(std::bit_width(options.delta_entries), 8, 20);
   }
 
-  std::expected<void, std::string> open() {
+  StoreResult<> open() {
     namespace fs = std::filesystem;
     std::error_code ec;
     if (options_.read_only) {
       if (!fs::exists(fs::path(config_.path) / "data.mdb", ec)) {
-        return std::unexpected("no index at " + config_.path + " (no data.mdb)");
+        return store_error(Code::kNotFound, "no index at " + config_.path + " (no data.mdb)");
       }
     } else if (!fs::create_directories(config_.path, ec) && ec) {
-      return std::unexpected("cannot create " + config_.path + ": " + ec.message());
+      return store_error(Code::kLmdb, "cannot create " + config_.path + ": " + ec.message());
     }
     unsigned flags = MDB_NOTLS | (options_.read_only ? MDB_RDONLY : 0) |
                      (config_.sync || options_.read_only ? 0 : MDB_NOSYNC);
     auto env = lmdb::Env::open(config_.path, {.map_size = config_.map_size, .flags = flags});
-    if (!env) return std::unexpected(env.error().message);
+    if (!env) return std::unexpected(from_lmdb(env.error()));
     env_ = std::move(*env);
-    if (auto loaded = options_.read_only ? load_read_only() : load_or_create(); !loaded) {
-      return std::unexpected("index " + config_.path + ": " + loaded.error().message);
+    auto loaded = options_.read_only ? load_read_only() : load_or_create();
+    if (!loaded) {
+      loaded.error().message = "index " + config_.path + ": " + loaded.error().message;
+      return std::unexpected(loaded.error());
     }
     return {};
   }
 
-  std::expected<std::vector<Verdict>, std::string> apply(
-      std::span<const IndexItem> items) override {
+  StoreResult<std::vector<Verdict>> apply(std::span<const IndexItem> items) override {
     std::lock_guard writer(writer_);
-    if (options_.read_only) return std::unexpected("index opened read-only");
-    ApplyTiming* timing = options_.timing;
-    for (auto* column : all_columns()) {
-      if (column->delta.size() >= options_.delta_entries) {
-        auto start = Clock::now();
-        if (auto merged = merge(*column); !merged) return std::unexpected(merged.error());
-        if (timing) {
-          timing->merge_ns += nanos_since(start);
-          ++timing->merges;
-        }
+    if (options_.read_only) return store_error(Code::kReadOnly, "index opened read-only");
+    for (const IndexItem& item : items) {
+      if (item.page) {
+        if (auto valid = validate(*item.page); !valid) return std::unexpected(valid.error());
       }
     }
-    std::size_t timed = timing ? timing->item_ns.size() : 0;
+    if (auto merged = merge_full_columns(); !merged) return std::unexpected(merged.error());
+    ApplyTiming* timing = options_.timing;
+    const std::size_t timed = timing ? timing->item_ns.size() : 0;
     std::vector<Verdict> verdicts;
-    BatchUndo undo{next_doc_, documents_, schemes_.size()};
+    const BatchUndo undo{next_doc_, documents_, schemes_.size()};
     auto written = write([&](const lmdb::Txn& txn) { return apply_batch(txn, items, verdicts); },
                          [&] {
                            rollback(undo);
@@ -325,47 +150,17 @@ class LmdbIndex final : public Index {
     auto txn = begin_read();
     if (!txn) return std::nullopt;
     auto value = offsets_.get(*txn, partition);
-    if (!value || value->size() != 8) return std::nullopt;
-    return static_cast<std::int64_t>(get_u64(*value, 0));
+    if (!value) return std::nullopt;
+    auto offset = records::decode_u64(*value);
+    if (!offset) return std::nullopt;
+    return static_cast<std::int64_t>(*offset);
   }
 
-  std::expected<void, std::string> trim_pending(const std::string& partition,
-                                                std::int64_t committed_offset) override {
+  StoreResult<> trim_pending(const std::string& partition, std::int64_t committed_offset) override {
     std::lock_guard writer(writer_);
-    if (options_.read_only) return std::unexpected("index opened read-only");
-    return write(
-        [&](const lmdb::Txn& txn) -> lmdb::Result<> {
-          auto cursor = lmdb::Cursor::open(txn, pending_);
-          if (!cursor) return std::unexpected(cursor.error());
-          std::string first = pending_key(partition, std::numeric_limits<std::int64_t>::min());
-          std::string end = pending_key(partition, committed_offset);
-          MDB_val key = lmdb::to_val(first), value{};
-          for (auto found = cursor->get(key, value, MDB_SET_RANGE);;) {
-            if (!found) return std::unexpected(found.error());
-            if (!*found || !lmdb::to_view(key).starts_with(first.substr(0, first.size() - 8))) {
-              return {};
-            }
-            if (lmdb::to_view(key) >= end) break;  // the first record reaching committed_offset
-            if (auto del = cursor->del(); !del) return del;
-            found = cursor->get(key, value, MDB_NEXT);  // after a delete: the following item
-          }
-          // Drop the older entries of the record that straddles committed_offset.
-          std::string kept;
-          bool ok = for_each_pending_entry(
-              lmdb::to_view(value), [&](std::int64_t offset, std::string_view verdict) {
-                if (offset < committed_offset) return;
-                put_u64(kept, static_cast<std::uint64_t>(offset));
-                put_u32(kept, static_cast<std::uint32_t>(verdict.size()));
-                kept += verdict;
-              });
-          if (!ok)
-            return std::unexpected(failure("pending record of " + partition + " is corrupt"));
-          if (kept.size() == value.mv_size) return {};
-          std::string record_key(lmdb::to_view(key));
-          cursor = lmdb::Cursor();  // before the put: it may move the pages under the cursor
-          return pending_.put(txn, record_key, kept);
-        },
-        [] {});
+    if (options_.read_only) return store_error(Code::kReadOnly, "index opened read-only");
+    return write([&](const lmdb::Txn& txn) { return trim(txn, partition, committed_offset); },
+                 [] {});
   }
 
   IndexStats stats() override {
@@ -374,7 +169,7 @@ class LmdbIndex final : public Index {
                  .blocks = static_cast<std::uint32_t>(design_.block_width.size()),
                  .tables = static_cast<std::uint32_t>(design_.tables()),
                  .block_widths = design_.block_width,
-                 .format_version = kFormatVersion};
+                 .format_version = records::kFormatVersion};
     struct stat st {};
     if (::stat((std::filesystem::path(config_.path) / "data.mdb").c_str(), &st) == 0) {
       s.bytes_on_disk = static_cast<std::uint64_t>(st.st_blocks) * 512;
@@ -383,51 +178,51 @@ class LmdbIndex final : public Index {
     if (auto info = env_.info()) s.map_size = info->me_mapsize;
     auto txn = begin_read();
     if (!txn) return s;
-    if (auto docs = meta_.get(*txn, "documents")) s.documents = get_u64(*docs, 0);
-    for_each_prefixed(*txn, meta_, "scheme/", [&](std::string_view key, std::string_view) {
-      s.schemes.emplace_back(key.substr(7));
+    if (auto docs = meta_.get(*txn, "documents")) s.documents = records::decode_u64(*docs).value_or(0);
+    std::vector<std::pair<std::uint32_t, IndexStats::Scheme>> schemes;
+    for_each_prefixed(*txn, meta_, "scheme/", [&](std::string_view key, std::string_view value) {
+      auto state = records::SchemeState::decode(value);
+      if (!state) return;
+      schemes.push_back({state->number,
+                         {std::string(key.substr(7)), state->hashes, state->bands, state->rows}});
     });
+    std::sort(schemes.begin(), schemes.end(),
+              [](const auto& a, const auto& b) { return a.first < b.first; });
+    for (auto& [number, scheme] : schemes) s.schemes.push_back(std::move(scheme));
     for_each_prefixed(*txn, meta_, "column/", [&](std::string_view, std::string_view value) {
-      s.runs += get_u32(value, 12);
+      if (auto state = records::ColumnState::decode(value)) s.runs += state->runs.size();
     });
     for_each_prefixed(*txn, offsets_, "", [&](std::string_view key, std::string_view value) {
-      s.applied_offsets.emplace_back(key, static_cast<std::int64_t>(get_u64(value, 0)));
+      s.applied_offsets.emplace_back(key,
+                                     static_cast<std::int64_t>(records::decode_u64(value).value_or(0)));
     });
     for_each_prefixed(*txn, pending_, "", [&](std::string_view, std::string_view record) {
-      for_each_pending_entry(record, [&](std::int64_t, std::string_view) { ++s.pending_verdicts; });
+      records::for_each_pending_entry(record,
+                                      [&](std::int64_t, std::string_view) { ++s.pending_verdicts; });
     });
     return s;
   }
 
-  std::expected<std::optional<Match>, std::string> lookup(std::uint64_t fingerprint,
-                                                          const std::string& scheme,
-                                                          std::uint32_t max_distance) override {
+  StoreResult<Verdict> lookup(const IndexItem::Page& page) override {
     std::lock_guard writer(writer_);
-    if (options_.read_only) return std::unexpected("index opened read-only");
-    if (max_distance > design_.k) return std::unexpected(too_far(max_distance));
-    auto it = schemes_.find(scheme);
-    if (it == schemes_.end()) return std::nullopt;
-    auto txn = lmdb::Txn::begin(env_, MDB_RDONLY);
-    if (!txn) return std::unexpected(txn.error().message);
-    std::optional<Match> match;
-    auto found = [&]() -> lmdb::Result<> {
-      for (auto& column : tables_[it->second]) {
-        if (auto r = column->open_directories(*txn, map_generation_); !r) return r;
+    if (options_.read_only) return store_error(Code::kReadOnly, "index opened read-only");
+    if (auto valid = validate(page); !valid) return std::unexpected(valid.error());
+    auto it = scheme_numbers_.find(page.scheme);
+    if (it == scheme_numbers_.end()) return Verdict{};
+    Scheme& scheme = schemes_[it->second];
+    if (auto fits = check_sketch_fits(scheme, page); !fits) return std::unexpected(fits.error());
+    auto txn = lift(lmdb::Txn::begin(env_, MDB_RDONLY));
+    if (!txn) return std::unexpected(txn.error());
+    for (Column* column : columns_of(scheme)) {
+      if (auto r = lift(column->open_directories(*txn, map_generation_)); !r) {
+        return std::unexpected(r.error());
       }
-      Candidates& found = candidates_;
-      auto probed = probe(it->second, fingerprint, max_distance, nullptr, found);
-      probes_.clear();
-      if (!probed) return std::unexpected(probed.error());
-      auto best = nearest(*txn, found.hits);
-      if (!best) return std::unexpected(best.error());
-      if (!*best) return {};
-      auto cluster = get_doc(*txn, (*best)->record.cluster);
-      if (!cluster) return std::unexpected(cluster.error());
-      match = Match{(*best)->record.id, cluster->id, (*best)->distance};
-      return {};
-    }();
-    if (!found) return std::unexpected(found.error().message);
-    return match;
+    }
+    std::vector<std::uint64_t> keys;
+    if (!page.sketch.empty()) band_keys(page.sketch, page.bands, page.rows, keys);
+    Candidates& found = candidates_;
+    if (auto r = probe(scheme, page, keys, nullptr, found); !r) return std::unexpected(r.error());
+    return decide(*txn, scheme, page, found);
   }
 
  private:
@@ -435,10 +230,12 @@ class LmdbIndex final : public Index {
     std::uint64_t next_doc, documents;
     std::size_t schemes;
   };
+  // A live stored document that a signature matched.
   struct Hit {
-    std::uint64_t doc;
-    int distance;
+    std::uint64_t doc = 0;
     DocRecord record;
+    int distance = 0;       // SimHash hits
+    double similarity = 0;  // MinHash hits
   };
   // A partition's state during one batch: its applied mark and the verdicts not yet written.
   struct Partition {
@@ -448,7 +245,7 @@ class LmdbIndex final : public Index {
     std::vector<std::pair<std::int64_t, Verdict>> fresh;  // this batch's verdicts
 
     void add(std::int64_t offset, const Verdict& verdict) {
-      append_pending_entry(record, offset, verdict);
+      records::append_pending_entry(record, offset, records::encode_verdict(verdict));
       fresh.emplace_back(offset, verdict);
       applied = offset;
       dirty = true;
@@ -461,49 +258,44 @@ class LmdbIndex final : public Index {
     }
   };
 
-  // Writes the partition's unwritten pending entries as one record keyed by the last offset.
-  lmdb::Result<> flush_pending(const lmdb::Txn& txn, std::string_view name, Partition& partition) {
-    if (partition.record.empty()) return {};
-    auto put = pending_.put(txn, pending_key(name, *partition.applied), partition.record);
-    partition.record.clear();
-    return put;
+  // ---- requests ----
+
+  StoreResult<> validate(const IndexItem::Page& page) const {
+    if (page.max_distance > design_.k) {
+      return store_error(Code::kInvalidArgument,
+                         "max_distance " + std::to_string(page.max_distance) +
+                             " exceeds the index design's k " + std::to_string(design_.k));
+    }
+    if (!page.sketch.empty() &&
+        (page.bands == 0 || page.rows == 0 ||
+         std::size_t{page.bands} * page.rows > page.sketch.size())) {
+      return store_error(Code::kInvalidArgument,
+                         "a sketch of " + std::to_string(page.sketch.size()) + " values cannot hold " +
+                             std::to_string(page.bands) + " bands of " +
+                             std::to_string(page.rows) + " rows");
+    }
+    return {};
   }
 
-  // The stored verdict of an offset, if its record was not trimmed.
-  lmdb::Result<std::optional<Verdict>> find_pending(const lmdb::Txn& txn, std::string_view name,
-                                                    std::int64_t offset) {
-    auto cursor = lmdb::Cursor::open(txn, pending_);
-    if (!cursor) return std::unexpected(cursor.error());
-    std::string probe = pending_key(name, offset);
-    MDB_val key = lmdb::to_val(probe), value{};
-    auto found = cursor->get(key, value, MDB_SET_RANGE);
-    if (!found) return std::unexpected(found.error());
-    if (!*found || !lmdb::to_view(key).starts_with(probe.substr(0, probe.size() - 8))) {
-      return std::nullopt;
+  // A page's sketch must match its scheme's LSH design (the scheme id covers it).
+  static StoreResult<> check_sketch_fits(const Scheme& scheme, const IndexItem::Page& page) {
+    const records::SchemeState& s = scheme.state;
+    if (page.sketch.size() != s.hashes || (s.has_minhash() && (page.bands != s.bands ||
+                                                               page.rows != s.rows))) {
+      return store_error(Code::kInvalidArgument,
+                         "scheme " + scheme.id + " stores " +
+                             (s.has_minhash() ? std::to_string(s.hashes) + "-value sketches in " +
+                                                    std::to_string(s.bands) + " x " +
+                                                    std::to_string(s.rows) + " bands"
+                                              : std::string("no sketches")) +
+                             "; the page has " + std::to_string(page.sketch.size()) +
+                             " values in " + std::to_string(page.bands) + " x " +
+                             std::to_string(page.rows));
     }
-    std::optional<Verdict> verdict;
-    bool ok =
-        for_each_pending_entry(lmdb::to_view(value), [&](std::int64_t at, std::string_view v) {
-          if (at == offset) verdict = decode_verdict(v);
-        });
-    if (!ok || (verdict && verdict->status > Verdict::Status::kDeadLetter)) {
-      return std::unexpected(failure("pending record of " + std::string(name) + " is corrupt"));
-    }
-    return verdict;
+    return {};
   }
 
-  static std::string too_far(std::uint32_t max_distance) {
-    return "max_distance " + std::to_string(max_distance) + " exceeds the index design's k";
-  }
-
-  std::vector<Column*> all_columns() {
-    std::vector<Column*> out;
-    for (auto& scheme : tables_) {
-      for (auto& column : scheme) out.push_back(column.get());
-    }
-    if (ids_) out.push_back(ids_.get());
-    return out;
-  }
+  // ---- transactions ----
 
   lmdb::Result<lmdb::Txn> begin_read() {
     auto txn = lmdb::Txn::begin(env_, MDB_RDONLY);
@@ -518,39 +310,41 @@ class LmdbIndex final : public Index {
   // Runs body in a write transaction and commits it. On MDB_MAP_FULL (from body or commit):
   // aborts, calls undo, doubles the map up to store.max_map_size and runs body again.
   template <typename Body, typename Undo>
-  std::expected<void, std::string> write(Body&& body, Undo&& undo) {
+  StoreResult<> write(Body&& body, Undo&& undo) {
     while (true) {
-      auto txn = lmdb::Txn::begin(env_, 0);
-      if (!txn) return std::unexpected(txn.error().message);
-      auto done = body(*txn);
+      auto txn = lift(lmdb::Txn::begin(env_, 0));
+      if (!txn) return std::unexpected(txn.error());
+      StoreResult<> done = body(*txn);
       if (!done) {
         undo();  // first: it closes cursors that LMDB frees with the transaction
         txn->abort();
       } else {
         auto start = Clock::now();
-        done = txn->commit();
+        done = lift(txn->commit());
         if (options_.timing) options_.timing->commit_ns += nanos_since(start);
         if (!done) undo();
       }
       if (done) return {};
-      if (!done.error().map_full()) return std::unexpected(done.error().message);
+      if (!map_full(done.error())) return done;
       if (auto grown = grow(); !grown) return grown;
     }
   }
 
-  std::expected<void, std::string> grow() {
+  StoreResult<> grow() {
     std::unique_lock lock(map_lock_);
-    auto info = env_.info();
-    if (!info) return std::unexpected(info.error().message);
-    std::uint64_t size = info->me_mapsize;
+    auto info = lift(env_.info());
+    if (!info) return std::unexpected(info.error());
+    const std::uint64_t size = info->me_mapsize;
     if (size >= config_.max_map_size) {
-      return std::unexpected("index " + config_.path +
-                             " is full: the map reached store.max_map_size (" +
-                             std::to_string(config_.max_map_size) +
-                             " bytes); raise it to store more (nothing committed was lost)");
+      return store_error(Code::kFull, "index " + config_.path +
+                                          " is full: the map reached store.max_map_size (" +
+                                          std::to_string(config_.max_map_size) +
+                                          " bytes); raise it to store more (nothing committed "
+                                          "was lost)");
     }
-    std::uint64_t grown = std::min(size * 2, config_.max_map_size);
-    if (auto set = env_.set_map_size(grown); !set) return std::unexpected(set.error().message);
+    if (auto set = lift(env_.set_map_size(std::min(size * 2, config_.max_map_size))); !set) {
+      return set;
+    }
     ++map_generation_;  // the map moved: every RunDirectory points into the old one
     return {};
   }
@@ -569,305 +363,162 @@ class LmdbIndex final : public Index {
     }
   }
 
-  lmdb::Result<DocRecord> get_doc(const lmdb::Txn& txn, std::uint64_t doc) {
-    auto value = docs_.get(txn, be64_key(doc));
+  StoreResult<DocRecord> get_doc(const lmdb::Txn& txn, std::uint64_t doc) {
+    auto value = lift(docs_.get(txn, coding::be64_key(doc)));
     if (!value) return std::unexpected(value.error());
     auto record = DocRecord::decode(*value);
-    if (!record)
-      return std::unexpected(failure("docs record " + std::to_string(doc) + " is corrupt"));
-    return *record;
+    if (!record) return corrupt("docs record " + std::to_string(doc));
+    return std::move(*record);
   }
 
-  // ---- open ----
+  // The stored sketch of a document; empty when it has none.
+  StoreResult<Sketch> get_sketch(const lmdb::Txn& txn, std::uint64_t doc) {
+    auto value = sketches_.get(txn, coding::be64_key(doc));
+    if (!value) {
+      if (value.error().code == MDB_NOTFOUND) return Sketch{};
+      return std::unexpected(from_lmdb(value.error()));
+    }
+    auto sketch = records::decode_sketch(*value);
+    if (!sketch) return corrupt("sketch of document " + std::to_string(doc));
+    return std::move(*sketch);
+  }
 
-  lmdb::Result<> open_dbis(const lmdb::Txn& txn, unsigned flags) {
-    using Named = std::pair<lmdb::Dbi*, const char*>;
-    for (auto [dbi, name] : std::initializer_list<Named>{
-             {&meta_, "meta"}, {&docs_, "docs"}, {&offsets_, "offsets"}, {&pending_, "pending"}}) {
-      auto opened = lmdb::Dbi::open(txn, name, flags);
-      if (!opened) return std::unexpected(opened.error());
-      *dbi = *opened;
+  // ---- columns ----
+
+  std::vector<Column*> columns_of(Scheme& scheme) {
+    std::vector<Column*> out;
+    for (auto& table : scheme.tables) out.push_back(table.get());
+    if (scheme.bands) out.push_back(scheme.bands.get());
+    return out;
+  }
+
+  std::vector<Column*> all_columns() {
+    std::vector<Column*> out;
+    for (Scheme& scheme : schemes_) {
+      for (Column* column : columns_of(scheme)) out.push_back(column);
+    }
+    if (ids_) out.push_back(ids_.get());
+    return out;
+  }
+
+  // Merges every full delta, each column in its own write transaction.
+  StoreResult<> merge_full_columns() {
+    for (Column* column : all_columns()) {
+      if (!column->full()) continue;
+      const auto start = Clock::now();
+      std::optional<Column::Merged> merged;
+      auto written = write(
+          [&](const lmdb::Txn& txn) -> StoreResult<> {
+            auto m = lift(column->merge_into(txn, meta_, next_doc_ - 1));
+            if (!m) return std::unexpected(m.error());
+            merged = std::move(*m);
+            return {};
+          },
+          [&] { merged.reset(); });
+      if (!written) {
+        written.error().message = "merging " + column->name() + ": " + written.error().message;
+        return written;
+      }
+      if (column == ids_.get()) add_to_id_filter(merged->entries);
+      column->adopt(std::move(*merged));
+      if (options_.timing) {
+        options_.timing->merge_ns += nanos_since(start);
+        ++options_.timing->merges;
+      }
     }
     return {};
   }
 
-  lmdb::Result<> load_read_only() {
-    auto txn = begin_read();
-    if (!txn) return std::unexpected(txn.error());
-    if (auto opened = open_dbis(*txn, 0); !opened) {
-      return std::unexpected(failure("not a neardup index (" + opened.error().message + ")"));
+  // The merged ids are in the runs now: the filter must report their hashes.
+  void add_to_id_filter(const std::vector<Entry>& merged) {
+    if (id_filter_.size() + merged.size() > id_filter_.capacity()) {
+      // On failure no filter (every id probes the runs): slower, never wrong.
+      if (!rebuild_id_filter()) id_filter_ = IdFilter();
+    } else {
+      for (const Entry& e : merged) id_filter_.add(e.key);
     }
-    auto format = meta_.get(*txn, "format");
-    auto stored = meta_.get(*txn, "design");
-    if (!format || !stored) return std::unexpected(failure("not a neardup index (no meta)"));
-    if (get_u32(*format, 0) != kFormatVersion) return std::unexpected(format_mismatch(*format));
-    design_ = TableDesign::make(get_u32(*stored, 0), get_u32(*stored, 4));
-    return txn->commit();  // makes the handles opened in it usable by later transactions
-  }
-
-  LmdbError format_mismatch(std::string_view format) {
-    return failure("format version " + std::to_string(get_u32(format, 0)) +
-                   " on disk, this build reads version " + std::to_string(kFormatVersion) +
-                   " (no conversion: rebuild the index)");
-  }
-
-  lmdb::Result<> load_or_create() {
-    auto wanted =
-        TableDesign::for_store(config_.design_k, config_.expected_documents, config_.tables);
-    if (!wanted) return std::unexpected(failure(wanted.error()));
-    design_ = *wanted;
-    auto loaded = write(
-        [&](const lmdb::Txn& txn) -> lmdb::Result<> {
-          if (auto opened = open_dbis(txn, MDB_CREATE); !opened) return opened;
-          auto format = meta_.get(txn, "format");
-          if (!format) {
-            if (format.error().code != MDB_NOTFOUND) return std::unexpected(format.error());
-            std::string f, d;
-            put_u32(f, kFormatVersion);
-            put_u32(d, design_.k);
-            put_u32(d, design_.r);
-            put_u32(d, static_cast<std::uint32_t>(design_.tables()));
-            if (auto p = meta_.put(txn, "format", f); !p) return p;
-            if (auto p = meta_.put(txn, "design", d); !p) return p;
-          } else if (get_u32(*format, 0) != kFormatVersion) {
-            return std::unexpected(format_mismatch(*format));
-          }
-          auto stored = meta_.get(txn, "design");
-          if (!stored) return std::unexpected(failure("meta has no design"));
-          std::uint32_t k = get_u32(*stored, 0), r = get_u32(*stored, 4);
-          if (k != design_.k || r != design_.r) {
-            return std::unexpected(failure(
-                "stored design is k=" + std::to_string(k) + " r=" + std::to_string(r) + " (" +
-                std::to_string(get_u32(*stored, 8)) +
-                " tables) but the config asks for k=" + std::to_string(design_.k) +
-                " r=" + std::to_string(design_.r) + " (" + std::to_string(design_.tables()) +
-                " tables; store.design_k, store.tables, store.expected_documents): rebuild the "
-                "index or set store.design_k and store.tables to the stored design"));
-          }
-          return load_state(txn);
-        },
-        [&] {
-          schemes_.clear();
-          tables_.clear();
-          ids_.reset();
-        });
-    if (!loaded) return std::unexpected(failure(loaded.error()));
-    if (auto built = rebuild_id_filter(); !built) return built;
-    return rebuild_deltas();
   }
 
   // Fills a new id filter with every hash in the ids column's runs, sized for twice what they
   // hold (at least kMinIdFilter): memory follows the stored ids, not the configured size.
-  lmdb::Result<> rebuild_id_filter() {
+  StoreResult<> rebuild_id_filter() {
     constexpr std::uint64_t kMinIdFilter = 1ull << 22;  // 6 MiB
     std::uint64_t entries = 0;
-    for (const Run& run : ids_->runs) entries += run.entries;
+    for (const auto& run : ids_->state().runs) entries += run.entries;
     IdFilter filter(std::max<std::uint64_t>(kMinIdFilter, 2 * entries));
-    auto txn = lmdb::Txn::begin(env_, MDB_RDONLY);
+    auto txn = lift(lmdb::Txn::begin(env_, MDB_RDONLY));
     if (!txn) return std::unexpected(txn.error());
-    for (const Run& run : ids_->runs) {
-      auto reader = RunReader::open(*txn, run.dbi);
+    for (const auto& run : ids_->state().runs) {
+      auto dbi = lift(lmdb::Dbi::open(*txn, "ids/" + std::to_string(run.id), 0));
+      if (!dbi) return std::unexpected(dbi.error());
+      auto reader = lift(RunReader::open(*txn, *dbi, RunFormat::kWide));
       if (!reader) return std::unexpected(reader.error());
       while (!reader->done()) {
         filter.add(reader->current().key);
-        if (auto next = reader->next(); !next) return next;
+        if (auto next = lift(reader->next()); !next) return next;
       }
     }
     id_filter_ = std::move(filter);
     return {};
   }
 
-  // Loads counters, schemes and columns (creating the ids column on a new index).
-  lmdb::Result<> load_state(const lmdb::Txn& txn) {
-    auto docs_cursor = lmdb::Cursor::open(txn, docs_);
-    if (!docs_cursor) return std::unexpected(docs_cursor.error());
-    MDB_val key{}, value{};
-    auto last = docs_cursor->get(key, value, MDB_LAST);
-    if (!last) return std::unexpected(last.error());
-    next_doc_ = *last ? load_be64(static_cast<const char*>(key.mv_data)) + 1 : 1;
-    *docs_cursor = lmdb::Cursor();
-    if (auto docs = meta_.get(txn, "documents")) documents_ = get_u64(*docs, 0);
-
-    std::vector<std::pair<std::string, std::uint32_t>> schemes;
-    auto listed =
-        for_each_prefixed(txn, meta_, "scheme/", [&](std::string_view k, std::string_view v) {
-          schemes.emplace_back(std::string(k.substr(7)), get_u32(v, 0));
-        });
-    if (!listed) return listed;
-    std::sort(schemes.begin(), schemes.end(),
-              [](const auto& a, const auto& b) { return a.second < b.second; });
-    for (const auto& [name, index] : schemes) {
-      if (index != tables_.size()) return std::unexpected(failure("scheme numbers are not dense"));
-      if (auto added = add_scheme(txn, name, false); !added) return added;
+  // Adds a stored document's entries to the deltas of the columns whose watermark it passed.
+  void add_entries(std::uint64_t doc, const DocRecord& record,
+                   const std::vector<std::uint64_t>& band_keys) {
+    if (doc > ids_->watermark()) {
+      ids_->add({XXH3_64bits(record.id.data(), record.id.size()), doc});
     }
-    ids_ = std::make_unique<Column>("ids", 64, bucket_bits_, options_.delta_entries);
-    return load_column(txn, *ids_, true);
-  }
-
-  // Reads a column's state from meta, or (create) writes a new one starting at the current end
-  // of docs.
-  lmdb::Result<> load_column(const lmdb::Txn& txn, Column& column, bool create) {
-    auto state = meta_.get(txn, column.meta_key());
-    if (!state) {
-      if (state.error().code != MDB_NOTFOUND || !create) return std::unexpected(state.error());
-      column.watermark = next_doc_ - 1;
-      return meta_.put(txn, column.meta_key(), column.encode_state({}, column.watermark, 1));
-    }
-    column.watermark = get_u64(*state, 0);
-    column.next_run = get_u32(*state, 8);
-    std::uint32_t runs = get_u32(*state, 12);
-    std::string copy(*state);
-    for (std::uint32_t i = 0; i < runs; ++i) {
-      Run run{get_u32(copy, 16 + 12 * i), get_u64(copy, 20 + 12 * i), {}};
-      auto dbi = lmdb::Dbi::open(txn, column.run_name(run.id), 0);
-      if (!dbi) return std::unexpected(dbi.error());
-      run.dbi = *dbi;
-      column.runs.push_back(run);
-    }
-    return {};
-  }
-
-  // Registers a scheme and its table columns (create: writes them to meta in txn).
-  lmdb::Result<> add_scheme(const lmdb::Txn& txn, const std::string& name, bool create) {
-    std::uint32_t index = static_cast<std::uint32_t>(tables_.size());
-    if (create) {
-      std::string v;
-      put_u32(v, index);
-      if (auto p = meta_.put(txn, "scheme/" + name, v); !p) return p;
-    }
-    schemes_[name] = index;
-    auto& columns = tables_.emplace_back();
-    for (std::size_t t = 0; t < design_.tables(); ++t) {
-      columns.push_back(
-          std::make_unique<Column>("t/" + std::to_string(index) + "/" + std::to_string(t),
-                                   design_.prefix_bits(t), bucket_bits_, options_.delta_entries));
-      if (auto loaded = load_column(txn, *columns.back(), create); !loaded) return loaded;
-    }
-    return {};
-  }
-
-  // The docs table is the deltas' log: re-adds every document past a column's watermark.
-  lmdb::Result<> rebuild_deltas() {
-    std::uint64_t from = ids_->watermark;
-    for (auto* column : all_columns()) from = std::min(from, column->watermark);
-    auto txn = lmdb::Txn::begin(env_, MDB_RDONLY);
-    if (!txn) return std::unexpected(txn.error());
-    auto cursor = lmdb::Cursor::open(*txn, docs_);
-    if (!cursor) return std::unexpected(cursor.error());
-    std::string start = be64_key(from + 1);
-    MDB_val key = lmdb::to_val(start), value{};
-    for (auto found = cursor->get(key, value, MDB_SET_RANGE);;
-         found = cursor->get(key, value, MDB_NEXT)) {
-      if (!found) return std::unexpected(found.error());
-      if (!*found) break;
-      std::uint64_t doc = load_be64(static_cast<const char*>(key.mv_data));
-      auto record = DocRecord::decode(lmdb::to_view(value));
-      if (!record || record->scheme >= tables_.size()) {
-        return std::unexpected(failure("docs record " + std::to_string(doc) + " is corrupt"));
-      }
-      add_entries(doc, *record);
-    }
-    for (auto* column : all_columns()) column->delta.mark();
-    return {};
-  }
-
-  void add_entries(std::uint64_t doc, const DocRecord& record) {
-    if (doc > ids_->watermark) {
-      ids_->delta.add({XXH3_64bits(record.id.data(), record.id.size()), doc});
-    }
-    auto& columns = tables_[record.scheme];
-    for (std::size_t t = 0; t < columns.size(); ++t) {
-      if (doc > columns[t]->watermark) {
-        columns[t]->delta.add({design_.permute(t, record.fingerprint), doc});
+    Scheme& scheme = schemes_[record.scheme];
+    for (std::size_t t = 0; t < scheme.tables.size(); ++t) {
+      if (doc > scheme.tables[t]->watermark()) {
+        scheme.tables[t]->add({design_.permute(t, record.fingerprint), doc});
       }
     }
-  }
-
-  // ---- merge ----
-
-  // Writes the column's delta and its newest runs (kMergeRatio) into one new run, in one
-  // write transaction; drops the merged runs.
-  std::expected<void, std::string> merge(Column& column) {
-    std::vector<Entry> fresh = column.delta.sorted();
-    std::uint64_t total = fresh.size();
-    std::size_t keep = column.runs.size();
-    while (keep > 0 && column.runs[keep - 1].entries <= kMergeRatio * total) {
-      total += column.runs[--keep].entries;
+    if (scheme.bands && doc > scheme.bands->watermark()) {
+      for (std::uint64_t key : band_keys) scheme.bands->add({key, doc});
     }
-    std::vector<Run> next;
-    std::uint64_t mark = next_doc_ - 1;
-    auto written = write(
-        [&](const lmdb::Txn& txn) -> lmdb::Result<> {
-          Run merged{column.next_run, total, {}};
-          auto dbi = lmdb::Dbi::open(txn, column.run_name(merged.id), MDB_CREATE);
-          if (!dbi) return std::unexpected(dbi.error());
-          merged.dbi = *dbi;
-          std::vector<lmdb::Dbi> inputs;
-          for (std::size_t i = keep; i < column.runs.size(); ++i) {
-            // Reopened by name: an aborted attempt's mdb_drop closed the handle.
-            auto input = lmdb::Dbi::open(txn, column.run_name(column.runs[i].id), 0);
-            if (!input) return std::unexpected(input.error());
-            inputs.push_back(*input);
-          }
-          if (auto r = merge_runs(txn, fresh, inputs, merged.dbi); !r) return r;
-          for (lmdb::Dbi input : inputs) {
-            if (auto r = input.drop(txn, true); !r) return r;
-          }
-          next.assign(column.runs.begin(), column.runs.begin() + static_cast<long>(keep));
-          next.push_back(merged);
-          return meta_.put(txn, column.meta_key(),
-                           column.encode_state(next, mark, column.next_run + 1));
-        },
-        [] {});
-    if (!written) return std::unexpected("merging " + column.name + ": " + written.error());
-    column.runs = std::move(next);
-    column.watermark = mark;
-    ++column.next_run;
-    column.delta.clear();
-    column.directories_generation = Column::kStale;
-    if (&column == ids_.get()) {
-      // The merged delta is in the runs now: the filter must report its hashes.
-      if (id_filter_.size() + fresh.size() > id_filter_.capacity()) {
-        // On failure no filter (every id probes the runs): slower, never wrong.
-        if (!rebuild_id_filter()) id_filter_ = IdFilter();
-      } else {
-        for (const Entry& e : fresh) id_filter_.add(e.key);
-      }
-    }
-    return {};
   }
 
   // ---- apply ----
 
   void rollback(const BatchUndo& undo) {
-    for (auto* column : all_columns()) {
-      column->delta.undo();
-    }
+    for (Column* column : all_columns()) column->delta().undo();
     next_doc_ = undo.next_doc;
     documents_ = undo.documents;
-    std::erase_if(schemes_, [&](const auto& s) { return s.second >= undo.schemes; });
-    tables_.resize(undo.schemes);
+    std::erase_if(scheme_numbers_, [&](const auto& s) { return s.second >= undo.schemes; });
+    schemes_.resize(undo.schemes);
   }
 
-  lmdb::Result<> apply_batch(const lmdb::Txn& txn, std::span<const IndexItem> items,
-                             std::vector<Verdict>& verdicts) {
+  StoreResult<> apply_batch(const lmdb::Txn& txn, std::span<const IndexItem> items,
+                            std::vector<Verdict>& verdicts) {
     verdicts.clear();
-    for (auto* column : all_columns()) {
-      column->delta.mark();
-      if (auto r = column->open_directories(txn, map_generation_); !r) return r;
+    for (Column* column : all_columns()) {
+      column->delta().mark();
+      if (auto r = lift(column->open_directories(txn, map_generation_)); !r) return r;
+    }
+    // Each page's band keys, computed once for its prefetch, probe and insert.
+    keys_.resize(items.size());
+    for (std::size_t i = 0; i < items.size(); ++i) {
+      keys_[i].clear();
+      if (const auto& page = items[i].page; page && !page->sketch.empty()) {
+        band_keys(page->sketch, page->bands, page->rows, keys_[i]);
+      }
     }
     std::map<std::string, Partition, std::less<>> partitions;
     for (std::size_t i = 0; i < items.size(); ++i) {
       const IndexItem& item = items[i];
-      if (i + 1 < items.size()) prefetch(items[i + 1]);
+      if (i + 1 < items.size()) prefetch(items[i + 1], keys_[i + 1]);
       Partition* partition = nullptr;
       bool record = true;
       if (item.source) {
         const auto& [name, offset] = *item.source;
         auto [it, added] = partitions.try_emplace(name);
         if (added) {
-          auto value = offsets_.get(txn, name);
-          if (value && value->size() == 8) it->second.applied = get_u64(*value, 0);
+          if (auto value = offsets_.get(txn, name)) {
+            auto applied = records::decode_u64(*value);
+            if (!applied) return corrupt("offsets of " + name);
+            it->second.applied = static_cast<std::int64_t>(*applied);
+          }
         }
         partition = &it->second;
         if (partition->applied && offset <= *partition->applied) {
@@ -888,9 +539,9 @@ class LmdbIndex final : public Index {
         }
       }
       Verdict verdict = item.decided;
-      auto start = Clock::now();
+      const auto start = Clock::now();
       if (item.page) {
-        auto decided = apply_page(txn, *item.page);
+        auto decided = apply_page(txn, *item.page, keys_[i]);
         if (!decided) return std::unexpected(decided.error());
         verdict = std::move(*decided);
       }
@@ -908,42 +559,43 @@ class LmdbIndex final : public Index {
     for (auto& [name, partition] : partitions) {
       if (!partition.dirty) continue;
       if (auto put = flush_pending(txn, name, partition); !put) return put;
-      std::string v;
-      put_u64(v, static_cast<std::uint64_t>(*partition.applied));
-      if (auto put = offsets_.put(txn, name, v); !put) return put;
+      auto put = lift(offsets_.put(txn, name,
+                                   records::encode_u64(static_cast<std::uint64_t>(*partition.applied))));
+      if (!put) return put;
     }
-    std::string count;
-    put_u64(count, documents_);
-    return meta_.put(txn, "documents", count);
+    return lift(meta_.put(txn, "documents", records::encode_u64(documents_)));
   }
 
   // Starts loading the delta buckets a page will probe, while the previous page is applied.
-  void prefetch(const IndexItem& item) const {
+  void prefetch(const IndexItem& item, const std::vector<std::uint64_t>& band_keys) {
     if (!item.page) return;
-    auto scheme = schemes_.find(item.page->scheme);
-    if (scheme == schemes_.end()) return;
+    auto it = scheme_numbers_.find(item.page->scheme);
+    if (it == scheme_numbers_.end()) return;
     const std::uint64_t id_hash = XXH3_64bits(item.page->id.data(), item.page->id.size());
-    ids_->delta.prefetch(id_hash);
+    ids_->delta().prefetch(id_hash);
     id_filter_.prefetch(id_hash);
+    Scheme& scheme = schemes_[it->second];
     for (std::size_t t = 0; t < design_.tables(); ++t) {
-      tables_[scheme->second][t]->prefetch(design_.permute(t, item.page->fingerprint));
+      scheme.tables[t]->prefetch(design_.permute(t, item.page->fingerprint));
+    }
+    if (scheme.bands) {
+      for (std::uint64_t key : band_keys) scheme.bands->prefetch(key);
     }
   }
 
-  lmdb::Result<Verdict> apply_page(const lmdb::Txn& txn, const IndexItem::Page& page) {
-    if (page.max_distance > design_.k) return std::unexpected(failure(too_far(page.max_distance)));
-    auto scheme = schemes_.find(page.scheme);
-    if (scheme == schemes_.end()) {
-      if (auto added = add_scheme(txn, page.scheme, true); !added)
-        return std::unexpected(added.error());
-      for (auto& column : tables_.back()) column->delta.mark();
-      scheme = schemes_.find(page.scheme);
+  StoreResult<Verdict> apply_page(const lmdb::Txn& txn, const IndexItem::Page& page,
+                                  const std::vector<std::uint64_t>& band_keys) {
+    auto it = scheme_numbers_.find(page.scheme);
+    if (it == scheme_numbers_.end()) {
+      if (auto added = add_scheme(txn, page.scheme, page); !added) return std::unexpected(added.error());
+      it = scheme_numbers_.find(page.scheme);
     }
-    const std::uint32_t si = scheme->second;
+    Scheme& scheme = schemes_[it->second];
+    if (auto fits = check_sketch_fits(scheme, page); !fits) return std::unexpected(fits.error());
     const std::uint64_t id_hash = XXH3_64bits(page.id.data(), page.id.size());
 
     Candidates& found = candidates_;
-    if (auto r = probe(si, page.fingerprint, page.max_distance, &id_hash, found); !r) {
+    if (auto r = probe(scheme, page, band_keys, &id_hash, found); !r) {
       return std::unexpected(r.error());
     }
     auto existing = find_id(txn, found.id_docs, page.id);
@@ -951,11 +603,15 @@ class LmdbIndex final : public Index {
     std::int64_t first_seen = page.seen_at_ms;
     if (*existing) {
       auto& [old_doc, old] = **existing;
-      if (old.fingerprint == page.fingerprint && old.scheme == si) return stored_verdict(txn, old);
-      // Re-crawled with a new fingerprint: the old document leaves every lookup.
+      if (old.fingerprint == page.fingerprint && old.scheme == it->second) {
+        auto old_sketch = get_sketch(txn, old_doc);
+        if (!old_sketch) return std::unexpected(old_sketch.error());
+        if (*old_sketch == page.sketch) return stored_verdict(txn, old);
+      }
+      // Re-crawled with new signatures: the old document leaves every lookup.
       first_seen = old.first_seen_ms;
-      old.flags |= kSuperseded;
-      if (auto put = docs_.put(txn, be64_key(old_doc), old.encode()); !put) {
+      old.flags |= DocRecord::kSuperseded;
+      if (auto put = lift(docs_.put(txn, coding::be64_key(old_doc), old.encode())); !put) {
         return std::unexpected(put.error());
       }
     } else {
@@ -963,142 +619,490 @@ class LmdbIndex final : public Index {
     }
 
     // The old document (if re-crawled) is flagged by now, so it is never its own match.
-    auto best = nearest(txn, found.hits);
-    if (!best) return std::unexpected(best.error());
+    auto verdict = decide(txn, scheme, page, found);
+    if (!verdict) return std::unexpected(verdict.error());
+    if (scheme.bands && next_doc_ > kMaxNarrowDoc) {
+      return store_error(Code::kFull, "index " + config_.path +
+                                          " has numbered 2^40 documents, the most a band column "
+                                          "can hold");
+    }
     const std::uint64_t doc = next_doc_++;
     DocRecord record{.fingerprint = page.fingerprint,
                      .cluster = doc,
                      .first_seen_ms = first_seen,
-                     .scheme = si,
+                     .scheme = it->second,
                      .id = page.id};
-    Verdict verdict;
-    verdict.candidates = static_cast<std::uint32_t>(found.checked);
-    if (*best) {
-      const Hit& hit = **best;
-      record.cluster = hit.record.cluster;
-      record.matched = hit.doc;
+    if (verdict->status == Verdict::Status::kDuplicate) {
+      record.cluster = found.matched_cluster;
+      record.matched = found.matched_doc;
       record.status = static_cast<std::uint8_t>(Verdict::Status::kDuplicate);
-      record.distance = static_cast<std::uint8_t>(hit.distance);
-      verdict.status = Verdict::Status::kDuplicate;
-      verdict.matched = hit.record.id;
-      verdict.distance = hit.distance;
-      auto cluster = get_doc(txn, hit.record.cluster);
-      if (!cluster) return std::unexpected(cluster.error());
-      verdict.duplicate_of = std::move(cluster->id);
+      record.distance = static_cast<std::uint8_t>(verdict->distance);
+      record.method = verdict->method;
+      record.similarity = records::quantize_similarity(verdict->similarity);
     }
-    if (auto put = docs_.put(txn, be64_key(doc), record.encode(), MDB_APPEND); !put) {
-      return std::unexpected(put.error());
+    auto put = lift(docs_.put(txn, coding::be64_key(doc), record.encode(), MDB_APPEND));
+    if (!put) return std::unexpected(put.error());
+    if (!page.sketch.empty()) {
+      auto sketch = lift(sketches_.put(txn, coding::be64_key(doc),
+                                       records::encode_sketch(page.sketch), MDB_APPEND));
+      if (!sketch) return std::unexpected(sketch.error());
     }
-    add_entries(doc, record);
+    add_entries(doc, record, band_keys);
     return verdict;
   }
 
   // The verdict a document got when it was stored, replayed.
-  lmdb::Result<Verdict> stored_verdict(const lmdb::Txn& txn, const DocRecord& record) {
+  StoreResult<Verdict> stored_verdict(const lmdb::Txn& txn, const DocRecord& record) {
     Verdict verdict;
     verdict.replayed = true;
     verdict.status = static_cast<Verdict::Status>(record.status);
     if (verdict.status == Verdict::Status::kDuplicate) {
       auto matched = get_doc(txn, record.matched);
-      auto cluster = get_doc(txn, record.cluster);
       if (!matched) return std::unexpected(matched.error());
+      auto cluster = get_doc(txn, record.cluster);
       if (!cluster) return std::unexpected(cluster.error());
       verdict.matched = std::move(matched->id);
       verdict.duplicate_of = std::move(cluster->id);
       verdict.distance = record.distance;
+      verdict.method = record.method;
+      verdict.similarity = records::similarity_value(record.similarity);
     }
     return verdict;
   }
 
-  // Candidates of one page: documents whose id hashes like the page's, and (distance, doc) of
-  // the entries within k bits in the scheme's tables. All columns' probes are started before
-  // any is finished, so their cache misses overlap.
+  // What a page's probes found: documents whose id hashes like the page's, (distance, doc) of
+  // the table entries within k bits, and the documents of the band entries that matched one
+  // of the page's band keys. All columns' probes are started before any is finished, so their
+  // cache misses overlap. decide() fills matched_doc / matched_cluster.
   struct Candidates {
     std::vector<std::uint64_t> id_docs;
     std::vector<std::pair<int, std::uint64_t>> hits;
-    std::uint64_t checked = 0;  // table entries compared with the query
+    std::vector<std::uint64_t> band_docs;
+    std::uint64_t checked = 0;  // table and band entries compared with the query
+    std::uint64_t matched_doc = 0, matched_cluster = 0;
   };
-  lmdb::Result<> probe(std::uint32_t si, std::uint64_t fingerprint, std::uint32_t k,
-                       const std::uint64_t* id_hash, Candidates& out) {
+
+  StoreResult<> probe(Scheme& scheme, const IndexItem::Page& page,
+                      const std::vector<std::uint64_t>& band_keys, const std::uint64_t* id_hash,
+                      Candidates& out) {
     out.id_docs.clear();
     out.hits.clear();
+    out.band_docs.clear();
     out.checked = 0;
     probes_.clear();
     queries_.clear();
-    auto add_id = [&](const Entry& e) { out.id_docs.push_back(e.doc); };
+    // Kinds of probe in probes_, in order: ids, then tables, then bands.
     if (id_hash != nullptr) {
-      auto r = ids_->start(*id_hash, probes_, add_id, id_filter_.may_contain(*id_hash));
-      if (!r) return r;
+      ids_->start(*id_hash, probes_, [&](const Entry& e) { out.id_docs.push_back(e.doc); },
+                  id_filter_.may_contain(*id_hash));
     }
     const std::size_t id_probes = probes_.size();
-    auto& columns = tables_[si];
-    for (std::size_t t = 0; t < columns.size(); ++t) {
-      const std::uint64_t key = design_.permute(t, fingerprint);
-      auto r = columns[t]->start(key, probes_, [&](const Entry& e) {
+    const auto k = static_cast<int>(page.max_distance);
+    for (std::size_t t = 0; t < scheme.tables.size(); ++t) {
+      const std::uint64_t key = design_.permute(t, page.fingerprint);
+      scheme.tables[t]->start(key, probes_, [&](const Entry& e) {
         ++out.checked;
-        int distance = std::popcount(e.key ^ key);
-        if (distance <= static_cast<int>(k)) out.hits.emplace_back(distance, e.doc);
+        const int distance = std::popcount(e.key ^ key);
+        if (distance <= k) out.hits.emplace_back(distance, e.doc);
       });
-      if (!r) return r;
       queries_.resize(probes_.size() - id_probes, key);
     }
-    for (std::size_t i = 0; i < probes_.size(); ++i) {
-      lmdb::Result<> r;
-      if (i < id_probes) {
-        r = probes_[i].finish([&](std::uint64_t, auto doc) { out.id_docs.push_back(doc()); });
-      } else {
-        const std::uint64_t key = queries_[i - id_probes];
-        r = probes_[i].finish([&](std::uint64_t entry_key, auto doc) {
-          ++out.checked;
-          int distance = std::popcount(entry_key ^ key);
-          if (distance <= static_cast<int>(k)) out.hits.emplace_back(distance, doc());
-        });
+    const std::size_t table_probes = probes_.size();
+    if (scheme.bands) {
+      for (std::uint64_t key : band_keys) {
+        scheme.bands->start(key, probes_, [&](const Entry& e) { out.band_docs.push_back(e.doc); });
       }
-      if (!r) return r;
     }
+    for (std::size_t i = 0; i < probes_.size(); ++i) {
+      if (i < id_probes) {
+        probes_[i].finish([&](std::uint64_t, auto doc) { out.id_docs.push_back(doc()); });
+      } else if (i < table_probes) {
+        const std::uint64_t key = queries_[i - id_probes];
+        probes_[i].finish([&](std::uint64_t entry_key, auto doc) {
+          ++out.checked;
+          const int distance = std::popcount(entry_key ^ key);
+          if (distance <= k) out.hits.emplace_back(distance, doc());
+        });
+      } else {
+        // Narrow runs answer for the band key's top 32 bits: decide() confirms each document
+        // against its stored sketch.
+        probes_[i].finish([&](std::uint64_t, auto doc) { out.band_docs.push_back(doc()); });
+      }
+    }
+    probes_.clear();
+    std::sort(out.band_docs.begin(), out.band_docs.end());
+    out.band_docs.erase(std::unique(out.band_docs.begin(), out.band_docs.end()),
+                        out.band_docs.end());
+    out.checked += out.band_docs.size();
     return {};
   }
 
+  // The verdict for a probed page: the nearest live SimHash hit (ties: the lowest document
+  // number) and the most similar live MinHash match (ties: the lowest document number);
+  // matched is the first if any, else the second. Sets found.matched_doc / matched_cluster.
+  StoreResult<Verdict> decide(const lmdb::Txn& txn, Scheme& scheme, const IndexItem::Page& page,
+                              Candidates& found) {
+    Verdict verdict;
+    verdict.candidates = static_cast<std::uint32_t>(found.checked);
+    auto by_simhash = nearest(txn, found.hits);
+    if (!by_simhash) return std::unexpected(by_simhash.error());
+    std::optional<Hit> by_minhash;
+    if (scheme.bands && !page.sketch.empty()) {
+      auto best = most_similar(txn, scheme, page, found.band_docs);
+      if (!best) return std::unexpected(best.error());
+      by_minhash = std::move(*best);
+    }
+    if (!*by_simhash && !by_minhash) return verdict;
+    const Hit& hit = *by_simhash ? **by_simhash : *by_minhash;
+    verdict.status = Verdict::Status::kDuplicate;
+    verdict.method = (*by_simhash ? Verdict::kSimHash : 0) | (by_minhash ? Verdict::kMinHash : 0);
+    verdict.matched = hit.record.id;
+    verdict.distance = std::popcount(hit.record.fingerprint ^ page.fingerprint);
+    if (by_minhash && by_minhash->doc == hit.doc) {
+      verdict.similarity = by_minhash->similarity;
+    } else if (!page.sketch.empty()) {
+      auto sketch = get_sketch(txn, hit.doc);
+      if (!sketch) return std::unexpected(sketch.error());
+      if (!sketch->empty()) verdict.similarity = estimate_jaccard(page.sketch, *sketch);
+    }
+    // Stored and replayed verdicts carry the similarity as stored: rounded alike here.
+    verdict.similarity = records::similarity_value(records::quantize_similarity(verdict.similarity));
+    auto cluster = get_doc(txn, hit.record.cluster);
+    if (!cluster) return std::unexpected(cluster.error());
+    verdict.duplicate_of = std::move(cluster->id);
+    found.matched_doc = hit.doc;
+    found.matched_cluster = hit.record.cluster;
+    return verdict;
+  }
+
   // The live document stored under an id, among the candidates.
-  lmdb::Result<std::optional<std::pair<std::uint64_t, DocRecord>>> find_id(
+  StoreResult<std::optional<std::pair<std::uint64_t, DocRecord>>> find_id(
       const lmdb::Txn& txn, const std::vector<std::uint64_t>& docs, const std::string& id) {
     for (std::uint64_t doc : docs) {
       auto record = get_doc(txn, doc);
       if (!record) return std::unexpected(record.error());
-      if (!(record->flags & kSuperseded) && record->id == id) {
+      if (!(record->flags & DocRecord::kSuperseded) && record->id == id) {
         return std::pair{doc, std::move(*record)};
       }
     }
     return std::nullopt;
   }
 
-  // The nearest live document among the hits (ties: the lowest document number).
-  lmdb::Result<std::optional<Hit>> nearest(const lmdb::Txn& txn,
-                                           std::vector<std::pair<int, std::uint64_t>>& hits) {
+  // The nearest live document among the SimHash hits (ties: the lowest document number).
+  StoreResult<std::optional<Hit>> nearest(const lmdb::Txn& txn,
+                                          std::vector<std::pair<int, std::uint64_t>>& hits) {
     std::sort(hits.begin(), hits.end());
     hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
     for (const auto& [distance, doc] : hits) {
       auto record = get_doc(txn, doc);
       if (!record) return std::unexpected(record.error());
-      if (!(record->flags & kSuperseded)) return Hit{doc, distance, std::move(*record)};
+      if (!(record->flags & DocRecord::kSuperseded)) {
+        return Hit{.doc = doc, .record = std::move(*record), .distance = distance};
+      }
     }
     return std::nullopt;
+  }
+
+  // The most similar live document among the band candidates that really shares a band with
+  // the page and reaches its min_similarity (ties: the lowest document number).
+  StoreResult<std::optional<Hit>> most_similar(const lmdb::Txn& txn, const Scheme& scheme,
+                                               const IndexItem::Page& page,
+                                               const std::vector<std::uint64_t>& docs) {
+    std::vector<std::pair<double, std::uint64_t>> matches;
+    for (std::uint64_t doc : docs) {
+      auto sketch = get_sketch(txn, doc);
+      if (!sketch) return std::unexpected(sketch.error());
+      if (!minhash_match(page.sketch, *sketch, scheme.state.bands, scheme.state.rows,
+                         page.min_similarity)) {
+        continue;
+      }
+      matches.emplace_back(-estimate_jaccard(page.sketch, *sketch), doc);
+    }
+    std::sort(matches.begin(), matches.end());
+    for (const auto& [negative, doc] : matches) {
+      auto record = get_doc(txn, doc);
+      if (!record) return std::unexpected(record.error());
+      if (!(record->flags & DocRecord::kSuperseded)) {
+        return Hit{.doc = doc, .record = std::move(*record), .similarity = -negative};
+      }
+    }
+    return std::nullopt;
+  }
+
+  // ---- pending verdicts ----
+
+  // Writes the partition's unwritten pending entries as one record keyed by the last offset.
+  StoreResult<> flush_pending(const lmdb::Txn& txn, std::string_view name, Partition& partition) {
+    if (partition.record.empty()) return {};
+    auto put = lift(pending_.put(txn, records::pending_key(name, *partition.applied), partition.record));
+    partition.record.clear();
+    return put;
+  }
+
+  // The stored verdict of an offset, if its record was not trimmed.
+  StoreResult<std::optional<Verdict>> find_pending(const lmdb::Txn& txn, std::string_view name,
+                                                   std::int64_t offset) {
+    auto cursor = lift(lmdb::Cursor::open(txn, pending_));
+    if (!cursor) return std::unexpected(cursor.error());
+    const std::string probe = records::pending_key(name, offset);
+    MDB_val key = lmdb::to_val(probe), value{};
+    auto found = lift(cursor->get(key, value, MDB_SET_RANGE));
+    if (!found) return std::unexpected(found.error());
+    if (!*found || !lmdb::to_view(key).starts_with(records::pending_prefix(name))) {
+      return std::nullopt;
+    }
+    std::optional<Verdict> verdict;
+    bool bad_verdict = false;
+    const bool ok = records::for_each_pending_entry(
+        lmdb::to_view(value), [&](std::int64_t at, std::string_view v) {
+          if (at != offset) return;
+          verdict = records::decode_verdict(v);
+          bad_verdict = !verdict;
+        });
+    if (!ok || bad_verdict) return corrupt("pending record of " + std::string(name));
+    return verdict;
+  }
+
+  StoreResult<> trim(const lmdb::Txn& txn, const std::string& partition,
+                     std::int64_t committed_offset) {
+    auto cursor = lift(lmdb::Cursor::open(txn, pending_));
+    if (!cursor) return std::unexpected(cursor.error());
+    const std::string prefix = records::pending_prefix(partition);
+    const std::string first = records::pending_key(partition, std::numeric_limits<std::int64_t>::min());
+    const std::string end = records::pending_key(partition, committed_offset);
+    MDB_val key = lmdb::to_val(first), value{};
+    for (auto found = lift(cursor->get(key, value, MDB_SET_RANGE));;) {
+      if (!found) return std::unexpected(found.error());
+      if (!*found || !lmdb::to_view(key).starts_with(prefix)) return {};
+      if (lmdb::to_view(key) >= end) break;  // the first record reaching committed_offset
+      if (auto del = lift(cursor->del()); !del) return del;
+      found = lift(cursor->get(key, value, MDB_NEXT));  // after a delete: the following item
+    }
+    // Drop the older entries of the record that straddles committed_offset.
+    std::string kept;
+    const bool ok = records::for_each_pending_entry(
+        lmdb::to_view(value), [&](std::int64_t offset, std::string_view verdict) {
+          if (offset >= committed_offset) records::append_pending_entry(kept, offset, verdict);
+        });
+    if (!ok) return corrupt("pending record of " + partition);
+    if (kept.size() == value.mv_size) return {};
+    const std::string record_key(lmdb::to_view(key));
+    *cursor = lmdb::Cursor();  // before the put: it may move the pages under the cursor
+    return lift(pending_.put(txn, record_key, kept));
+  }
+
+  // ---- open ----
+
+  StoreResult<> open_dbis(const lmdb::Txn& txn, unsigned flags) {
+    using Named = std::pair<lmdb::Dbi*, const char*>;
+    for (auto [dbi, name] : std::initializer_list<Named>{{&meta_, "meta"},
+                                                         {&docs_, "docs"},
+                                                         {&sketches_, "sketches"},
+                                                         {&offsets_, "offsets"},
+                                                         {&pending_, "pending"}}) {
+      auto opened = lift(lmdb::Dbi::open(txn, name, flags));
+      if (!opened) return std::unexpected(opened.error());
+      *dbi = *opened;
+    }
+    return {};
+  }
+
+  StoreResult<> check_format(const lmdb::Txn& txn) {
+    auto format = meta_.get(txn, "format");
+    if (!format) return store_error(Code::kCorrupt, "not a neardup index (no format in meta)");
+    const std::uint32_t version = records::decode_u32(*format).value_or(0);
+    if (version != records::kFormatVersion) {
+      return store_error(Code::kFormat,
+                         "format version " + std::to_string(version) +
+                             " on disk, this build reads version " +
+                             std::to_string(records::kFormatVersion) +
+                             " (no conversion: rebuild the index with this build)");
+    }
+    return {};
+  }
+
+  StoreResult<> load_read_only() {
+    auto txn = lift(begin_read());
+    if (!txn) return std::unexpected(txn.error());
+    // A format-2 store has no sketches database: read meta alone first, to name its version.
+    auto meta = lmdb::Dbi::open(*txn, "meta", 0);
+    if (!meta) return store_error(Code::kCorrupt, "not a neardup index (" + meta.error().message + ")");
+    meta_ = *meta;
+    if (auto format = check_format(*txn); !format) return format;
+    if (auto opened = open_dbis(*txn, 0); !opened) {
+      return store_error(Code::kCorrupt, "not a neardup index (" + opened.error().message + ")");
+    }
+    auto design = records::DesignState::decode(meta_.get(*txn, "design").value_or(""));
+    if (!design) return corrupt("meta design");
+    design_ = TableDesign::make(design->k, design->r);
+    return lift(txn->commit());  // makes the handles opened in it usable by later transactions
+  }
+
+  StoreResult<> load_or_create() {
+    auto wanted =
+        TableDesign::for_store(config_.design_k, config_.expected_documents, config_.tables);
+    if (!wanted) return store_error(Code::kInvalidArgument, wanted.error());
+    design_ = *wanted;
+    auto loaded = write(
+        [&](const lmdb::Txn& txn) -> StoreResult<> {
+          auto meta = lift(lmdb::Dbi::open(txn, "meta", MDB_CREATE));
+          if (!meta) return std::unexpected(meta.error());
+          meta_ = *meta;
+          const records::DesignState want{design_.k, design_.r,
+                                          static_cast<std::uint32_t>(design_.tables())};
+          if (auto format = meta_.get(txn, "format"); !format) {
+            if (format.error().code != MDB_NOTFOUND) return std::unexpected(from_lmdb(format.error()));
+            auto p = lift(meta_.put(txn, "format", records::encode_u32(records::kFormatVersion)));
+            if (!p) return p;
+            if (auto d = lift(meta_.put(txn, "design", want.encode())); !d) return d;
+          } else if (auto checked = check_format(txn); !checked) {
+            return checked;
+          }
+          if (auto opened = open_dbis(txn, MDB_CREATE); !opened) return opened;
+          auto stored = records::DesignState::decode(meta_.get(txn, "design").value_or(""));
+          if (!stored) return corrupt("meta design");
+          if (stored->k != want.k || stored->r != want.r) {
+            return store_error(
+                Code::kDesign,
+                "stored design is k=" + std::to_string(stored->k) + " r=" +
+                    std::to_string(stored->r) + " (" + std::to_string(stored->tables) +
+                    " tables) but the config asks for k=" + std::to_string(want.k) + " r=" +
+                    std::to_string(want.r) + " (" + std::to_string(want.tables) +
+                    " tables; store.design_k, store.tables, store.expected_documents): rebuild "
+                    "the index or set store.design_k and store.tables to the stored design");
+          }
+          return load_state(txn);
+        },
+        [&] {
+          scheme_numbers_.clear();
+          schemes_.clear();
+          ids_.reset();
+        });
+    if (!loaded) return loaded;
+    if (auto built = rebuild_id_filter(); !built) return built;
+    return rebuild_deltas();
+  }
+
+  // Loads counters, schemes and columns (creating the ids column on a new index).
+  StoreResult<> load_state(const lmdb::Txn& txn) {
+    auto docs_cursor = lift(lmdb::Cursor::open(txn, docs_));
+    if (!docs_cursor) return std::unexpected(docs_cursor.error());
+    MDB_val key{}, value{};
+    auto last = lift(docs_cursor->get(key, value, MDB_LAST));
+    if (!last) return std::unexpected(last.error());
+    next_doc_ = *last ? coding::decode_be64(static_cast<const char*>(key.mv_data)) + 1 : 1;
+    *docs_cursor = lmdb::Cursor();
+    if (auto docs = meta_.get(txn, "documents")) {
+      auto count = records::decode_u64(*docs);
+      if (!count) return corrupt("meta documents");
+      documents_ = *count;
+    }
+    std::vector<std::pair<std::string, records::SchemeState>> schemes;
+    bool bad = false;
+    auto listed =
+        lift(for_each_prefixed(txn, meta_, "scheme/", [&](std::string_view k, std::string_view v) {
+          auto state = records::SchemeState::decode(v);
+          if (!state) bad = true;
+          if (state) schemes.emplace_back(std::string(k.substr(7)), *state);
+        }));
+    if (!listed) return listed;
+    if (bad) return corrupt("a meta scheme record");
+    std::sort(schemes.begin(), schemes.end(),
+              [](const auto& a, const auto& b) { return a.second.number < b.second.number; });
+    for (const auto& [name, state] : schemes) {
+      if (state.number != schemes_.size()) return corrupt("meta scheme numbering");
+      if (auto added = open_scheme(txn, name, state, false); !added) return added;
+    }
+    ids_ = std::make_unique<Column>("ids", 64, RunFormat::kWide, bucket_bits_,
+                                    options_.delta_entries);
+    return lift(ids_->load(txn, meta_, true, next_doc_ - 1));
+  }
+
+  // Registers a new scheme (its LSH design from the page) in meta and opens its columns.
+  StoreResult<> add_scheme(const lmdb::Txn& txn, const std::string& name,
+                           const IndexItem::Page& page) {
+    records::SchemeState state{.number = static_cast<std::uint32_t>(schemes_.size())};
+    if (!page.sketch.empty()) {
+      state.hashes = static_cast<std::uint32_t>(page.sketch.size());
+      state.bands = page.bands;
+      state.rows = page.rows;
+    }
+    if (auto p = lift(meta_.put(txn, "scheme/" + name, state.encode())); !p) return p;
+    if (auto opened = open_scheme(txn, name, state, true); !opened) return opened;
+    for (Column* column : columns_of(schemes_.back())) column->delta().mark();
+    return {};
+  }
+
+  StoreResult<> open_scheme(const lmdb::Txn& txn, const std::string& name,
+                            const records::SchemeState& state, bool create) {
+    scheme_numbers_[name] = state.number;
+    Scheme& scheme = schemes_.emplace_back();
+    scheme.id = name;
+    scheme.state = state;
+    const std::string number = std::to_string(state.number);
+    for (std::size_t t = 0; t < design_.tables(); ++t) {
+      scheme.tables.push_back(std::make_unique<Column>(
+          "t/" + number + "/" + std::to_string(t), design_.prefix_bits(t), RunFormat::kWide,
+          bucket_bits_, options_.delta_entries));
+    }
+    if (state.has_minhash()) {
+      scheme.bands = std::make_unique<Column>("b/" + number, 64, RunFormat::kNarrow, bucket_bits_,
+                                              2 * options_.delta_entries);
+    }
+    for (Column* column : columns_of(scheme)) {
+      if (auto r = lift(column->load(txn, meta_, create, next_doc_ - 1)); !r) return r;
+    }
+    return {};
+  }
+
+  // The docs table (and sketches) are the deltas' log: re-adds every document past a column's
+  // watermark.
+  StoreResult<> rebuild_deltas() {
+    std::uint64_t from = ids_->watermark();
+    for (Column* column : all_columns()) from = std::min(from, column->watermark());
+    auto txn = lift(lmdb::Txn::begin(env_, MDB_RDONLY));
+    if (!txn) return std::unexpected(txn.error());
+    auto cursor = lift(lmdb::Cursor::open(*txn, docs_));
+    if (!cursor) return std::unexpected(cursor.error());
+    const std::string start = coding::be64_key(from + 1);
+    MDB_val key = lmdb::to_val(start), value{};
+    for (auto found = lift(cursor->get(key, value, MDB_SET_RANGE));;
+         found = lift(cursor->get(key, value, MDB_NEXT))) {
+      if (!found) return std::unexpected(found.error());
+      if (!*found) break;
+      const std::uint64_t doc = coding::decode_be64(static_cast<const char*>(key.mv_data));
+      auto record = DocRecord::decode(lmdb::to_view(value));
+      if (!record || record->scheme >= schemes_.size()) {
+        return corrupt("docs record " + std::to_string(doc));
+      }
+      std::vector<std::uint64_t> keys;
+      const Scheme& scheme = schemes_[record->scheme];
+      if (scheme.bands && doc > scheme.bands->watermark()) {
+        auto sketch = get_sketch(*txn, doc);
+        if (!sketch) return std::unexpected(sketch.error());
+        if (!sketch->empty()) band_keys(*sketch, scheme.state.bands, scheme.state.rows, keys);
+      }
+      add_entries(doc, *record, keys);
+    }
+    for (Column* column : all_columns()) column->delta().mark();
+    return {};
   }
 
   StoreConfig config_;
   OpenOptions options_;
   std::vector<RunProbe> probes_;        // probe()'s scratch space
   std::vector<std::uint64_t> queries_;  // the permuted key of each table probe
+  std::vector<std::vector<std::uint64_t>> keys_;  // apply_batch: each item's band keys
   Candidates candidates_;
   TableDesign design_;
   std::uint32_t bucket_bits_ = 20;
   lmdb::Env env_;
-  lmdb::Dbi meta_, docs_, offsets_, pending_;
+  lmdb::Dbi meta_, docs_, sketches_, offsets_, pending_;
 
   // Writer state (apply, trim_pending, lookup; guarded by writer_).
   std::mutex writer_;
-  std::map<std::string, std::uint32_t> schemes_;
-  std::vector<std::vector<std::unique_ptr<Column>>> tables_;  // [scheme][table]
+  std::map<std::string, std::uint32_t> scheme_numbers_;
+  std::vector<Scheme> schemes_;  // by scheme number
   std::unique_ptr<Column> ids_;
   IdFilter id_filter_;  // the hashes in ids_'s runs (not its delta)
   std::uint64_t next_doc_ = 1, documents_ = 0;
@@ -1111,8 +1115,8 @@ class LmdbIndex final : public Index {
 
 }  // namespace
 
-std::expected<std::unique_ptr<Index>, std::string> Index::open(const StoreConfig& config,
-                                                               const OpenOptions& options) {
+StoreResult<std::unique_ptr<Index>> Index::open(const StoreConfig& config,
+                                                const OpenOptions& options) {
   auto index = std::make_unique<LmdbIndex>(config, options);
   if (auto opened = index->open(); !opened) return std::unexpected(opened.error());
   return index;

@@ -96,7 +96,7 @@ TEST(Index, MaxDistanceAboveTheDesignIsAnErrorAndCommitsNothing) {
   auto index = open_or_die(store_config(dir.path()));
   auto v = index->apply(std::vector{page("a", kA), page("b", kA, "s-test", 4)});
   ASSERT_FALSE(v.has_value());
-  EXPECT_NE(v.error().find("max_distance 4"), std::string::npos) << v.error();
+  EXPECT_NE(v.error().message.find("max_distance 4"), std::string::npos) << v.error();
   EXPECT_EQ(index->stats().documents, 0u);
   auto again = apply_or_die(*index, {page("a", kA)});
   EXPECT_EQ(again[0].status, Status::kUnique);
@@ -121,7 +121,7 @@ TEST(Index, PersistsAcrossReopenIncludingMergedRuns) {
   auto index = open_or_die(config, {.delta_entries = 512});
   EXPECT_EQ(index->stats().documents, fps.size());
   for (std::size_t i = 0; i < fps.size(); i += 97) {
-    auto match = index->lookup(fps[i] ^ 1, "s-test", 3);
+    auto match = testing::lookup(*index, fps[i] ^ 1, "s-test", 3);
     ASSERT_TRUE(match.has_value()) << match.error();
     ASSERT_TRUE(match->has_value());
     EXPECT_EQ((*match)->id, numbered("p", i));
@@ -156,10 +156,10 @@ TEST(Index, ChangedFingerprintReindexesThePageUnderTheNewOne) {
   auto v = apply_or_die(*index, {page("a", kA ^ 0b11)});
   EXPECT_EQ(v[0].status, Status::kUnique);
   EXPECT_FALSE(v[0].replayed);
-  auto old_fp = index->lookup(kA ^ (1ull << 40), "s-test", 1);
+  auto old_fp = testing::lookup(*index, kA ^ (1ull << 40), "s-test", 1);
   ASSERT_TRUE(old_fp.has_value());
   EXPECT_FALSE(old_fp->has_value()) << "old fingerprint still indexed";
-  auto new_fp = index->lookup(kA ^ 0b11, "s-test", 0);
+  auto new_fp = testing::lookup(*index, kA ^ 0b11, "s-test", 0);
   ASSERT_TRUE(new_fp.has_value() && new_fp->has_value());
   EXPECT_EQ((*new_fp)->id, "a");
   EXPECT_EQ(index->stats().documents, 201u);
@@ -173,7 +173,7 @@ TEST(Index, DesignMismatchAtOpenIsAClearError) {
   open_or_die(store_config(dir.path(), 3, 4));
   auto other = Index::open(store_config(dir.path(), 3, 10));
   ASSERT_FALSE(other.has_value());
-  EXPECT_NE(other.error().find("stored design is k=3 r=1"), std::string::npos) << other.error();
+  EXPECT_NE(other.error().message.find("stored design is k=3 r=1"), std::string::npos) << other.error();
   auto other_k = Index::open(store_config(dir.path(), 4, 0));
   ASSERT_FALSE(other_k.has_value());
 }
@@ -182,7 +182,7 @@ TEST(Index, InvalidTableCountIsAClearError) {
   TempDir dir;
   auto index = Index::open(store_config(dir.path(), 3, 7));
   ASSERT_FALSE(index.has_value());
-  EXPECT_NE(index.error().find("store.tables"), std::string::npos) << index.error();
+  EXPECT_NE(index.error().message.find("store.tables"), std::string::npos) << index.error();
 }
 
 TEST(Index, FormatVersionMismatchAtOpenIsAClearError) {
@@ -201,7 +201,7 @@ TEST(Index, FormatVersionMismatchAtOpenIsAClearError) {
   }
   auto index = Index::open(config);
   ASSERT_FALSE(index.has_value());
-  EXPECT_NE(index.error().find("format version 99"), std::string::npos) << index.error();
+  EXPECT_NE(index.error().message.find("format version 99"), std::string::npos) << index.error();
   auto read_only = Index::open(config, {.read_only = true});
   EXPECT_FALSE(read_only.has_value());
 }
@@ -228,7 +228,7 @@ TEST(Index, GrowsTheMapWhenFullAndKeepsEverything) {
   EXPECT_EQ(index->stats().documents, kPages);
   auto items = numbered_pages(0, kPages);
   for (std::size_t i = 0; i < kPages; i += 37) {
-    auto match = index->lookup(items[i].page->fingerprint, "s-test", 0);
+    auto match = testing::lookup(*index, items[i].page->fingerprint, "s-test", 0);
     ASSERT_TRUE(match.has_value() && match->has_value()) << i;
     EXPECT_EQ((*match)->id, items[i].page->id);
   }
@@ -248,7 +248,7 @@ TEST(Index, ReachingMaxMapSizeIsAClearErrorAndLosesNothingCommitted) {
       if (v)
         committed += 500;
       else
-        error = v.error();
+        error = v.error().message;
     }
   }
   EXPECT_NE(error.find("max_map_size"), std::string::npos) << error;
@@ -258,7 +258,7 @@ TEST(Index, ReachingMaxMapSizeIsAClearErrorAndLosesNothingCommitted) {
   EXPECT_EQ(index->stats().documents, committed);
   auto items = numbered_pages(0, committed);
   for (std::size_t i = 0; i < committed; i += 13) {
-    auto match = index->lookup(items[i].page->fingerprint, "s-test", 0);
+    auto match = testing::lookup(*index, items[i].page->fingerprint, "s-test", 0);
     ASSERT_TRUE(match.has_value() && match->has_value()) << i;
   }
   // Replaying the same pages reports them as already seen.
@@ -334,7 +334,155 @@ TEST(Index, SchemesAreIsolated) {
   auto v = apply_or_die(*index, {page("d", kA ^ 1, "s-one")});
   EXPECT_EQ(v[0].matched, "a");
   auto stats = index->stats();
-  EXPECT_EQ(stats.schemes, (std::vector<std::string>{"s-one", "s-two"}));
+  ASSERT_EQ(stats.schemes.size(), 2u);
+  EXPECT_EQ(stats.schemes[0].id, "s-one");
+  EXPECT_EQ(stats.schemes[1].id, "s-two");
+  EXPECT_EQ(stats.schemes[0].bands, 0u);
+}
+
+// ---- The second signature ----
+
+constexpr std::uint32_t kBands = 42, kRows = 3;
+constexpr double kThreshold = 0.45;
+
+Sketch random_sketch(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Sketch s(128);
+  for (auto& v : s) v = static_cast<std::uint16_t>(rng());
+  return s;
+}
+
+// A copy of `from` whose values at positions i % period == 0 are replaced (a partial copy).
+Sketch changed(Sketch from, std::size_t period, std::uint16_t salt = 1) {
+  for (std::size_t i = 0; i < from.size(); i += period) from[i] ^= static_cast<std::uint16_t>(salt | 0x100);
+  return from;
+}
+
+IndexItem sketched(std::string id, std::uint64_t fp, Sketch sketch, std::string scheme = "s-mh") {
+  return testing::sketched(std::move(id), fp, std::move(sketch), kBands, kRows, kThreshold,
+                           std::move(scheme));
+}
+
+TEST(Index, MinHashFindsACopyThatSimHashMisses) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  const Sketch original = random_sketch(1);
+  // A quarter of the values differ (estimated J 3/4) and the fingerprints are far apart.
+  auto v = apply_or_die(*index, {sketched("a", kA, original), sketched("b", ~kA, changed(original, 4)),
+                                 sketched("c", kA ^ 0xff00ff, random_sketch(2))});
+  EXPECT_EQ(v[0].status, Status::kUnique);
+  ASSERT_EQ(v[1].status, Status::kDuplicate);
+  EXPECT_EQ(v[1].matched, "a");
+  EXPECT_EQ(v[1].duplicate_of, "a");
+  EXPECT_EQ(v[1].method, Verdict::kMinHash);
+  EXPECT_NEAR(v[1].similarity, 96.0 / 128, 0.0001);
+  EXPECT_EQ(v[1].distance, 64);
+  EXPECT_GE(v[1].candidates, 1u);
+  EXPECT_EQ(v[2].status, Status::kUnique);
+}
+
+TEST(Index, BothSignaturesAgreeingSayBothAndSimHashChoosesTheMatch) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  const Sketch s = random_sketch(3);
+  auto v = apply_or_die(*index, {sketched("a", kA, s), sketched("b", kA ^ 1, s),
+                                 // SimHash points at b (1 bit); MinHash at a and b alike.
+                                 sketched("c", kA ^ 0b11, changed(s, 4))});
+  EXPECT_EQ(v[1].method, Verdict::kBoth);
+  EXPECT_DOUBLE_EQ(v[1].similarity, 1.0);
+  EXPECT_EQ(v[2].method, Verdict::kBoth);
+  EXPECT_EQ(v[2].matched, "b");  // the SimHash match, the nearest
+  EXPECT_EQ(v[2].duplicate_of, "a");
+  EXPECT_EQ(v[2].distance, 1);
+  EXPECT_NEAR(v[2].similarity, 96.0 / 128, 0.0001);
+}
+
+TEST(Index, BelowTheThresholdOrWithoutASharedBandIsUnique) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  const Sketch s = random_sketch(4);
+  // Every second value changed: J 1/2, but no three consecutive values agree, so no band.
+  auto no_band = apply_or_die(*index, {sketched("a", kA, s), sketched("b", ~kA, changed(s, 2))});
+  EXPECT_EQ(no_band[1].status, Status::kUnique);
+  // Shares bands but J 0.40 < 0.45.
+  Sketch low = s;
+  for (std::size_t i = 0; i < low.size(); ++i) {
+    if (i % 5 < 3) low[i] ^= 0x155;
+  }
+  auto below = apply_or_die(*index, {sketched("c", kA ^ 0xf0f0f0f0, low)});
+  EXPECT_EQ(below[0].status, Status::kUnique);
+}
+
+TEST(Index, MostSimilarMatchWinsAndTiesGoToTheEarliest) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  const Sketch s = random_sketch(5);
+  auto v = apply_or_die(*index, {sketched("far", kA, changed(s, 4, 7)),
+                                 sketched("near1", kA * 3, changed(s, 16, 9)),
+                                 sketched("near2", kA * 5, changed(s, 16, 11)),
+                                 sketched("q", kA * 7, s)});
+  ASSERT_EQ(v[1].status, Status::kDuplicate);  // near1 matches far
+  EXPECT_EQ(v[3].method, Verdict::kMinHash);
+  EXPECT_EQ(v[3].matched, "near1");
+}
+
+TEST(Index, MinHashVerdictsPersistReplayAndStayInTheirScheme) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  const Sketch s = random_sketch(6);
+  std::vector<Verdict> first;
+  {
+    auto index = open_or_die(config, {.delta_entries = 256});
+    // Enough pages that the band column merges into runs before and after "a".
+    std::vector<IndexItem> items;
+    for (int i = 0; i < 300; ++i) items.push_back(sketched(numbered("x", i), kA * (i + 7), random_sketch(100 + i)));
+    apply_or_die(*index, items);
+    first = apply_or_die(*index, {at(sketched("a", kA, s), "p/0", 1),
+                                  at(sketched("b", ~kA, changed(s, 4)), "p/0", 2)});
+    EXPECT_EQ(first[1].method, Verdict::kMinHash);
+    EXPECT_GT(index->stats().runs, 0u);
+  }
+  auto index = open_or_die(config, {.delta_entries = 256});
+  // The same offsets replay the stored verdicts, whatever they carry now.
+  auto replay = apply_or_die(*index, {at(sketched("a", kA, s), "p/0", 1),
+                                      at(sketched("b", 5, random_sketch(9)), "p/0", 2)});
+  EXPECT_TRUE(replay[1].replayed);
+  EXPECT_EQ(replay[1].method, first[1].method);
+  EXPECT_EQ(replay[1].similarity, first[1].similarity);
+  EXPECT_EQ(replay[1].matched, "a");
+  // The same id and signatures again (no offset): the first verdict.
+  auto again = apply_or_die(*index, {sketched("b", ~kA, changed(s, 4))});
+  EXPECT_TRUE(again[0].replayed);
+  EXPECT_EQ(again[0].method, Verdict::kMinHash);
+  EXPECT_EQ(again[0].similarity, first[1].similarity);
+  // The band entries were rebuilt from the sketches at open: a new copy is found...
+  auto copy = apply_or_die(*index, {sketched("c", 77, changed(s, 8))});
+  EXPECT_EQ(copy[0].method, Verdict::kMinHash);
+  EXPECT_EQ(copy[0].duplicate_of, "a");
+  // ...but never in another scheme.
+  auto other = apply_or_die(*index, {sketched("d", 78, s, "s-other")});
+  EXPECT_EQ(other[0].status, Status::kUnique);
+  auto stats = index->stats();
+  ASSERT_EQ(stats.schemes.size(), 2u);
+  EXPECT_EQ(stats.schemes[0].hashes, 128u);
+  EXPECT_EQ(stats.schemes[0].bands, kBands);
+  EXPECT_EQ(stats.schemes[0].rows, kRows);
+}
+
+TEST(Index, ASketchThatDoesNotFitItsSchemeIsAClearError) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  apply_or_die(*index, {sketched("a", kA, random_sketch(1))});
+  Sketch shorter = random_sketch(2);
+  shorter.resize(64);
+  auto v = index->apply(std::vector{testing::sketched("b", kA, shorter, 21, 3, kThreshold, "s-mh")});
+  ASSERT_FALSE(v.has_value());
+  EXPECT_EQ(v.error().code, StoreError::Code::kInvalidArgument);
+  EXPECT_NE(v.error().message.find("scheme s-mh stores 128-value sketches in 42 x 3 bands"),
+            std::string::npos)
+      << v.error();
+  auto no_sketch = index->apply(std::vector{page("c", kA, "s-mh")});
+  ASSERT_FALSE(no_sketch.has_value());
 }
 
 TEST(Index, ASchemeCreatedInAnAbortedBatchLeavesNoTrace) {

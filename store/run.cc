@@ -2,38 +2,68 @@
 
 namespace neardup {
 
+void encode_record(RunFormat format, std::span<const Entry> entries, char* out) {
+  const std::size_t n = entries.size();
+  if (format == RunFormat::kWide) {
+    for (std::size_t i = 0; i < n; ++i) {
+      coding::encode_fixed64(out + 8 * i, entries[i].key);
+      coding::encode_fixed64(out + 8 * (n + i), entries[i].doc);
+    }
+    return;
+  }
+  for (std::size_t i = 0; i < n; ++i) {
+    coding::encode_fixed32(out + 4 * i, static_cast<std::uint32_t>(entries[i].key >> 32));
+    char* doc = out + 4 * n + 5 * i;
+    coding::encode_fixed32(doc, static_cast<std::uint32_t>(entries[i].doc));
+    doc[4] = static_cast<char>(entries[i].doc >> 32);
+  }
+}
+
+void decode_record(RunFormat format, const char* in, std::span<Entry> entries) {
+  const std::size_t n = entries.size();
+  for (std::size_t i = 0; i < n; ++i) {
+    entries[i] = Entry{record_key_at(format, in, i), record_doc_at(format, in, n, i)};
+  }
+}
+
 lmdb::Result<> RunWriter::write_record(std::span<const Entry> entries) {
   // The record's key is its last entry, big-endian, so MDB_SET_RANGE(lo) lands on the record
   // holding the first entry >= lo.
   char key[16];
-  store_be64(key, entries.back().key);
-  store_be64(key + 8, entries.back().doc);
-  auto out = dbi_.reserve(txn_, std::string_view(key, sizeof key), 16 * entries.size(), MDB_APPEND);
+  coding::encode_be64(key, entries.back().key);
+  coding::encode_be64(key + 8, entries.back().doc);
+  auto out = dbi_.reserve(txn_, std::string_view(key, sizeof key),
+                          layout_of(format_).entry_bytes() * entries.size(), MDB_APPEND);
   if (!out) return std::unexpected(out.error());
-  encode_record(entries, *out);
+  encode_record(format_, entries, *out);
   return {};
 }
 
-lmdb::Result<RunDirectory> RunDirectory::load(const lmdb::Txn& txn, lmdb::Dbi dbi) {
+lmdb::Result<RunDirectory> RunDirectory::load(const lmdb::Txn& txn, lmdb::Dbi dbi,
+                                              RunFormat format) {
   auto cursor = lmdb::Cursor::open(txn, dbi);
   if (!cursor) return std::unexpected(cursor.error());
   RunDirectory dir;
+  dir.format = format;
+  const std::size_t entry_bytes = layout_of(format).entry_bytes();
   MDB_val key{}, value{};
   for (auto found = cursor->get(key, value, MDB_FIRST);;
        found = cursor->get(key, value, MDB_NEXT)) {
     if (!found) return std::unexpected(found.error());
     if (!*found) break;
-    dir.last_keys.push_back(load_be64(static_cast<const char*>(key.mv_data)));
+    dir.last_keys.push_back(
+        stored_key(format, coding::decode_be64(static_cast<const char*>(key.mv_data))));
     dir.records.push_back(static_cast<const char*>(value.mv_data));
-    dir.sizes.push_back(static_cast<std::uint32_t>(value.mv_size / 16));
+    dir.sizes.push_back(static_cast<std::uint32_t>(value.mv_size / entry_bytes));
   }
   return dir;
 }
 
-lmdb::Result<RunReader> RunReader::open(const lmdb::Txn& txn, lmdb::Dbi dbi) {
+lmdb::Result<RunReader> RunReader::open(const lmdb::Txn& txn, lmdb::Dbi dbi, RunFormat format) {
   auto cursor = lmdb::Cursor::open(txn, dbi);
   if (!cursor) return std::unexpected(cursor.error());
   RunReader reader;
+  reader.format_ = format;
   reader.cursor_ = std::move(*cursor);
   if (auto loaded = reader.load(MDB_FIRST); !loaded) return std::unexpected(loaded.error());
   return reader;
@@ -51,12 +81,12 @@ lmdb::Result<> RunReader::load(MDB_cursor_op op) {
   auto found = cursor_.get(key, value, op);
   if (!found) return std::unexpected(found.error());
   if (!*found) return {};
-  chunk_.resize(value.mv_size / 16);
-  decode_record(static_cast<const char*>(value.mv_data), chunk_);
+  chunk_.resize(value.mv_size / layout_of(format_).entry_bytes());
+  decode_record(format_, static_cast<const char*>(value.mv_data), chunk_);
   return {};
 }
 
-lmdb::Result<> merge_runs(const lmdb::Txn& txn, std::span<const Entry> fresh,
+lmdb::Result<> merge_runs(const lmdb::Txn& txn, RunFormat format, std::span<const Entry> fresh,
                           std::span<const lmdb::Dbi> inputs, lmdb::Dbi out) {
   // A source is a sorted span being consumed, refilled a record at a time from its reader.
   struct Source {
@@ -69,7 +99,7 @@ lmdb::Result<> merge_runs(const lmdb::Txn& txn, std::span<const Entry> fresh,
   std::vector<Source> sources;
   if (!fresh.empty()) sources.push_back({fresh.data(), fresh.data() + fresh.size(), nullptr});
   for (lmdb::Dbi input : inputs) {
-    auto reader = RunReader::open(txn, input);
+    auto reader = RunReader::open(txn, input, format);
     if (!reader) return std::unexpected(reader.error());
     readers.push_back(std::move(*reader));
   }
@@ -77,8 +107,9 @@ lmdb::Result<> merge_runs(const lmdb::Txn& txn, std::span<const Entry> fresh,
     auto rest = reader.rest();
     if (!rest.empty()) sources.push_back({rest.data(), rest.data() + rest.size(), &reader});
   }
-  RunWriter writer(txn, out);
-  std::vector<Entry> buffer(kEntriesPerChunk);
+  RunWriter writer(txn, out, format);
+  const std::size_t per_record = layout_of(format).entries_per_record();
+  std::vector<Entry> buffer(per_record);
   std::size_t filled = 0;
   auto flush = [&]() -> lmdb::Result<> {
     if (filled == 0) return {};
@@ -100,7 +131,7 @@ lmdb::Result<> merge_runs(const lmdb::Txn& txn, std::span<const Entry> fresh,
     }
     do {
       buffer[filled++] = *s.at++;
-      if (filled == kEntriesPerChunk) {
+      if (filled == per_record) {
         if (auto r = flush(); !r) return r;
       }
     } while (s.at != s.end && (bound == nullptr || *s.at < *bound));

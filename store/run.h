@@ -18,6 +18,7 @@
 #include <span>
 #include <vector>
 
+#include "store/coding.h"
 #include "store/lmdb.h"
 
 namespace neardup {
@@ -29,58 +30,76 @@ struct Entry {
   auto operator<=>(const Entry&) const = default;
 };
 
-// Entries per run record: 4095 entries of 16 bytes plus LMDB's 16-byte page header fill exactly
-// 16 overflow pages of 4 KiB.
-inline constexpr std::size_t kEntriesPerChunk = 4095;
+// How a column's runs store an entry. In memory an entry is always (u64 key, u64 doc).
+//   kWide:   the u64 key and the u64 doc (16 bytes): permuted-table and ids columns, whose
+//            probes compare key bits below any prefix.
+//   kNarrow: the top 32 bits of the key and the low 40 bits of the doc (9 bytes): LSH band
+//            columns, whose probes look a key up exactly. A run then answers for the key's top
+//            32 bits, a superset that the index confirms against the stored sketch; documents
+//            are numbered below 2^40.
+enum class RunFormat : std::uint8_t { kWide, kNarrow };
 
-inline void store_be64(char* out, std::uint64_t v) {
-  for (int i = 7; i >= 0; --i, v >>= 8) out[i] = static_cast<char>(v & 0xff);
-}
-inline std::uint64_t load_be64(const char* in) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(in[i]);
-  return v;
-}
-inline void store_le64(char* out, std::uint64_t v) { std::memcpy(out, &v, 8); }  // x86-64, arm64
-inline std::uint64_t load_le64(const char* in) {
-  std::uint64_t v;
-  std::memcpy(&v, in, 8);
-  return v;
+struct RunLayout {
+  std::size_t key_bytes, doc_bytes;
+  std::size_t entry_bytes() const { return key_bytes + doc_bytes; }
+  // Entries per record: a record fills 16 overflow pages of 4 KiB less LMDB's 16-byte header
+  // (4095 wide entries, 7280 narrow ones).
+  std::size_t entries_per_record() const { return kRecordBytes / entry_bytes(); }
+  static constexpr std::size_t kRecordBytes = 16 * 4096 - 16;
+};
+
+inline constexpr RunLayout layout_of(RunFormat format) {
+  return format == RunFormat::kWide ? RunLayout{8, 8} : RunLayout{4, 5};
 }
 
-// A record's bytes for n entries: the n keys, then the n docs (u64 each, little-endian), so a
-// probe scanning a prefix range reads only keys (8 bytes an entry) and the docs of its hits.
-inline void encode_record(std::span<const Entry> entries, char* out) {
-  const std::size_t n = entries.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    store_le64(out + 8 * i, entries[i].key);
-    store_le64(out + 8 * (n + i), entries[i].doc);
-  }
+// The key as a run of this format keeps it: whole (wide) or its top 32 bits (narrow).
+inline constexpr std::uint64_t stored_key(RunFormat format, std::uint64_t key) {
+  return format == RunFormat::kWide ? key : key & ~0xffffffffull;
 }
-inline void decode_record(const char* in, std::span<Entry> entries) {
-  const std::size_t n = entries.size();
-  for (std::size_t i = 0; i < n; ++i) {
-    entries[i] = Entry{load_le64(in + 8 * i), load_le64(in + 8 * (n + i))};
-  }
+// The largest key a run of this format cannot tell from `key`.
+inline constexpr std::uint64_t stored_key_end(RunFormat format, std::uint64_t key) {
+  return format == RunFormat::kWide ? key : key | 0xffffffffull;
+}
+
+inline constexpr std::uint64_t kMaxNarrowDoc = (std::uint64_t{1} << 40) - 1;
+
+// A record's bytes for n entries: the n keys, then the n docs (little-endian, at the format's
+// widths), so a probe scanning a range reads only keys and the docs of its hits.
+void encode_record(RunFormat format, std::span<const Entry> entries, char* out);
+void decode_record(RunFormat format, const char* in, std::span<Entry> entries);
+
+inline std::uint64_t record_key_at(RunFormat format, const char* record, std::size_t i) {
+  if (format == RunFormat::kWide) return coding::decode_fixed64(record + 8 * i);
+  return std::uint64_t{coding::decode_fixed32(record + 4 * i)} << 32;
+}
+inline std::uint64_t record_doc_at(RunFormat format, const char* record, std::size_t n,
+                                   std::size_t i) {
+  if (format == RunFormat::kWide) return coding::decode_fixed64(record + 8 * (n + i));
+  const char* at = record + 4 * n + 5 * i;
+  return std::uint64_t{coding::decode_fixed32(at)} |
+         std::uint64_t{static_cast<unsigned char>(at[4])} << 32;
 }
 
 // Appends sorted entries to an empty run database, a record at a time.
 class RunWriter {
  public:
-  RunWriter(const lmdb::Txn& txn, lmdb::Dbi dbi) : txn_(txn), dbi_(dbi) {}
-  // Writes 1..kEntriesPerChunk entries as one record. Entries come in ascending (key, doc)
-  // order, across records too; every record but the last holds kEntriesPerChunk.
+  RunWriter(const lmdb::Txn& txn, lmdb::Dbi dbi, RunFormat format)
+      : txn_(txn), dbi_(dbi), format_(format) {}
+  // Writes 1..entries_per_record() entries as one record. Entries come in ascending order of
+  // (stored_key, doc), across records too; every record but the last is full.
   // Errors: MDB_MAP_FULL, MDB_TXN_FULL, ...
   lmdb::Result<> write_record(std::span<const Entry> entries);
 
  private:
   const lmdb::Txn& txn_;
   lmdb::Dbi dbi_;
+  RunFormat format_;
 };
 
-// Merges `fresh` (sorted) and the whole runs `inputs` into the empty run `out`, in one pass
-// (a compaction of the LSM column). Errors: those of RunWriter and of reading the inputs.
-lmdb::Result<> merge_runs(const lmdb::Txn& txn, std::span<const Entry> fresh,
+// Merges `fresh` (sorted by (stored_key, doc), keys already stored_key()) and the whole runs
+// `inputs` into the empty run `out`, in one pass (a compaction of the LSM column). Errors:
+// those of RunWriter and of reading the inputs.
+lmdb::Result<> merge_runs(const lmdb::Txn& txn, RunFormat format, std::span<const Entry> fresh,
                           std::span<const lmdb::Dbi> inputs, lmdb::Dbi out);
 
 // Where a run's records are, kept in memory so that a probe needs no B-tree descent: per
@@ -90,12 +109,13 @@ lmdb::Result<> merge_runs(const lmdb::Txn& txn, std::span<const Entry> fresh,
 // database that is still referenced (copy-on-write, and a live run is never written again).
 // The index rebuilds a column's directories after a merge and all of them after map growth.
 struct RunDirectory {
-  std::vector<std::uint64_t> last_keys;
+  RunFormat format = RunFormat::kWide;
+  std::vector<std::uint64_t> last_keys;  // stored_key of each record's last entry
   std::vector<const char*> records;
   std::vector<std::uint32_t> sizes;  // entries per record
 
   // Walks the run's leaf nodes (the records themselves are not read). Errors: LMDB's.
-  static lmdb::Result<RunDirectory> load(const lmdb::Txn& txn, lmdb::Dbi dbi);
+  static lmdb::Result<RunDirectory> load(const lmdb::Txn& txn, lmdb::Dbi dbi, RunFormat format);
 };
 
 // A probe of one run for the entries with lo <= key <= hi, in two steps so that the cache
@@ -106,13 +126,14 @@ class RunProbe {
  public:
   // gap: the expected distance between neighbouring keys (2^64 / entries; keys are uniform,
   // being permuted fingerprints or hashes), which aims the search at the right cache line.
+  // A narrow run is probed for [stored_key(lo), stored_key_end(hi)].
   RunProbe(const RunDirectory& directory, std::uint64_t lo, std::uint64_t hi, double gap)
-      : dir_(&directory), lo_(lo), hi_(hi), gap_(gap) {}
+      : dir_(&directory),
+        lo_(stored_key(directory.format, lo)),
+        hi_(stored_key_end(directory.format, hi)),
+        gap_(gap) {}
 
-  lmdb::Result<> start() {
-    prefetch();
-    return {};
-  }
+  void start() { prefetch(); }
   // start() for a probe that will not be finished: only loads the lines into the cache.
   void prefetch() {
     const auto& keys = dir_->last_keys;
@@ -124,17 +145,19 @@ class RunProbe {
   // Calls fn(key, doc) for each entry in range, in order, where doc() returns the entry's doc:
   // it is read only when called (a hit), so a scan touches the keys alone.
   template <typename Fn>
-  lmdb::Result<> finish(Fn&& fn) {
+  void finish(Fn&& fn) {
     while (n_ > 0) {
       for (std::ptrdiff_t i = first(); i < n_; ++i) {
         std::uint64_t k = key_at(i);
-        if (k > hi_) return {};
-        fn(k, [this, i] { return load_le64(data_ + 8 * (n_ + i)); });
+        if (k > hi_) return;
+        fn(k, [this, i] {
+          return record_doc_at(dir_->format, data_, static_cast<std::size_t>(n_),
+                               static_cast<std::size_t>(i));
+        });
       }
       ++record_;
       position();
     }
-    return {};
   }
 
  private:
@@ -155,10 +178,16 @@ class RunProbe {
     const std::ptrdiff_t from = std::max<std::ptrdiff_t>(guess_ - 16, 0);
     const std::ptrdiff_t to = std::min<std::ptrdiff_t>(
         n_, guess_ + 16 + static_cast<std::ptrdiff_t>(std::min(expected, 512.0)));
-    for (std::ptrdiff_t i = from; i < to; i += 8) __builtin_prefetch(data_ + 8 * i);
+    const std::ptrdiff_t key_bytes =
+        static_cast<std::ptrdiff_t>(layout_of(dir_->format).key_bytes);
+    for (std::ptrdiff_t i = from; i < to; i += 64 / key_bytes) {
+      __builtin_prefetch(data_ + key_bytes * i);
+    }
   }
 
-  std::uint64_t key_at(std::ptrdiff_t i) const { return load_le64(data_ + 8 * i); }
+  std::uint64_t key_at(std::ptrdiff_t i) const {
+    return record_key_at(dir_->format, data_, static_cast<std::size_t>(i));
+  }
 
   // The first entry >= lo (n_ if none): gallop from the guess to bracket it, then binary
   // search. Invariant: key_at(below) < lo <= key_at(above), below = -1 meaning "before".
@@ -203,7 +232,7 @@ class RunProbe {
 // Reads a whole run in order, a record at a time (for merges).
 class RunReader {
  public:
-  static lmdb::Result<RunReader> open(const lmdb::Txn& txn, lmdb::Dbi dbi);
+  static lmdb::Result<RunReader> open(const lmdb::Txn& txn, lmdb::Dbi dbi, RunFormat format);
   // The current entry; valid while !done().
   const Entry& current() const { return chunk_[at_]; }
   bool done() const { return at_ >= chunk_.size(); }
@@ -217,6 +246,7 @@ class RunReader {
 
  private:
   lmdb::Result<> load(MDB_cursor_op op);
+  RunFormat format_ = RunFormat::kWide;
   lmdb::Cursor cursor_;
   std::vector<Entry> chunk_;
   std::size_t at_ = 0;

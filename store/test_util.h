@@ -4,6 +4,8 @@
 #include <stdlib.h>
 
 #include <filesystem>
+#include <optional>
+#include <ostream>
 #include <string>
 
 #include "store/index.h"
@@ -56,6 +58,39 @@ inline IndexItem page(std::string id, std::uint64_t fingerprint, std::string sch
 inline IndexItem at(IndexItem item, std::string partition, std::int64_t offset) {
   item.source = SourceOffset{std::move(partition), offset};
   return item;
+}
+
+// A page with the second signature (sketch, bands x rows, threshold).
+inline IndexItem sketched(std::string id, std::uint64_t fingerprint, Sketch sketch,
+                          std::uint32_t bands, std::uint32_t rows, double min_similarity,
+                          std::string scheme = "s-minhash") {
+  IndexItem item = page(std::move(id), fingerprint, std::move(scheme));
+  item.page->sketch = std::move(sketch);
+  item.page->bands = bands;
+  item.page->rows = rows;
+  item.page->min_similarity = min_similarity;
+  return item;
+}
+
+// The SimHash match lookup() finds for a fingerprint (no sketch), if any.
+struct Match {
+  std::string id, duplicate_of;
+  int distance = 0;
+};
+inline StoreResult<std::optional<Match>> lookup(Index& index, std::uint64_t fingerprint,
+                                                const std::string& scheme, std::uint32_t k) {
+  auto verdict = index.lookup(*page("", fingerprint, scheme, k).page);
+  if (!verdict) return std::unexpected(verdict.error());
+  if (verdict->status != Verdict::Status::kDuplicate) return std::nullopt;
+  return Match{verdict->matched, verdict->duplicate_of, verdict->distance};
+}
+
+}  // namespace neardup::testing
+
+namespace neardup {
+// For test failure messages.
+inline std::ostream& operator<<(std::ostream& out, const StoreError& error) {
+  return out << error.message;
 }
 
 }  // namespace neardup::testing

@@ -64,8 +64,6 @@ struct Scratch {
   icu::UnicodeString utf16;
   icu::UnicodeString normalized;
   std::string token;
-  std::vector<std::uint64_t> token_hashes;
-  std::vector<std::size_t> paragraph_ends;  // token index one past each paragraph's last token
   std::vector<WeightedHash> shingles;
   std::unordered_set<std::uint64_t> seen_paragraphs;  // token-sequence hashes
 };
@@ -189,31 +187,39 @@ std::vector<std::string> tokenize(std::string_view text, const FeaturesConfig& c
   return tokens;
 }
 
-std::vector<Feature> extract_features(std::string_view text, const FeaturesConfig& config,
-                                      std::uint64_t seed) {
-  Scratch& scratch = thread_scratch();
-  std::vector<std::uint64_t>& tokens = scratch.token_hashes;
-  std::vector<std::size_t>& paragraph_ends = scratch.paragraph_ends;
-  tokens.clear();
-  paragraph_ends.clear();
+TokenHashes hash_tokens(std::string_view text, const FeaturesConfig& config, std::uint64_t seed) {
+  TokenHashes out;
   std::size_t current_paragraph = 0;
-  for_each_token(text, config, scratch, [&](std::string_view token, std::size_t paragraph) {
-    if (paragraph != current_paragraph && !tokens.empty()) paragraph_ends.push_back(tokens.size());
+  for_each_token(text, config, thread_scratch(), [&](std::string_view token, std::size_t paragraph) {
+    if (paragraph != current_paragraph && !out.hashes.empty()) {
+      out.paragraph_ends.push_back(out.hashes.size());
+    }
     current_paragraph = paragraph;
     std::uint64_t h = XXH3_64bits_withSeed(token.data(), token.size(), seed);
-    // The shingle hash reads the token hashes as little-endian bytes on every machine.
+    // The shingle hashes read the token hashes as little-endian bytes on every machine.
     if constexpr (std::endian::native == std::endian::big) h = std::byteswap(h);
-    tokens.push_back(h);
+    out.hashes.push_back(h);
   });
-  if (tokens.empty()) return {};
-  paragraph_ends.push_back(tokens.size());
+  if (!out.hashes.empty()) out.paragraph_ends.push_back(out.hashes.size());
+  return out;
+}
 
+std::vector<Feature> extract_features(std::string_view text, const FeaturesConfig& config,
+                                      std::uint64_t seed) {
+  return features_of(hash_tokens(text, config, seed), config, seed);
+}
+
+std::vector<Feature> features_of(const TokenHashes& token_hashes, const FeaturesConfig& config,
+                                 std::uint64_t seed) {
+  const std::vector<std::uint64_t>& tokens = token_hashes.hashes;
+  if (tokens.empty()) return {};
+  Scratch& scratch = thread_scratch();
   const std::size_t ngram = std::max<std::uint32_t>(config.ngram, 1);
   std::vector<WeightedHash>& shingles = scratch.shingles;
   shingles.clear();
   std::unordered_set<std::uint64_t>& seen = scratch.seen_paragraphs;
   seen.clear();
-  for (std::size_t begin = 0; std::size_t end : paragraph_ends) {
+  for (std::size_t begin = 0; std::size_t end : token_hashes.paragraph_ends) {
     const std::size_t length = end - begin;
     // A paragraph printed twice (a caption, a pull quote, a teaser) says nothing new.
     const std::uint64_t paragraph_hash =

@@ -55,9 +55,24 @@ std::optional<Weighting> parse_weighting(std::string_view name);
 // Invalid UTF-8 sequences become U+FFFD (a symbol, hence dropped).
 std::vector<std::string> tokenize(std::string_view text, const FeaturesConfig& config);
 
-// The distinct weighted n-gram features of text, sorted by hash (so that a SimHash over them
-// sums in the same order on every run). Empty when the text has no word tokens. An unknown
+// The word tokens of a text as token_hash values (above), in text order, and where its
+// paragraphs end: the one tokenisation both signatures are built from (the SimHash features
+// here, the MinHash shingles in pipeline/minhash/).
+struct TokenHashes {
+  std::vector<std::uint64_t> hashes;
+  std::vector<std::size_t> paragraph_ends;  // one past the last token of each paragraph
+};
+
+// Tokenises text (as tokenize() does) and hashes each token with seed.
+TokenHashes hash_tokens(std::string_view text, const FeaturesConfig& config, std::uint64_t seed);
+
+// The distinct weighted n-gram features of tokenised text, sorted by hash (so that a SimHash
+// over them sums in the same order on every run). Empty when there are no tokens. An unknown
 // config.weighting counts as "tf"; config.ngram 0 counts as 1 (the loader rejects both).
+std::vector<Feature> features_of(const TokenHashes& tokens, const FeaturesConfig& config,
+                                 std::uint64_t seed);
+
+// features_of(hash_tokens(text, config, seed), config, seed).
 std::vector<Feature> extract_features(std::string_view text, const FeaturesConfig& config,
                                       std::uint64_t seed);
 

@@ -23,14 +23,17 @@ def default_neardup():
     return os.path.join(root, "build", "cli", "neardup")
 
 
-def fingerprint_files(neardup, files, config=None, chunk=200):
+def fingerprint_files(neardup, files, config=None, chunk=200, content_type=None):
     """Runs `neardup fingerprint` over files (many per call). Returns {file: record}, where
-    record is the JSON line: status, fingerprint (when fingerprinted), features, reason."""
+    record is the JSON line: status, fingerprint and minhash (when fingerprinted), features,
+    reason."""
     records = {}
     for start in range(0, len(files), chunk):
         command = [neardup, "fingerprint"]
         if config:
             command += ["--config", config]
+        if content_type:
+            command += ["--content-type", content_type]
         command += files[start:start + chunk]
         run = subprocess.run(command, capture_output=True, text=True)
         if run.returncode not in (0, 1):

@@ -11,7 +11,8 @@ config file is changed and reloaded four times:
      unique again, name the new scheme (field and header), and a second copy is a duplicate
      of the first at distance 0.
 
-Across all of it every input has exactly one output (no replays, nothing lost), and the
+The second signature is off (minhash.enabled: false), so that the planted pairs' verdicts
+depend on dedup.max_distance alone. Across all of it every input has exactly one output (no replays, nothing lost), and the
 daemon's own counts and reloads_total agree."""
 import json
 import os
@@ -126,7 +127,9 @@ class Fillers:
 
 def test(workdir):
     broker = h.Broker(workdir, ["pages:6", "tagged:4", "dead:1"])
-    base_extra = "output:\n  include_body: false\npipeline:\n  batch_delay_ms: 5\n"
+    # SimHash alone: the planted pairs' verdicts then follow dedup.max_distance only.
+    base_extra = ("output:\n  include_body: false\npipeline:\n  batch_delay_ms: 5\n"
+                  "minhash:\n  enabled: false\n")
     config = h.write_config(workdir, broker.bootstrap, extra=base_extra,
                             metrics_listen=f"127.0.0.1:{h.free_port()}")
     with open(config) as f:

@@ -1,0 +1,63 @@
+#include "pipeline/minhash/minhash.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <limits>
+#include <vector>
+
+namespace neardup {
+namespace {
+
+// splitmix64's finaliser (Steele, Lea, Flood 2014): a bijection whose output bits each depend
+// on every input bit, so that h_j orders the shingles independently of h_k.
+inline std::uint64_t mix(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xbf58476d1ce4e5b9ull;
+  x ^= x >> 27;
+  x *= 0x94d049bb133111ebull;
+  return x ^ (x >> 31);
+}
+
+std::uint64_t xxh3_le(const void* data, std::size_t size, std::uint64_t seed) {
+  return XXH3_64bits_withSeed(data, size, seed);
+}
+
+}  // namespace
+
+Sketch minhash_sketch(std::span<const std::uint64_t> tokens, const MinHashConfig& config,
+                      std::uint64_t seed) {
+  if (tokens.empty() || config.hashes == 0) return {};
+  const std::size_t w = std::clamp<std::size_t>(config.shingle, 1, tokens.size());
+  const std::size_t hashes = config.hashes;
+
+  // The salts of the H hash functions; the 4 bytes of j are written little-endian.
+  thread_local std::vector<std::uint64_t> salts;
+  thread_local std::uint64_t salts_seed = 0;
+  if (salts.size() != hashes || salts_seed != seed) {
+    salts.resize(hashes);
+    for (std::uint32_t j = 0; j < hashes; ++j) {
+      const std::uint8_t le[4] = {static_cast<std::uint8_t>(j), static_cast<std::uint8_t>(j >> 8),
+                                  static_cast<std::uint8_t>(j >> 16),
+                                  static_cast<std::uint8_t>(j >> 24)};
+      salts[j] = xxh3_le(le, sizeof le, seed);
+    }
+    salts_seed = seed;
+  }
+
+  // Token hashes are already in little-endian byte order (features.h), so the shingle hash
+  // reads them as they are.
+  thread_local std::vector<std::uint64_t> minima;
+  minima.assign(hashes, std::numeric_limits<std::uint64_t>::max());
+  std::uint64_t* const min = minima.data();
+  const std::uint64_t* const salt = salts.data();
+  for (std::size_t i = 0; i + w <= tokens.size(); ++i) {
+    const std::uint64_t shingle = xxh3_le(&tokens[i], w * sizeof(std::uint64_t), seed);
+    for (std::size_t j = 0; j < hashes; ++j) min[j] = std::min(min[j], mix(shingle ^ salt[j]));
+  }
+  Sketch sketch(hashes);
+  for (std::size_t j = 0; j < hashes; ++j) sketch[j] = static_cast<std::uint16_t>(min[j]);
+  return sketch;
+}
+
+}  // namespace neardup

@@ -1,0 +1,127 @@
+#include "pipeline/minhash/minhash.h"
+
+#include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <algorithm>
+#include <fstream>
+#include <iterator>
+#include <set>
+#include <string>
+
+#include "pipeline/features/features.h"
+
+namespace neardup {
+namespace {
+
+std::string read_testdata(const std::string& name) {
+  std::ifstream in(std::string(NEARDUP_SOURCE_DIR) + "/pipeline/features/testdata/" + name,
+                   std::ios::binary);
+  EXPECT_TRUE(in) << name;
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<std::uint64_t> tokens_of(const std::string& text) {
+  return hash_tokens(text, FeaturesConfig{}, 0).hashes;
+}
+
+Sketch sketch_of(const std::string& text, const MinHashConfig& config = {}) {
+  return minhash_sketch(tokens_of(text), config, 0);
+}
+
+// The exact Jaccard similarity of the two texts' w-shingle sets, by the definition.
+double exact_jaccard(const std::string& a, const std::string& b, std::size_t w = 5) {
+  auto shingles = [&](const std::string& text) {
+    std::vector<std::uint64_t> t = tokens_of(text);
+    std::set<std::vector<std::uint64_t>> out;
+    for (std::size_t i = 0; i + w <= t.size(); ++i) out.emplace(t.begin() + i, t.begin() + i + w);
+    return out;
+  };
+  auto sa = shingles(a), sb = shingles(b);
+  std::size_t common = 0;
+  for (const auto& s : sa) common += sb.count(s);
+  return static_cast<double>(common) / static_cast<double>(sa.size() + sb.size() - common);
+}
+
+// The first `fraction` of the text's sentences (cut after a full stop).
+std::string truncated(const std::string& text, double fraction) {
+  std::size_t cut = text.find('.', static_cast<std::size_t>(text.size() * fraction));
+  return text.substr(0, cut == std::string::npos ? text.size() : cut + 1);
+}
+
+TEST(MinHash, IdenticalTextGivesAnIdenticalSketch) {
+  const std::string text = read_testdata("en_library.txt");
+  Sketch a = sketch_of(text), b = sketch_of(text);
+  ASSERT_EQ(a.size(), 128u);
+  EXPECT_EQ(a, b);
+  EXPECT_DOUBLE_EQ(estimate_jaccard(a, b), 1.0);
+}
+
+TEST(MinHash, SeedAndLengthChangeTheSketch) {
+  const auto tokens = tokens_of(read_testdata("en_library.txt"));
+  EXPECT_NE(minhash_sketch(tokens, {}, 0), minhash_sketch(tokens, {}, 1));
+  MinHashConfig longer;
+  longer.hashes = 256;
+  EXPECT_EQ(minhash_sketch(tokens, longer, 0).size(), 256u);
+  // The first 128 functions are the same ones whatever the length.
+  Sketch prefix = minhash_sketch(tokens, longer, 0);
+  prefix.resize(128);
+  EXPECT_EQ(prefix, minhash_sketch(tokens, {}, 0));
+}
+
+TEST(MinHash, EmptyTextHasAnEmptySketchAndShortTextOneShingle) {
+  EXPECT_TRUE(minhash_sketch({}, {}, 0).empty());
+  Sketch two_words = sketch_of("hello world");
+  EXPECT_EQ(two_words.size(), 128u);
+  EXPECT_EQ(two_words, sketch_of("Hello, WORLD!"));  // the same normalised tokens
+  EXPECT_LT(estimate_jaccard(two_words, sketch_of("hello there")), 0.05);
+}
+
+TEST(MinHash, EstimateIsWithinATenthOfTheExactJaccard) {
+  const std::string library = read_testdata("en_library.txt"), harvest =
+                                                                   read_testdata("en_harvest.txt");
+  const std::string metro = read_testdata("zh_metro.txt"), tea = read_testdata("zh_tea.txt");
+  // A paragraph dropped, a truncated copy, an unrelated text, two texts joined.
+  const std::string dropped = library.substr(0, library.find('\n')) +
+                              library.substr(library.find('\n', library.find('\n') + 1));
+  const std::pair<std::string, std::string> pairs[] = {
+      {library, dropped},        {library, truncated(library, 0.7)},
+      {library, harvest},        {metro, truncated(metro, 0.5)},
+      {metro, tea},              {library + "\n" + harvest, harvest},
+      {metro + "\n" + tea, tea}, {harvest, truncated(harvest, 0.9)},
+  };
+  for (const auto& [a, b] : pairs) {
+    const double exact = exact_jaccard(a, b);
+    const double estimate = estimate_jaccard(sketch_of(a), sketch_of(b));
+    EXPECT_NEAR(estimate, exact, 0.1) << a.substr(0, 40) << " / " << b.substr(0, 40);
+  }
+}
+
+TEST(MinHash, ATruncatedCopySharesABandAndPassesTheThreshold) {
+  const std::string text = read_testdata("en_library.txt");
+  const MinHashConfig config;
+  Sketch whole = sketch_of(text), copy = sketch_of(truncated(text, 0.7));
+  EXPECT_TRUE(shares_any_band(whole, copy, config.bands, config.rows));
+  EXPECT_GE(estimate_jaccard(whole, copy), 0.5);
+  EXPECT_FALSE(shares_any_band(whole, sketch_of(read_testdata("en_harvest.txt")), config.bands,
+                               config.rows));
+}
+
+TEST(Sketch, BandKeysDifferByBandAndMatchOnEqualValues) {
+  Sketch a = {1, 2, 3, 1, 2, 3}, b = {1, 2, 3, 9, 9, 9};
+  EXPECT_NE(band_key(a, 0, 3), band_key(a, 1, 3));  // the same values in two bands
+  EXPECT_EQ(band_key(a, 0, 3), band_key(b, 0, 3));
+  EXPECT_NE(band_key(a, 1, 3), band_key(b, 1, 3));
+  EXPECT_TRUE(shares_band(a, b, 0, 3));
+  EXPECT_FALSE(shares_band(a, b, 1, 3));
+}
+
+TEST(Sketch, EstimateCorrectsForChanceAgreementOfLowBits) {
+  Sketch a(128, 7), b(128, 7), c(128, 8);
+  EXPECT_DOUBLE_EQ(estimate_jaccard(a, b), 1.0);
+  EXPECT_DOUBLE_EQ(estimate_jaccard(a, c), 0.0);
+  EXPECT_DOUBLE_EQ(estimate_jaccard(a, Sketch{}), 0.0);
+}
+
+}  // namespace
+}  // namespace neardup

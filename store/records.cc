@@ -1,0 +1,209 @@
+#include "store/records.h"
+
+#include <algorithm>
+#include <cmath>
+
+#include "store/coding.h"
+
+namespace neardup::records {
+
+using coding::ByteReader;
+using coding::put_fixed16;
+using coding::put_fixed32;
+using coding::put_fixed64;
+
+std::string DocRecord::encode() const {
+  std::string out;
+  out.reserve(48 + id.size());
+  put_fixed64(out, fingerprint);
+  put_fixed64(out, cluster);
+  put_fixed64(out, static_cast<std::uint64_t>(first_seen_ms));
+  put_fixed64(out, matched);
+  put_fixed32(out, scheme);
+  out.push_back(static_cast<char>(status));
+  out.push_back(static_cast<char>(distance));
+  out.push_back(static_cast<char>(flags));
+  out.push_back(static_cast<char>(method));
+  put_fixed16(out, similarity);
+  out.append(6, '\0');  // reserved
+  return out += id;
+}
+
+std::optional<DocRecord> DocRecord::decode(std::string_view bytes) {
+  ByteReader in(bytes);
+  DocRecord r;
+  r.fingerprint = in.u64();
+  r.cluster = in.u64();
+  r.first_seen_ms = static_cast<std::int64_t>(in.u64());
+  r.matched = in.u64();
+  r.scheme = in.u32();
+  r.status = in.u8();
+  r.distance = in.u8();
+  r.flags = in.u8();
+  r.method = in.u8();
+  r.similarity = in.u16();
+  in.bytes(6);
+  r.id = std::string(in.rest());
+  if (!in.ok() || r.status > static_cast<std::uint8_t>(Verdict::Status::kDuplicate) ||
+      r.method > Verdict::kBoth) {
+    return std::nullopt;
+  }
+  return r;
+}
+
+std::uint16_t quantize_similarity(double similarity) {
+  if (similarity < 0) return DocRecord::kNoSimilarity;
+  return static_cast<std::uint16_t>(std::lround(std::min(similarity, 1.0) * 10000));
+}
+
+double similarity_value(std::uint16_t stored) {
+  return stored == DocRecord::kNoSimilarity ? -1 : stored / 10000.0;
+}
+
+std::string encode_verdict(const Verdict& v) {
+  std::string out;
+  out.push_back(static_cast<char>(v.status));
+  out.push_back(static_cast<char>(std::clamp(v.distance, 0, 255)));
+  out.push_back(static_cast<char>(v.method));
+  put_fixed16(out, quantize_similarity(v.similarity));
+  for (const std::string* s : {&v.matched, &v.duplicate_of, &v.reason}) {
+    coding::put_length_prefixed(out, *s);
+  }
+  return out;
+}
+
+std::optional<Verdict> decode_verdict(std::string_view bytes) {
+  ByteReader in(bytes);
+  Verdict v;
+  const std::uint8_t status = in.u8();
+  v.distance = in.u8();
+  v.method = in.u8();
+  v.similarity = similarity_value(in.u16());
+  for (std::string* s : {&v.matched, &v.duplicate_of, &v.reason}) {
+    *s = std::string(in.length_prefixed());
+  }
+  if (!in.done() || status > static_cast<std::uint8_t>(Verdict::Status::kDeadLetter) ||
+      v.method > Verdict::kBoth) {
+    return std::nullopt;
+  }
+  v.status = static_cast<Verdict::Status>(status);
+  return v;
+}
+
+std::string pending_prefix(std::string_view partition) {
+  std::string key(1, static_cast<char>(std::min<std::size_t>(partition.size(), 255)));
+  return key += partition;
+}
+
+std::string pending_key(std::string_view partition, std::int64_t offset) {
+  return pending_prefix(partition) + coding::be64_key(static_cast<std::uint64_t>(offset) ^ (1ull << 63));
+}
+
+void append_pending_entry(std::string& record, std::int64_t offset, std::string_view verdict) {
+  put_fixed64(record, static_cast<std::uint64_t>(offset));
+  coding::put_length_prefixed(record, verdict);
+}
+
+std::string ColumnState::encode() const {
+  std::string out;
+  put_fixed64(out, watermark);
+  put_fixed32(out, next_run);
+  put_fixed32(out, static_cast<std::uint32_t>(runs.size()));
+  for (const Run& run : runs) {
+    put_fixed32(out, run.id);
+    put_fixed64(out, run.entries);
+  }
+  return out;
+}
+
+std::optional<ColumnState> ColumnState::decode(std::string_view bytes) {
+  ByteReader in(bytes);
+  ColumnState s;
+  s.watermark = in.u64();
+  s.next_run = in.u32();
+  const std::uint32_t count = in.u32();
+  if (!in.ok() || count > bytes.size() / 12) return std::nullopt;
+  for (std::uint32_t i = 0; i < count; ++i) {
+    Run run;
+    run.id = in.u32();
+    run.entries = in.u64();
+    s.runs.push_back(run);
+  }
+  if (!in.done()) return std::nullopt;
+  return s;
+}
+
+std::string SchemeState::encode() const {
+  std::string out;
+  put_fixed32(out, number);
+  put_fixed32(out, hashes);
+  put_fixed32(out, bands);
+  put_fixed32(out, rows);
+  return out;
+}
+
+std::optional<SchemeState> SchemeState::decode(std::string_view bytes) {
+  ByteReader in(bytes);
+  SchemeState s{in.u32(), in.u32(), in.u32(), in.u32()};
+  if (!in.done() || std::uint64_t{s.bands} * s.rows > s.hashes) return std::nullopt;
+  return s;
+}
+
+std::string DesignState::encode() const {
+  std::string out;
+  put_fixed32(out, k);
+  put_fixed32(out, r);
+  put_fixed32(out, tables);
+  return out;
+}
+
+std::optional<DesignState> DesignState::decode(std::string_view bytes) {
+  ByteReader in(bytes);
+  DesignState d{in.u32(), in.u32(), in.u32()};
+  if (!in.done()) return std::nullopt;
+  return d;
+}
+
+std::string encode_sketch(const std::vector<std::uint16_t>& sketch) {
+  std::string out;
+  out.reserve(2 * sketch.size());
+  for (std::uint16_t v : sketch) put_fixed16(out, v);
+  return out;
+}
+
+std::optional<std::vector<std::uint16_t>> decode_sketch(std::string_view bytes) {
+  if (bytes.size() % 2 != 0) return std::nullopt;
+  std::vector<std::uint16_t> sketch(bytes.size() / 2);
+  for (std::size_t i = 0; i < sketch.size(); ++i) {
+    sketch[i] = coding::decode_fixed16(bytes.data() + 2 * i);
+  }
+  return sketch;
+}
+
+std::string encode_u32(std::uint32_t v) {
+  std::string out;
+  put_fixed32(out, v);
+  return out;
+}
+
+std::string encode_u64(std::uint64_t v) {
+  std::string out;
+  put_fixed64(out, v);
+  return out;
+}
+
+std::optional<std::uint32_t> decode_u32(std::string_view bytes) {
+  ByteReader in(bytes);
+  std::uint32_t v = in.u32();
+  if (!in.done()) return std::nullopt;
+  return v;
+}
+
+std::optional<std::uint64_t> decode_u64(std::string_view bytes) {
+  ByteReader in(bytes);
+  std::uint64_t v = in.u64();
+  if (!in.done()) return std::nullopt;
+  return v;
+}
+
+}  // namespace neardup::records

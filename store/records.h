@@ -1,0 +1,124 @@
+// The byte layouts of the store's LMDB records (store/FORMAT.md), each with its encoder and a
+// decoder that rejects malformed bytes instead of reading past them. Pure functions over bytes:
+// the index (index.cc) and the column (column.h) read and write through these alone.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "store/verdict.h"
+
+namespace neardup::records {
+
+// The on-disk format version these layouts make (meta "format").
+inline constexpr std::uint32_t kFormatVersion = 3;
+
+// docs: document number -> page. A 48-byte header, then the id bytes.
+struct DocRecord {
+  static constexpr std::uint8_t kSuperseded = 1;  // flags: the id was re-indexed since
+  static constexpr std::uint16_t kNoSimilarity = 0xffff;
+
+  std::uint64_t fingerprint = 0;
+  std::uint64_t cluster = 0;  // first-seen document of its cluster (itself when unique)
+  std::int64_t first_seen_ms = 0;
+  std::uint64_t matched = 0;  // duplicate: the document it matched when stored, else 0
+  std::uint32_t scheme = 0;
+  std::uint8_t status = 0;  // Verdict::Status it got (unique or duplicate)
+  std::uint8_t distance = 0;
+  std::uint8_t flags = 0;
+  std::uint8_t method = 0;  // Verdict::Method
+  std::uint16_t similarity = kNoSimilarity;  // estimated Jaccard x 10000
+  std::string id;
+
+  std::string encode() const;
+  static std::optional<DocRecord> decode(std::string_view bytes);
+};
+
+// Estimated Jaccard as stored (x 10000, rounded), and back.
+std::uint16_t quantize_similarity(double similarity);
+double similarity_value(std::uint16_t stored);  // -1 for kNoSimilarity
+
+// pending: a verdict stored against an offset. status, distance, method, similarity (u16),
+// then matched, duplicate_of, reason as (u32 length, bytes).
+std::string encode_verdict(const Verdict& verdict);
+std::optional<Verdict> decode_verdict(std::string_view bytes);
+
+// pending key: partition length (u8), partition, the record's last offset as big-endian u64
+// with the sign bit flipped (a partition's records are contiguous and in offset order).
+std::string pending_key(std::string_view partition, std::int64_t offset);
+// The key prefix shared by every pending record of a partition.
+std::string pending_prefix(std::string_view partition);
+// A pending record: consecutive entries of i64 offset, u32 length, encoded verdict.
+void append_pending_entry(std::string& record, std::int64_t offset, std::string_view verdict);
+// Calls fn(offset, encoded verdict) for each entry; false when the record is malformed.
+template <typename Fn>
+bool for_each_pending_entry(std::string_view record, Fn&& fn);
+
+// meta "column/<name>": where a column's entries are.
+struct ColumnState {
+  struct Run {
+    std::uint32_t id = 0;
+    std::uint64_t entries = 0;
+    bool operator==(const Run&) const = default;
+  };
+  std::uint64_t watermark = 0;  // documents <= watermark are in the runs
+  std::uint32_t next_run = 1;
+  std::vector<Run> runs;  // oldest first
+
+  std::string encode() const;
+  static std::optional<ColumnState> decode(std::string_view bytes);
+  bool operator==(const ColumnState&) const = default;
+};
+
+// meta "scheme/<id>": the scheme's number and, when it has the second signature, its sketch
+// length and LSH bands x rows (all 0 without).
+struct SchemeState {
+  std::uint32_t number = 0;
+  std::uint32_t hashes = 0, bands = 0, rows = 0;
+
+  bool has_minhash() const { return hashes > 0; }
+  std::string encode() const;
+  static std::optional<SchemeState> decode(std::string_view bytes);
+  bool operator==(const SchemeState&) const = default;
+};
+
+// meta "design": k, r, tables.
+struct DesignState {
+  std::uint32_t k = 0, r = 0, tables = 0;
+  std::string encode() const;
+  static std::optional<DesignState> decode(std::string_view bytes);
+  bool operator==(const DesignState&) const = default;
+};
+
+// sketches: document number -> its MinHash sketch, u16 little-endian each.
+std::string encode_sketch(const std::vector<std::uint16_t>& sketch);
+std::optional<std::vector<std::uint16_t>> decode_sketch(std::string_view bytes);
+
+// meta "format", "documents": a u32 / u64.
+std::string encode_u32(std::uint32_t v);
+std::string encode_u64(std::uint64_t v);
+std::optional<std::uint32_t> decode_u32(std::string_view bytes);
+std::optional<std::uint64_t> decode_u64(std::string_view bytes);
+
+}  // namespace neardup::records
+
+#include "store/coding.h"
+
+namespace neardup::records {
+
+template <typename Fn>
+bool for_each_pending_entry(std::string_view record, Fn&& fn) {
+  coding::ByteReader in(record);
+  while (in.ok() && !in.done()) {
+    const auto offset = static_cast<std::int64_t>(in.u64());
+    std::string_view verdict = in.length_prefixed();
+    if (!in.ok()) return false;
+    fn(offset, verdict);
+  }
+  return in.ok();
+}
+
+}  // namespace neardup::records

@@ -1,0 +1,34 @@
+// Store errors as typed values: what kind of failure, LMDB's code when LMDB reported it, and a
+// message naming the store, the object and the cause. Every fallible store call returns
+// StoreResult<T>.
+#pragma once
+
+#include <expected>
+#include <string>
+
+namespace neardup {
+
+struct StoreError {
+  enum class Code {
+    kInvalidArgument,  // the request cannot be answered by this store (e.g. k above its design)
+    kNotFound,         // no store where one must exist (read-only open)
+    kReadOnly,         // a write to a store opened read-only
+    kFormat,           // the store was written by another format version
+    kDesign,           // the store's design differs from the one asked for
+    kCorrupt,          // bytes on disk that do not decode
+    kFull,             // the map reached store.max_map_size
+    kLmdb,             // any other LMDB or file system failure (lmdb_code says which)
+  };
+  Code code = Code::kLmdb;
+  int lmdb_code = 0;  // the LMDB or errno code for kLmdb (and MDB_MAP_FULL inside retries)
+  std::string message;
+};
+
+template <typename T = void>
+using StoreResult = std::expected<T, StoreError>;
+
+inline std::unexpected<StoreError> store_error(StoreError::Code code, std::string message) {
+  return std::unexpected(StoreError{code, 0, std::move(message)});
+}
+
+}  // namespace neardup

@@ -1,0 +1,44 @@
+// What the index answers for one page, and where a page came from (for replay).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+
+namespace neardup {
+
+// What the index says about one page (or, for skipped/dead-lettered records, what the caller
+// decided, stored so that a replay of the same offset is answered the same way).
+struct Verdict {
+  enum class Status : std::uint8_t { kUnique = 0, kDuplicate = 1, kSkipped = 2, kDeadLetter = 3 };
+  // Which signatures found a stored page: bit 0 SimHash (within max_distance), bit 1 MinHash
+  // (a shared LSH band at min_similarity or above).
+  enum Method : std::uint8_t { kNone = 0, kSimHash = 1, kMinHash = 2, kBoth = 3 };
+
+  Status status = Status::kUnique;
+  std::string matched;       // kDuplicate: the SimHash match (nearest; ties: earliest seen), or
+                             // else the MinHash match (most similar; ties: earliest seen)
+  std::string duplicate_of;  // kDuplicate: first-seen id of matched's cluster
+  int distance = 0;          // kDuplicate: Hamming distance to matched
+  std::uint8_t method = kNone;  // kDuplicate: which signatures matched
+  // kDuplicate: estimated Jaccard similarity to matched, rounded to 4 decimals (as stored); -1
+  // when matched or the page has no sketch.
+  double similarity = -1;
+  std::string reason;      // kSkipped / kDeadLetter: the reason code
+  bool replayed = false;   // answered from stored state (same id+signatures, or replayed offset)
+  // Entries the probe compared with this page (permuted-table candidates and LSH band
+  // candidates); 0 when no probe ran (replays, skipped pages). Not stored.
+  std::uint32_t candidates = 0;
+};
+
+std::string_view status_name(Verdict::Status status);
+// "simhash", "minhash", "both", or "" for none.
+std::string_view method_name(std::uint8_t method);
+
+// Where a record came from, for the daemon's offsets. Offline runs pass none.
+struct SourceOffset {
+  std::string partition;  // "topic/partition"
+  std::int64_t offset = 0;
+};
+
+}  // namespace neardup
