@@ -4,7 +4,9 @@
 Each page is an HTML article with boilerplate (nav, footer) around a few paragraphs drawn from a
 seeded vocabulary (about 1.5 KB a page: the development broker keeps only about 5 MB per
 partition). About --dup-rate of the pages copy an earlier page's article with a few words
-changed (a near-duplicate) or unchanged under a new URL (an exact duplicate). The field
+changed (a near-duplicate) or unchanged under a new URL (an exact duplicate); with
+--truncate-rate, that share of those copies keeps only the article's first paragraphs and the
+first sentences of the next (a truncated copy, which the MinHash signature finds). The field
 "cluster" names the original article: producing with it as the Kafka key keeps near-duplicates in
 one partition, so the verdicts do not depend on how partitions interleave. Deterministic for a
 given --seed.
@@ -45,6 +47,13 @@ def mutate(rng, paragraphs, words, changes):
     return [" ".join(t) for t in tokens]
 
 
+def truncate(paragraphs):
+    """The first paragraphs and the first half of the next one's sentences (about 2/3)."""
+    keep = max(1, len(paragraphs) - 1)
+    last = paragraphs[keep - 1].split(". ")
+    return paragraphs[:keep - 1] + [". ".join(last[:max(1, len(last) * 2 // 3)]).rstrip(".") + "."]
+
+
 def html(title, paragraphs, site):
     body = "".join(f"<p>{p}</p>\n" for p in paragraphs)
     return (f"<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title></head>"
@@ -58,6 +67,7 @@ def main():
     parser.add_argument("--count", type=int, default=100)
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--dup-rate", type=float, default=0.3)
+    parser.add_argument("--truncate-rate", type=float, default=0.0)
     parser.add_argument("--out", default="-")
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -69,6 +79,8 @@ def main():
         if articles and rng.random() < args.dup_rate:
             cluster = rng.randrange(len(articles))
             paragraphs = mutate(rng, articles[cluster], words, rng.choice([0, 1]))
+            if args.truncate_rate and rng.random() < args.truncate_rate:
+                paragraphs = truncate(paragraphs)
         else:
             cluster = len(articles)
             paragraphs = article(rng, words)

@@ -251,10 +251,11 @@ def dedup(workdir, config, pages):
         return {o["url"]: o["neardup"] for o in map(json.loads, f)}
 
 
-def generate_pages(workdir, count, seed=1, name="pages.jsonl"):
+def generate_pages(workdir, count, seed=1, name="pages.jsonl", truncate_rate=0.0):
     path = workdir.file(name)
     subprocess.run([sys.executable, os.path.join(HERE, "gen_pages.py"), "--count", str(count),
-                    "--seed", str(seed), "--out", path], check=True)
+                    "--seed", str(seed), "--truncate-rate", str(truncate_rate), "--out", path],
+                   check=True)
     with open(path) as f:
         urls = [json.loads(line)["url"] for line in f]
     return path, urls
@@ -263,7 +264,7 @@ def generate_pages(workdir, count, seed=1, name="pages.jsonl"):
 def verdict(tag):
     """The parts of a tag that must be the same on every replay."""
     return (tag["status"], tag.get("fingerprint"), tag.get("duplicate_of"), tag.get("matched"),
-            tag.get("distance"), tag.get("reason"))
+            tag.get("distance"), tag.get("method"), tag.get("similarity"), tag.get("reason"))
 
 
 def settled_outputs(bootstrap, urls, expected, timeout, settle=1.0):

@@ -1,0 +1,159 @@
+// A column (delta over sorted runs) against a brute-force list of its entries, in both run
+// formats, across merges and a reopen.
+#include "store/column.h"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <random>
+#include <set>
+
+#include "store/test_util.h"
+
+namespace neardup {
+namespace {
+
+struct Fixture {
+  testing::TempDir dir;
+  lmdb::Env env;
+  lmdb::Dbi meta;
+  Fixture() {
+    env = std::move(*lmdb::Env::open(dir.path(), {.map_size = 1ull << 28}));
+    auto txn = lmdb::Txn::begin(env, 0);
+    meta = *lmdb::Dbi::open(*txn, "meta", MDB_CREATE);
+    EXPECT_TRUE(txn->commit());
+  }
+};
+
+// Every doc the column returns for key's range, sorted.
+std::vector<std::uint64_t> probe(Column& column, const lmdb::Env& env, std::uint64_t key) {
+  auto txn = lmdb::Txn::begin(env, MDB_RDONLY);
+  EXPECT_TRUE(column.open_directories(*txn, 0));
+  std::vector<RunProbe> probes;
+  std::vector<std::uint64_t> docs;
+  column.start(key, probes, [&](const Entry& e) { docs.push_back(e.doc); });
+  for (RunProbe& p : probes) p.finish([&](std::uint64_t, auto doc) { docs.push_back(doc()); });
+  std::sort(docs.begin(), docs.end());
+  return docs;
+}
+
+void merge(Column& column, Fixture& f, std::uint64_t watermark) {
+  auto txn = lmdb::Txn::begin(f.env, 0);
+  auto merged = column.merge_into(*txn, f.meta, watermark);
+  ASSERT_TRUE(merged.has_value()) << merged.error().message;
+  ASSERT_TRUE(txn->commit());
+  column.adopt(std::move(*merged));
+}
+
+// Exact keys (prefix 64 bits): a narrow column returns every doc of the key and, from its runs,
+// at most the docs whose key shares the top 32 bits; a wide one exactly the key's docs.
+void check_exact_keys(RunFormat format) {
+  Fixture f;
+  Column column("b/0", 64, format, 12, 1000);
+  {
+    auto txn = lmdb::Txn::begin(f.env, 0);
+    ASSERT_TRUE(column.load(*txn, f.meta, true, 0));
+    ASSERT_TRUE(txn->commit());
+  }
+  std::mt19937_64 rng(1);
+  std::vector<Entry> all;
+  std::vector<std::uint64_t> keys;
+  for (std::uint64_t doc = 1; doc <= 20000; ++doc) {
+    // Some keys repeat (shared bands); some share only their top 32 bits.
+    std::uint64_t key = rng();
+    if (!keys.empty() && doc % 7 == 0) key = keys[rng() % keys.size()];
+    if (!keys.empty() && doc % 11 == 0) key = (keys[rng() % keys.size()] & ~0xffffffffull) | 5;
+    keys.push_back(key);
+    const Entry e{key, doc * 1000003 % (std::uint64_t{1} << 40)};  // docs up to 2^40
+    all.push_back(e);
+    column.add(e);
+    column.delta().mark();
+    if (column.full()) merge(column, f, doc);
+  }
+  EXPECT_GE(column.state().runs.size(), 2u);
+  for (int q = 0; q < 500; ++q) {
+    const std::uint64_t key = q % 5 == 4 ? rng() : keys[rng() % keys.size()];
+    std::vector<std::uint64_t> exact, top;
+    for (const Entry& e : all) {
+      if (e.key == key) exact.push_back(e.doc);
+      if (e.key >> 32 == key >> 32) top.push_back(e.doc);
+    }
+    std::sort(exact.begin(), exact.end());
+    std::sort(top.begin(), top.end());
+    std::vector<std::uint64_t> got = probe(column, f.env, key);
+    if (format == RunFormat::kWide) {
+      EXPECT_EQ(got, exact);
+    } else {
+      EXPECT_TRUE(std::includes(got.begin(), got.end(), exact.begin(), exact.end()));
+      EXPECT_TRUE(std::includes(top.begin(), top.end(), got.begin(), got.end()));
+    }
+  }
+}
+
+TEST(Column, WideRunsAnswerExactKeysExactly) { check_exact_keys(RunFormat::kWide); }
+TEST(Column, NarrowRunsAnswerASupersetWithinTheTop32Bits) { check_exact_keys(RunFormat::kNarrow); }
+
+TEST(Column, PrefixRangesAcrossDeltaAndRunsAndAReopen) {
+  Fixture f;
+  std::mt19937_64 rng(2);
+  std::vector<Entry> all;
+  {
+    Column column("t/0/0", 16, RunFormat::kWide, 12, 4096);
+    auto txn = lmdb::Txn::begin(f.env, 0);
+    ASSERT_TRUE(column.load(*txn, f.meta, true, 0));
+    ASSERT_TRUE(txn->commit());
+    for (std::uint64_t doc = 1; doc <= 30000; ++doc) {
+      const Entry e{rng(), doc};
+      all.push_back(e);
+      column.add(e);
+      if (column.full()) merge(column, f, doc);
+    }
+    // Seven merges of 4096, each within kMergeRatio of what it gathered: one run.
+    EXPECT_EQ(column.state().runs.size(), 1u);
+    EXPECT_GT(column.delta().size(), 0u);
+  }
+  // Reopened: the runs come back from meta; the delta would be rebuilt by the index.
+  Column column("t/0/0", 16, RunFormat::kWide, 12, 4096);
+  auto txn = lmdb::Txn::begin(f.env, 0);
+  ASSERT_TRUE(column.load(*txn, f.meta, false, 0));
+  ASSERT_TRUE(txn->commit());
+  const std::uint64_t watermark = column.watermark();
+  for (const Entry& e : all) {
+    if (e.doc > watermark) column.add(e);
+  }
+  for (int q = 0; q < 300; ++q) {
+    const std::uint64_t key = all[rng() % all.size()].key;
+    std::vector<std::uint64_t> expected;
+    for (const Entry& e : all) {
+      if (e.key >> 48 == key >> 48) expected.push_back(e.doc);
+    }
+    std::sort(expected.begin(), expected.end());
+    EXPECT_EQ(probe(column, f.env, key), expected);
+  }
+}
+
+TEST(Column, AnAbortedMergeChangesNothing) {
+  Fixture f;
+  Column column("ids", 64, RunFormat::kWide, 12, 100);
+  {
+    auto txn = lmdb::Txn::begin(f.env, 0);
+    ASSERT_TRUE(column.load(*txn, f.meta, true, 0));
+    ASSERT_TRUE(txn->commit());
+  }
+  for (std::uint64_t doc = 1; doc <= 100; ++doc) column.add({doc * 77, doc});
+  {
+    auto txn = lmdb::Txn::begin(f.env, 0);
+    ASSERT_TRUE(column.merge_into(*txn, f.meta, 100).has_value());
+    txn->abort();  // never adopted
+  }
+  EXPECT_TRUE(column.state().runs.empty());
+  EXPECT_EQ(column.delta().size(), 100u);
+  EXPECT_EQ(probe(column, f.env, 77 * 5), std::vector<std::uint64_t>{5});
+  merge(column, f, 100);
+  EXPECT_EQ(column.state().runs.size(), 1u);
+  EXPECT_EQ(column.delta().size(), 0u);
+  EXPECT_EQ(probe(column, f.env, 77 * 5), std::vector<std::uint64_t>{5});
+}
+
+}  // namespace
+}  // namespace neardup

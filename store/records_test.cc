@@ -1,0 +1,125 @@
+// Round trips of every record the store writes, and rejection of malformed bytes.
+#include "store/records.h"
+
+#include <gtest/gtest.h>
+
+#include "store/coding.h"
+
+namespace neardup::records {
+namespace {
+
+TEST(Coding, FixedWidthIntegersAreLittleEndianOnEveryMachine) {
+  std::string out;
+  coding::put_fixed32(out, 0x01020304);
+  coding::put_fixed64(out, 0x0102030405060708ull);
+  coding::put_fixed16(out, 0x0a0b);
+  EXPECT_EQ(out, std::string("\x04\x03\x02\x01\x08\x07\x06\x05\x04\x03\x02\x01\x0b\x0a", 14));
+  EXPECT_EQ(coding::decode_fixed32(out.data()), 0x01020304u);
+  EXPECT_EQ(coding::decode_fixed64(out.data() + 4), 0x0102030405060708ull);
+  EXPECT_EQ(coding::be64_key(0x0102030405060708ull), "\x01\x02\x03\x04\x05\x06\x07\x08");
+  EXPECT_EQ(coding::decode_be64("\x01\x02\x03\x04\x05\x06\x07\x08"), 0x0102030405060708ull);
+}
+
+TEST(Coding, ByteReaderFailsInsteadOfReadingPastTheEnd) {
+  coding::ByteReader in(std::string_view("\x01\x02\x03", 3));
+  EXPECT_EQ(in.u16(), 0x0201);
+  EXPECT_EQ(in.u32(), 0u);  // only one byte left
+  EXPECT_FALSE(in.ok());
+  EXPECT_EQ(in.u8(), 0u);  // and it stays failed
+  coding::ByteReader lengths(std::string_view("\xff\xff\xff\x7f" "ab", 6));
+  EXPECT_TRUE(lengths.length_prefixed().empty());
+  EXPECT_FALSE(lengths.ok());
+}
+
+TEST(Records, DocRecordRoundTrips) {
+  DocRecord r{.fingerprint = 0x9f3a0c1d22e4b807,
+              .cluster = 12,
+              .first_seen_ms = -5,
+              .matched = 11,
+              .scheme = 3,
+              .status = 1,
+              .distance = 2,
+              .flags = DocRecord::kSuperseded,
+              .method = Verdict::kBoth,
+              .similarity = 8125,
+              .id = "https://a.example/1"};
+  const std::string bytes = r.encode();
+  EXPECT_EQ(bytes.size(), 48 + r.id.size());
+  auto back = DocRecord::decode(bytes);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->fingerprint, r.fingerprint);
+  EXPECT_EQ(back->cluster, 12u);
+  EXPECT_EQ(back->first_seen_ms, -5);
+  EXPECT_EQ(back->matched, 11u);
+  EXPECT_EQ(back->scheme, 3u);
+  EXPECT_EQ(back->status, 1);
+  EXPECT_EQ(back->distance, 2);
+  EXPECT_EQ(back->flags, DocRecord::kSuperseded);
+  EXPECT_EQ(back->method, Verdict::kBoth);
+  EXPECT_EQ(back->similarity, 8125);
+  EXPECT_EQ(back->id, r.id);
+  EXPECT_FALSE(DocRecord::decode(bytes.substr(0, 47)));
+  std::string bad = bytes;
+  bad[36] = 7;  // no such status
+  EXPECT_FALSE(DocRecord::decode(bad));
+}
+
+TEST(Records, VerdictRoundTripsWithSimilarityRoundedToFourDecimals) {
+  Verdict v;
+  v.status = Verdict::Status::kDuplicate;
+  v.matched = "m";
+  v.duplicate_of = "first";
+  v.distance = 9;
+  v.method = Verdict::kMinHash;
+  v.similarity = 0.73456;
+  auto back = decode_verdict(encode_verdict(v));
+  ASSERT_TRUE(back);
+  EXPECT_EQ(back->status, v.status);
+  EXPECT_EQ(back->matched, "m");
+  EXPECT_EQ(back->duplicate_of, "first");
+  EXPECT_EQ(back->distance, 9);
+  EXPECT_EQ(back->method, Verdict::kMinHash);
+  EXPECT_DOUBLE_EQ(back->similarity, 0.7346);
+  Verdict skipped{.status = Verdict::Status::kSkipped, .reason = "low_content"};
+  auto s = decode_verdict(encode_verdict(skipped));
+  ASSERT_TRUE(s);
+  EXPECT_EQ(s->reason, "low_content");
+  EXPECT_EQ(s->similarity, -1);
+  EXPECT_FALSE(decode_verdict(encode_verdict(v) + "x"));  // trailing bytes
+  EXPECT_FALSE(decode_verdict("\x09"));
+}
+
+TEST(Records, PendingKeysSortByPartitionThenOffsetAndEntriesRoundTrip) {
+  EXPECT_LT(pending_key("p/0", -1), pending_key("p/0", 0));
+  EXPECT_LT(pending_key("p/0", 255), pending_key("p/0", 256));
+  EXPECT_TRUE(pending_key("p/1", 7).starts_with(pending_prefix("p/1")));
+  std::string record;
+  append_pending_entry(record, 10, "ten");
+  append_pending_entry(record, 11, "");
+  std::vector<std::pair<std::int64_t, std::string>> seen;
+  EXPECT_TRUE(for_each_pending_entry(record, [&](std::int64_t o, std::string_view v) {
+    seen.emplace_back(o, std::string(v));
+  }));
+  EXPECT_EQ(seen, (std::vector<std::pair<std::int64_t, std::string>>{{10, "ten"}, {11, ""}}));
+  EXPECT_FALSE(for_each_pending_entry(record.substr(0, record.size() - 1),
+                                      [](std::int64_t, std::string_view) {}));
+}
+
+TEST(Records, MetaStatesRoundTrip) {
+  ColumnState c{.watermark = 99, .next_run = 4, .runs = {{1, 100}, {3, 20}}};
+  EXPECT_EQ(ColumnState::decode(c.encode()), c);
+  EXPECT_FALSE(ColumnState::decode(c.encode().substr(1)));
+  SchemeState s{.number = 2, .hashes = 128, .bands = 42, .rows = 3};
+  EXPECT_EQ(SchemeState::decode(s.encode()), s);
+  EXPECT_FALSE(SchemeState::decode(SchemeState{0, 16, 42, 3}.encode()));  // bands x rows > hashes
+  DesignState d{3, 1, 4};
+  EXPECT_EQ(DesignState::decode(d.encode()), d);
+  EXPECT_EQ(decode_u64(encode_u64(1ull << 40)), 1ull << 40);
+  EXPECT_FALSE(decode_u32("abc"));
+  std::vector<std::uint16_t> sketch = {0, 1, 0xffff, 0x1234};
+  EXPECT_EQ(decode_sketch(encode_sketch(sketch)), sketch);
+  EXPECT_FALSE(decode_sketch("odd"));
+}
+
+}  // namespace
+}  // namespace neardup::records
