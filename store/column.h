@@ -2,17 +2,26 @@
 // in-memory Delta of recent entries (delta.h) over a few immutable sorted runs on disk (run.h).
 // The permuted SimHash tables, the ids column and the LSH band columns are all columns.
 //
-// A column covers the documents up to its watermark in its runs and those after it in its
-// delta. The delta is never written as such: the docs table (and, for band columns, the
-// sketches table) is its log, and the index re-adds every document past the watermark at open.
-// When the delta is full, merge_into() writes it and the newest runs (each at most kMergeRatio
-// times what was gathered so far) as one new run and drops those runs, in the caller's write
-// transaction; adopt() then makes the result current once that transaction commits.
+// A column covers the documents up to its watermark in its runs and those after it in memory.
+// Memory is never written as such: the docs table (and, for band columns, the sketches table)
+// is its log, and the index re-adds every document past the watermark at open.
+//
+// Merging, in slices. When the delta is full, begin_merge() freezes it: its entries, sorted,
+// become the merge's first input, with the newest runs (each at most kMergeRatio times what was
+// gathered before it), and a new, empty delta takes the next entries. merge_slice() then writes
+// a bounded number of the merged entries into the new run in the caller's write transaction
+// (the index calls it once per batch, sized so that the merge ends well before the new delta
+// fills); the last slice also drops the input runs and writes the column's new state to meta.
+// adopt() makes a slice current once its transaction commits. Meanwhile probes read the delta,
+// the frozen entries and the runs as they were, so a merge never stalls a batch for long and
+// never changes an answer. A crash mid-merge leaves the old runs and state in meta; load()
+// drops the half-written run, and the merge starts again from the rebuilt delta.
 // Not thread-safe: the index's single writer owns its columns.
 #pragma once
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -35,18 +44,22 @@ class Column {
   Column(std::string name, std::uint32_t prefix_bits, RunFormat format,
          std::uint32_t bucket_bits, std::uint64_t capacity);
 
-  // Reads the column's state from meta and opens its runs; when there is none and `create`,
-  // writes an empty state whose watermark is `watermark` (the documents stored so far, which
-  // the column then never holds). Errors: LMDB's; kCorrupt as EINVAL with the column named.
+  // Reads the column's state from meta, opens its runs and drops the half-written run of an
+  // interrupted merge; when there is no state and `create`, writes an empty one whose
+  // watermark is `watermark` (the documents stored so far, which the column then never holds).
+  // Needs a write transaction. Errors: LMDB's; EINVAL naming the column when meta is corrupt.
   lmdb::Result<> load(const lmdb::Txn& txn, lmdb::Dbi meta, bool create, std::uint64_t watermark);
 
   const std::string& name() const { return name_; }
   RunFormat format() const { return format_; }
+  // Documents up to here are in the runs; later ones in memory (delta or frozen entries).
   std::uint64_t watermark() const { return state_.watermark; }
   const records::ColumnState& state() const { return state_; }
   Delta& delta() { return delta_; }
   const Delta& delta() const { return delta_; }
-  bool full() const { return delta_.size() >= capacity_; }
+  std::uint64_t capacity() const { return capacity_; }
+  // Bytes of memory held: the delta and the frozen entries of a running merge.
+  std::size_t memory() const;
 
   // Adds an entry of a document past the watermark (to the delta).
   void add(const Entry& entry) { delta_.add(entry); }
@@ -56,13 +69,14 @@ class Column {
   lmdb::Result<> open_directories(const lmdb::Txn& txn, std::uint64_t generation);
 
   // Probes for every entry whose key shares `key`'s top prefix_bits: calls fn(entry) for the
-  // delta's entries now and, unless with_runs is false (the caller knows no run holds the
+  // entries in memory now and, unless with_runs is false (the caller knows no run holds the
   // key), appends one started RunProbe per run to `probes`; RunProbe::finish() reads them.
-  // Narrow runs answer for the key's top 32 bits (run.h).
+  // Narrow runs answer for the key's top 32 bits.
   template <typename Fn>
   void start(std::uint64_t key, std::vector<RunProbe>& probes, Fn&& fn, bool with_runs = true) {
     const std::uint64_t lo = range_start(key), hi = range_end(key);
     delta_.scan(lo, hi, fn);
+    if (merge_) merge_->frozen->scan(lo, hi, fn);
     if (!with_runs) return;
     for (std::size_t i = 0; i < directories_.size(); ++i) {
       probes.emplace_back(directories_[i], lo, hi, gap(i));
@@ -74,37 +88,76 @@ class Column {
   // page overlap the work on this one. Directories must be current.
   void prefetch(std::uint64_t key) const;
 
-  // Writes the merge described above into txn: the new run, the dropped runs, the new state in
-  // meta with `watermark` (every document stored so far). Returns the state to adopt() after
-  // txn commits; on failure nothing changed in memory. Errors: LMDB's (MDB_MAP_FULL: grow and
-  // run again).
-  struct Merged {
-    records::ColumnState state;
-    std::vector<lmdb::Dbi> runs;
-    std::vector<Entry> entries;  // the delta's entries as merged (sorted, stored_key form)
+  // ---- merging ----
+
+  bool merging() const { return merge_.has_value(); }
+  // Whether a merge should begin (the delta is full and none is running).
+  bool full() const { return !merge_ && delta_.size() >= capacity_; }
+  // Entries the running merge has still to write (0 when none runs).
+  std::uint64_t merge_remaining() const;
+  // Freezes the delta as described above; `watermark` is every document stored so far (the
+  // merged state's watermark). In memory only; the delta is empty afterwards.
+  void begin_merge(std::uint64_t watermark);
+
+  // Writes up to `budget` (at least one record's worth) more entries of the running merge into
+  // txn; the slice that writes the last entry also drops the inputs and writes the new state to
+  // meta. Directories must be current. Returns the progress to adopt() after txn commits (on
+  // failure nothing changed in memory). Errors: LMDB's (MDB_MAP_FULL: grow and run again).
+  struct Slice {
+    std::pair<std::size_t, std::size_t> fresh_at;  // (bucket, entry) in the frozen delta
+    std::vector<std::pair<std::size_t, std::size_t>> input_at;  // (record, entry) per input
+    std::vector<Entry> carry;  // merged entries short of a full record, written next slice
+    std::uint64_t written = 0;
+    bool done = false;
+    records::ColumnState state;     // done: the column's new state
+    std::vector<lmdb::Dbi> runs;    // done: its runs' handles
   };
-  lmdb::Result<Merged> merge_into(const lmdb::Txn& txn, lmdb::Dbi meta, std::uint64_t watermark);
-  void adopt(Merged merged);
+  lmdb::Result<Slice> merge_slice(const lmdb::Txn& txn, lmdb::Dbi meta, std::uint64_t budget);
+  // Makes a committed slice current. Returns the frozen delta once the merge is done (the ids
+  // column adds its entries to its filter), else null.
+  std::unique_ptr<Delta> adopt(Slice slice);
+  // Forgets a slice whose transaction was aborted. A final slice dropped the input runs, which
+  // closes their handles even when the drop is rolled back: they are opened again by name.
+  void discard(const Slice& slice);
 
  private:
+  // The frozen delta and the progress of a running merge.
+  struct Merge {
+    std::unique_ptr<Delta> frozen;  // read in key order, a bucket at a time
+    std::size_t keep = 0;         // runs [keep, end) are the inputs
+    std::uint64_t total = 0;      // entries the new run will hold
+    std::uint64_t watermark = 0;  // the new state's
+    std::uint32_t output = 0;     // the new run's id
+    Slice progress;
+  };
+
   std::uint64_t range_start(std::uint64_t key) const;
   std::uint64_t range_end(std::uint64_t key) const;
   // The expected distance between neighbouring keys of run i (RunProbe).
   double gap(std::size_t i) const;
   std::string run_name(std::uint32_t run) const { return name_ + "/" + std::to_string(run); }
   std::string meta_key() const { return "column/" + name_; }
+  Entry input_entry(std::size_t input, std::size_t record, std::size_t entry) const;
+  // The frozen delta's entry at `at`, moving to the next non-empty bucket as needed; false past
+  // the last entry. Keys in stored form.
+  bool frozen_entry(std::pair<std::size_t, std::size_t>& at, Entry& e);
 
   std::string name_;
   std::uint32_t prefix_bits_;
   RunFormat format_;
   std::uint64_t capacity_;
+  std::uint32_t bucket_bits_;
   records::ColumnState state_;
   std::vector<lmdb::Dbi> runs_;  // one per state_.runs entry
   Delta delta_;
+  std::optional<Merge> merge_;
+  std::size_t bucket_loaded_ = ~std::size_t{0};  // which frozen bucket bucket_ holds, sorted
+  std::vector<Entry> bucket_;
   // One per run, valid while the runs and the map (generation) are unchanged.
   std::vector<RunDirectory> directories_;
   std::uint64_t directories_generation_ = kStale;
   static constexpr std::uint64_t kStale = ~0ull;
+  bool reopen_runs_ = false;  // runs_ handles were closed by a rolled-back drop
 };
 
 }  // namespace neardup

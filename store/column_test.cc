@@ -37,12 +37,20 @@ std::vector<std::uint64_t> probe(Column& column, const lmdb::Env& env, std::uint
   return docs;
 }
 
-void merge(Column& column, Fixture& f, std::uint64_t watermark) {
+// One committed slice of the running merge.
+void slice(Column& column, Fixture& f, std::uint64_t budget) {
   auto txn = lmdb::Txn::begin(f.env, 0);
-  auto merged = column.merge_into(*txn, f.meta, watermark);
-  ASSERT_TRUE(merged.has_value()) << merged.error().message;
+  ASSERT_TRUE(column.open_directories(*txn, 0));
+  auto written = column.merge_slice(*txn, f.meta, budget);
+  ASSERT_TRUE(written.has_value()) << written.error().message;
   ASSERT_TRUE(txn->commit());
-  column.adopt(std::move(*merged));
+  column.adopt(std::move(*written));
+}
+
+// A whole merge, in slices of `budget` entries.
+void merge(Column& column, Fixture& f, std::uint64_t watermark, std::uint64_t budget = ~0ull) {
+  column.begin_merge(watermark);
+  while (column.merging()) slice(column, f, budget);
 }
 
 // Exact keys (prefix 64 bits): a narrow column returns every doc of the key and, from its runs,
@@ -68,7 +76,7 @@ void check_exact_keys(RunFormat format) {
     all.push_back(e);
     column.add(e);
     column.delta().mark();
-    if (column.full()) merge(column, f, doc);
+    if (column.full()) merge(column, f, doc, doc % 2 == 0 ? 5000 : ~0ull);
   }
   EXPECT_GE(column.state().runs.size(), 2u);
   for (int q = 0; q < 500; ++q) {
@@ -132,27 +140,96 @@ TEST(Column, PrefixRangesAcrossDeltaAndRunsAndAReopen) {
   }
 }
 
-TEST(Column, AnAbortedMergeChangesNothing) {
+TEST(Column, ProbesDuringAMergeInSlicesSeeEveryEntryOnce) {
   Fixture f;
-  Column column("ids", 64, RunFormat::kWide, 12, 100);
+  Column column("t/0/1", 16, RunFormat::kWide, 12, 20000);
   {
     auto txn = lmdb::Txn::begin(f.env, 0);
     ASSERT_TRUE(column.load(*txn, f.meta, true, 0));
     ASSERT_TRUE(txn->commit());
   }
-  for (std::uint64_t doc = 1; doc <= 100; ++doc) column.add({doc * 77, doc});
+  std::mt19937_64 rng(3);
+  std::vector<Entry> all;
+  auto add = [&](std::uint64_t doc) {
+    const Entry e{rng(), doc};
+    all.push_back(e);
+    column.add(e);
+  };
+  auto check = [&] {
+    for (int q = 0; q < 50; ++q) {
+      const std::uint64_t key = all[rng() % all.size()].key;
+      std::vector<std::uint64_t> expected;
+      for (const Entry& e : all) {
+        if (e.key >> 48 == key >> 48) expected.push_back(e.doc);
+      }
+      std::sort(expected.begin(), expected.end());
+      ASSERT_EQ(probe(column, f.env, key), expected);
+    }
+  };
+  std::uint64_t doc = 0;
+  while (doc < 20000) add(++doc);
+  merge(column, f, doc);  // one run of 20000
+  while (doc < 40000) add(++doc);
+  column.delta().mark();
+  column.begin_merge(doc);  // 20000 frozen + the run of 20000
+  EXPECT_EQ(column.delta().size(), 0u);
+  EXPECT_EQ(column.merge_remaining(), 40000u);
+  int slices = 0;
+  while (column.merging()) {
+    slice(column, f, 4096);
+    ++slices;
+    for (int i = 0; i < 100; ++i) add(++doc);  // the next delta fills meanwhile
+    column.delta().mark();
+    check();
+  }
+  EXPECT_GE(slices, 9);
+  ASSERT_EQ(column.state().runs.size(), 1u);
+  EXPECT_EQ(column.state().runs[0].entries, 40000u);
+  EXPECT_EQ(column.watermark(), 40000u);
+  check();
+}
+
+TEST(Column, AnAbortedSliceChangesNothingAndAnInterruptedMergeIsDroppedAtOpen) {
+  Fixture f;
+  Column column("ids", 64, RunFormat::kWide, 12, 10000);
   {
     auto txn = lmdb::Txn::begin(f.env, 0);
-    ASSERT_TRUE(column.merge_into(*txn, f.meta, 100).has_value());
+    ASSERT_TRUE(column.load(*txn, f.meta, true, 0));
+    ASSERT_TRUE(txn->commit());
+  }
+  for (std::uint64_t doc = 1; doc <= 10000; ++doc) column.add({doc * 77, doc});
+  column.delta().mark();
+  column.begin_merge(10000);
+  {
+    auto txn = lmdb::Txn::begin(f.env, 0);
+    ASSERT_TRUE(column.open_directories(*txn, 0));
+    auto written = column.merge_slice(*txn, f.meta, ~0ull);
+    ASSERT_TRUE(written.has_value() && written->done);
     txn->abort();  // never adopted
   }
-  EXPECT_TRUE(column.state().runs.empty());
-  EXPECT_EQ(column.delta().size(), 100u);
+  EXPECT_TRUE(column.merging());
+  EXPECT_EQ(column.merge_remaining(), 10000u);
   EXPECT_EQ(probe(column, f.env, 77 * 5), std::vector<std::uint64_t>{5});
-  merge(column, f, 100);
-  EXPECT_EQ(column.state().runs.size(), 1u);
-  EXPECT_EQ(column.delta().size(), 0u);
-  EXPECT_EQ(probe(column, f.env, 77 * 5), std::vector<std::uint64_t>{5});
+  slice(column, f, 4095);  // one committed slice: a half-written run 1 on disk
+  EXPECT_TRUE(column.merging());
+  // The process stops here. Reopened, the state is the old one and run 1 is gone.
+  Column reopened("ids", 64, RunFormat::kWide, 12, 10000);
+  {
+    auto txn = lmdb::Txn::begin(f.env, 0);
+    ASSERT_TRUE(reopened.load(*txn, f.meta, false, 0));
+    ASSERT_TRUE(txn->commit());
+  }
+  EXPECT_TRUE(reopened.state().runs.empty());
+  EXPECT_EQ(reopened.watermark(), 0u);
+  {
+    auto txn = lmdb::Txn::begin(f.env, MDB_RDONLY);
+    EXPECT_EQ(lmdb::Dbi::open(*txn, "ids/1", 0).error().code, MDB_NOTFOUND);
+  }
+  for (std::uint64_t doc = 1; doc <= 10000; ++doc) reopened.add({doc * 77, doc});
+  reopened.delta().mark();
+  merge(reopened, f, 10000);
+  EXPECT_EQ(reopened.state().runs.size(), 1u);
+  EXPECT_EQ(probe(reopened, f.env, 77 * 5), std::vector<std::uint64_t>{5});
 }
 
 }  // namespace

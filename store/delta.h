@@ -1,11 +1,14 @@
 // The in-memory part of an index column: entries of documents newer than the column's runs.
 //
-// Entries are bucketed by their top `bucket_bits` bits into fixed slots (twice the expected
-// bucket size when the delta is full; the rare overflow goes to a per-bucket spill vector), so
-// a prefix probe (a table's prefix is at least bucket_bits wide) reads one contiguous run of
-// memory, usually one or two cache lines. A Delta is never written to disk as such: the docs
-// table is its log, and Index::open rebuilds it from the documents past the column's
-// watermark. Additions since mark() can be undone (an aborted batch transaction).
+// Entries are bucketed by their top bits into fixed slots per bucket (the rare overflow goes to
+// a per-bucket spill vector), so a prefix probe (a table's prefix is at least as wide as the
+// bucket bits) reads one contiguous run of memory, usually one or two cache lines. The table
+// starts small and doubles its buckets (up to 2^max_bucket_bits) as entries arrive, so memory
+// follows what the delta holds, not what it may hold: a store of a thousand pages keeps a few
+// KiB per column, a full delta of the default capacity 64 to 128 MiB.
+// A Delta is never written to disk as such: the docs table is its log, and Index::open rebuilds
+// it from the documents past the column's watermark. Additions since mark() can be undone (an
+// aborted batch transaction); the table grows only in mark(), so undo never meets a rehash.
 #pragma once
 
 #include <sys/mman.h>
@@ -24,23 +27,22 @@ namespace neardup {
 
 class Delta {
  public:
-  // capacity: the entries the delta holds before it is merged (sizes the slots).
-  Delta(std::uint32_t bucket_bits, std::uint64_t capacity)
-      : bucket_bits_(bucket_bits),
+  // max_bucket_bits: the widest bucket prefix (at most the narrowest probe prefix). capacity:
+  // the entries the delta holds before it is merged; the slots per bucket are sized for it.
+  Delta(std::uint32_t max_bucket_bits, std::uint64_t capacity)
+      : max_bucket_bits_(max_bucket_bits),
         slots_per_bucket_(static_cast<std::uint32_t>(
-            std::clamp<std::uint64_t>(2 * (capacity >> bucket_bits), 4, 64))),
-        buckets_(std::size_t{1} << bucket_bits),
-        counts_(allocate<std::uint8_t>(buckets_)),
-        slots_(allocate<Entry>(buckets_ * slots_per_bucket_)) {
-    std::fill_n(counts_.get(), buckets_, 0);
+            std::clamp<std::uint64_t>(2 * (capacity >> max_bucket_bits), 4, 64))) {
+    resize(std::min(max_bucket_bits_, kMinBucketBits));
   }
 
   void add(const Entry& entry) {
-    std::size_t b = bucket(entry.key);
+    const std::size_t b = bucket(entry.key);
     if (counts_[b] < slots_per_bucket_) {
       slots_[b * slots_per_bucket_ + counts_[b]++] = entry;
     } else {
       spill_[b].push_back(entry);
+      ++spilled_;
     }
     added_.push_back(entry.key);
   }
@@ -49,10 +51,11 @@ class Delta {
     __builtin_prefetch(&counts_[bucket(key)]);
     __builtin_prefetch(&slots_[bucket(key) * slots_per_bucket_]);
   }
-  // Calls fn(entry) for every entry with lo <= key <= hi; lo and hi share the top bucket_bits.
+  // Calls fn(entry) for every entry with lo <= key <= hi; lo and hi share the top
+  // max_bucket_bits bits.
   template <typename Fn>
   void scan(std::uint64_t lo, std::uint64_t hi, Fn&& fn) const {
-    std::size_t b = bucket(lo);
+    const std::size_t b = bucket(lo);
     const Entry* slots = &slots_[b * slots_per_bucket_];
     for (std::uint32_t i = 0; i < counts_[b]; ++i) {
       if (slots[i].key >= lo && slots[i].key <= hi) fn(slots[i]);
@@ -66,17 +69,33 @@ class Delta {
     }
   }
   std::size_t size() const { return size_ + added_.size(); }
+  // Bytes of memory the table holds.
+  std::size_t memory() const {
+    return buckets_ * (1 + slots_per_bucket_ * sizeof(Entry)) + spilled_ * sizeof(Entry);
+  }
 
-  // Starts a batch: undo() removes everything added after the last mark().
+  // Starts a batch: undo() removes everything added after the last mark(). Grows the table
+  // when its buckets hold more than half their slots on average.
   void mark() {
     size_ += added_.size();
     added_.clear();
+    if (bucket_bits_ < max_bucket_bits_ && size_ > buckets_ * slots_per_bucket_ / 2) {
+      std::vector<Entry> all = entries();
+      std::uint32_t bits = bucket_bits_;
+      while (bits < max_bucket_bits_ && all.size() > (std::size_t{1} << bits) * slots_per_bucket_ / 2) {
+        ++bits;
+      }
+      resize(bits);
+      for (const Entry& e : all) add(e);
+      added_.clear();
+    }
   }
   void undo() {
     for (auto key = added_.rbegin(); key != added_.rend(); ++key) {
-      std::size_t b = bucket(*key);
+      const std::size_t b = bucket(*key);
       if (auto it = spill_.find(b); it != spill_.end()) {
         it->second.pop_back();
+        --spilled_;
         if (it->second.empty()) spill_.erase(it);
       } else {
         --counts_[b];
@@ -85,55 +104,105 @@ class Delta {
     added_.clear();
   }
 
+  // The table's buckets cover the keys in ascending order: bucket b's entries are all below
+  // bucket b + 1's. sorted_bucket() gives one bucket's entries, sorted.
+  std::size_t buckets() const { return buckets_; }
+  void sorted_bucket(std::size_t b, std::vector<Entry>& out) const {
+    out.clear();
+    append_bucket(b, out);
+    std::sort(out.begin(), out.end());
+  }
+  template <typename Fn>
+  void for_each(Fn&& fn) const {
+    for (std::size_t b = 0; b < buckets_; ++b) {
+      for (std::uint32_t i = 0; i < counts_[b]; ++i) fn(slots_[b * slots_per_bucket_ + i]);
+    }
+    for (const auto& [b, spilled] : spill_) {
+      for (const Entry& e : spilled) fn(e);
+    }
+  }
+
   // All entries in ascending (key, doc) order.
   std::vector<Entry> sorted() const {
     std::vector<Entry> out;
     out.reserve(size());
     for (std::size_t b = 0; b < buckets_; ++b) {
-      std::size_t from = out.size();
-      out.insert(out.end(), &slots_[b * slots_per_bucket_],
-                 &slots_[b * slots_per_bucket_ + counts_[b]]);
-      if (auto it = spill_.find(b); it != spill_.end()) {
-        out.insert(out.end(), it->second.begin(), it->second.end());
-      }
+      const std::size_t from = out.size();
+      append_bucket(b, out);
       std::sort(out.begin() + static_cast<long>(from), out.end());
     }
     return out;
   }
+  // Empties the delta and returns the table to its smallest size.
   void clear() {
-    std::fill_n(counts_.get(), buckets_, 0);
-    spill_.clear();
+    resize(std::min(max_bucket_bits_, kMinBucketBits));
     added_.clear();
     size_ = 0;
   }
 
  private:
+  static constexpr std::uint32_t kMinBucketBits = 8;
+
   struct Free {
     void operator()(void* p) const { std::free(p); }
   };
   template <typename T>
   using Array = std::unique_ptr<T[], Free>;
   // Counts and slots on 2 MiB pages where the kernel allows (transparent huge pages on
-  // request): probes land anywhere in tens of MiB, and 4 KiB pages would cost a TLB miss each.
+  // request) once they are that large: probes land anywhere in tens of MiB, and 4 KiB pages
+  // would cost a TLB miss each.
   template <typename T>
   static Array<T> allocate(std::size_t n) {
     constexpr std::size_t kHuge = std::size_t{2} << 20;
-    std::size_t bytes = (n * sizeof(T) + kHuge - 1) / kHuge * kHuge;
-    void* p = std::aligned_alloc(kHuge, bytes);
+    const std::size_t bytes = n * sizeof(T);
+    if (bytes < kHuge) {
+      void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
+      if (p == nullptr) throw std::bad_alloc();
+      return Array<T>(static_cast<T*>(p));
+    }
+    const std::size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
+    void* p = std::aligned_alloc(kHuge, rounded);
     if (p == nullptr) throw std::bad_alloc();
-    ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: failure leaves 4 KiB pages
+    ::madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure leaves 4 KiB pages
     return Array<T>(static_cast<T*>(p));
+  }
+
+  void resize(std::uint32_t bits) {
+    bucket_bits_ = bits;
+    buckets_ = std::size_t{1} << bits;
+    counts_ = allocate<std::uint8_t>(buckets_);
+    std::fill_n(counts_.get(), buckets_, 0);
+    slots_ = allocate<Entry>(buckets_ * slots_per_bucket_);
+    spill_.clear();
+    spilled_ = 0;
+  }
+
+  void append_bucket(std::size_t b, std::vector<Entry>& out) const {
+    out.insert(out.end(), &slots_[b * slots_per_bucket_],
+               &slots_[b * slots_per_bucket_ + counts_[b]]);
+    if (auto it = spill_.find(b); it != spill_.end()) {
+      out.insert(out.end(), it->second.begin(), it->second.end());
+    }
+  }
+  // Every entry, in bucket order (insertion order within a bucket).
+  std::vector<Entry> entries() const {
+    std::vector<Entry> out;
+    out.reserve(size());
+    for (std::size_t b = 0; b < buckets_; ++b) append_bucket(b, out);
+    return out;
   }
 
   std::size_t bucket(std::uint64_t key) const {
     return bucket_bits_ == 0 ? 0 : key >> (64 - bucket_bits_);
   }
-  std::uint32_t bucket_bits_;
+  std::uint32_t max_bucket_bits_;
   std::uint32_t slots_per_bucket_;
-  std::size_t buckets_;
+  std::uint32_t bucket_bits_ = 0;
+  std::size_t buckets_ = 0;
   Array<std::uint8_t> counts_;
   Array<Entry> slots_;
   std::unordered_map<std::size_t, std::vector<Entry>> spill_;
+  std::size_t spilled_ = 0;
   std::vector<std::uint64_t> added_;
   std::size_t size_ = 0;  // entries before the last mark()
 };

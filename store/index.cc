@@ -131,7 +131,6 @@ class LmdbIndex final : public Index {
         if (auto valid = validate(*item.page); !valid) return std::unexpected(valid.error());
       }
     }
-    if (auto merged = merge_full_columns(); !merged) return std::unexpected(merged.error());
     ApplyTiming* timing = options_.timing;
     const std::size_t timed = timing ? timing->item_ns.size() : 0;
     std::vector<Verdict> verdicts;
@@ -139,9 +138,12 @@ class LmdbIndex final : public Index {
     auto written = write([&](const lmdb::Txn& txn) { return apply_batch(txn, items, verdicts); },
                          [&] {
                            rollback(undo);
+                           for (auto& [column, slice] : slices_) column->discard(slice);
+                           slices_.clear();
                            if (timing) timing->item_ns.resize(timed);
                          });
     if (!written) return std::unexpected(written.error());
+    adopt_slices();
     return verdicts;
   }
 
@@ -401,41 +403,64 @@ class LmdbIndex final : public Index {
     return out;
   }
 
-  // Merges every full delta, each column in its own write transaction.
-  StoreResult<> merge_full_columns() {
-    for (Column* column : all_columns()) {
-      if (!column->full()) continue;
-      const auto start = Clock::now();
-      std::optional<Column::Merged> merged;
-      auto written = write(
-          [&](const lmdb::Txn& txn) -> StoreResult<> {
-            auto m = lift(column->merge_into(txn, meta_, next_doc_ - 1));
-            if (!m) return std::unexpected(m.error());
-            merged = std::move(*m);
-            return {};
-          },
-          [&] { merged.reset(); });
-      if (!written) {
-        written.error().message = "merging " + column->name() + ": " + written.error().message;
-        return written;
+  // Starts the merge of every full delta and writes the next slice of every running merge in
+  // txn (column.h), sized so that a merge ends before its column's new delta is half full; a
+  // delta already full again finishes its merge now. The slices are adopted after the commit.
+  StoreResult<> merge_slices(const lmdb::Txn& txn, std::size_t batch_pages) {
+    slices_.clear();
+    const auto start = Clock::now();
+    for (auto [column, per_page] : columns_and_rates()) {
+      if (column->full()) column->begin_merge(next_doc_ - 1);
+      if (!column->merging()) continue;
+      const std::uint64_t remaining = column->merge_remaining();
+      const std::uint64_t adds = std::max<std::uint64_t>(1, batch_pages * per_page);
+      const std::uint64_t size = column->delta().size();
+      std::uint64_t budget = remaining;
+      if (size < column->capacity()) {
+        const std::uint64_t batches_left = std::max<std::uint64_t>(1, (column->capacity() - size) / adds / 2);
+        budget = (remaining + batches_left - 1) / batches_left;
       }
-      if (column == ids_.get()) add_to_id_filter(merged->entries);
-      column->adopt(std::move(*merged));
-      if (options_.timing) {
-        options_.timing->merge_ns += nanos_since(start);
-        ++options_.timing->merges;
+      auto slice = lift(column->merge_slice(txn, meta_, budget));
+      if (!slice) {
+        slice.error().message = "merging " + column->name() + ": " + slice.error().message;
+        return std::unexpected(slice.error());
       }
+      slices_.emplace_back(column, std::move(*slice));
     }
+    if (options_.timing) options_.timing->merge_ns += nanos_since(start);
     return {};
   }
 
+  // After the batch transaction committed: the slices become current.
+  void adopt_slices() {
+    for (auto& [column, slice] : slices_) {
+      const bool done = slice.done;
+      std::unique_ptr<Delta> merged = column->adopt(std::move(slice));
+      if (!done) continue;
+      if (column == ids_.get()) add_to_id_filter(*merged);
+      if (options_.timing) ++options_.timing->merges;
+    }
+    slices_.clear();
+  }
+
+  // Every column with the entries one page adds to it (bands per page for a band column).
+  std::vector<std::pair<Column*, std::uint64_t>> columns_and_rates() {
+    std::vector<std::pair<Column*, std::uint64_t>> out;
+    for (Scheme& scheme : schemes_) {
+      for (auto& table : scheme.tables) out.emplace_back(table.get(), 1);
+      if (scheme.bands) out.emplace_back(scheme.bands.get(), scheme.state.bands);
+    }
+    if (ids_) out.emplace_back(ids_.get(), 1);
+    return out;
+  }
+
   // The merged ids are in the runs now: the filter must report their hashes.
-  void add_to_id_filter(const std::vector<Entry>& merged) {
+  void add_to_id_filter(const Delta& merged) {
     if (id_filter_.size() + merged.size() > id_filter_.capacity()) {
       // On failure no filter (every id probes the runs): slower, never wrong.
       if (!rebuild_id_filter()) id_filter_ = IdFilter();
     } else {
-      for (const Entry& e : merged) id_filter_.add(e.key);
+      merged.for_each([&](const Entry& e) { id_filter_.add(e.key); });
     }
   }
 
@@ -496,6 +521,7 @@ class LmdbIndex final : public Index {
       column->delta().mark();
       if (auto r = lift(column->open_directories(txn, map_generation_)); !r) return r;
     }
+    if (auto merged = merge_slices(txn, items.size()); !merged) return merged;
     // Each page's band keys, computed once for its prefetch, probe and insert.
     keys_.resize(items.size());
     for (std::size_t i = 0; i < items.size(); ++i) {
@@ -1093,6 +1119,7 @@ class LmdbIndex final : public Index {
   std::vector<RunProbe> probes_;        // probe()'s scratch space
   std::vector<std::uint64_t> queries_;  // the permuted key of each table probe
   std::vector<std::vector<std::uint64_t>> keys_;  // apply_batch: each item's band keys
+  std::vector<std::pair<Column*, Column::Slice>> slices_;  // written, not yet committed
   Candidates candidates_;
   TableDesign design_;
   std::uint32_t bucket_bits_ = 20;

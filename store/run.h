@@ -136,9 +136,7 @@ class RunProbe {
   void start() { prefetch(); }
   // start() for a probe that will not be finished: only loads the lines into the cache.
   void prefetch() {
-    const auto& keys = dir_->last_keys;
-    record_ =
-        static_cast<std::size_t>(std::lower_bound(keys.begin(), keys.end(), lo_) - keys.begin());
+    record_ = first_record();
     position();
   }
 
@@ -183,6 +181,30 @@ class RunProbe {
     for (std::ptrdiff_t i = from; i < to; i += 64 / key_bytes) {
       __builtin_prefetch(data_ + key_bytes * i);
     }
+  }
+
+  // The first record whose last key is >= lo_: guessed from lo_'s place in the key space (keys
+  // are uniform and records hold equal counts), then walked to; a binary search of the rest of
+  // the directory when the guess is far off.
+  std::size_t first_record() const {
+    const auto& keys = dir_->last_keys;
+    const std::size_t n = keys.size();
+    if (n == 0) return 0;
+    std::size_t r = static_cast<std::size_t>(
+        (static_cast<unsigned __int128>(lo_) * n) >> 64);
+    for (int step = 0; step < 4; ++step) {
+      if (r > 0 && keys[r - 1] >= lo_) {
+        --r;
+      } else if (r < n && keys[r] < lo_) {
+        ++r;
+      } else {
+        return r;
+      }
+    }
+    const auto at = r > 0 && keys[r - 1] >= lo_
+                        ? std::lower_bound(keys.begin(), keys.begin() + static_cast<long>(r), lo_)
+                        : std::lower_bound(keys.begin() + static_cast<long>(r), keys.end(), lo_);
+    return static_cast<std::size_t>(at - keys.begin());
   }
 
   std::uint64_t key_at(std::ptrdiff_t i) const {
