@@ -19,6 +19,7 @@
 #include "store/column.h"
 #include "store/id_filter.h"
 #include "store/lmdb.h"
+#include "store/pending.h"
 #include "store/records.h"
 #include "store/table_design.h"
 
@@ -62,28 +63,9 @@ std::uint64_t nanos_since(Clock::time_point start) {
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
 }
 
-// LMDB's error as a store error (kLmdb, its code kept so that MDB_MAP_FULL can be retried).
-StoreError from_lmdb(lmdb::LmdbError error) {
-  return StoreError{Code::kLmdb, error.code, std::move(error.message)};
-}
-template <typename T>
-StoreResult<T> lift(lmdb::Result<T> result) {
-  if (!result) return std::unexpected(from_lmdb(std::move(result.error())));
-  if constexpr (std::is_void_v<T>) {
-    return {};
-  } else {
-    return std::move(*result);
-  }
-}
 bool map_full(const StoreError& error) {
   return error.code == Code::kLmdb && error.lmdb_code == MDB_MAP_FULL;
 }
-std::unexpected<StoreError> corrupt(std::string what) {
-  return store_error(Code::kCorrupt, what + " is corrupt");
-}
-
-// A pending record is cut at about this many bytes so that it stays inline in a leaf page.
-constexpr std::size_t kPendingRecordBytes = 1800;
 
 // The columns of one scheme: its permuted tables and, with the second signature, its bands.
 struct Scheme {
@@ -161,8 +143,9 @@ class LmdbIndex final : public Index {
   StoreResult<> trim_pending(const std::string& partition, std::int64_t committed_offset) override {
     std::lock_guard writer(writer_);
     if (options_.read_only) return store_error(Code::kReadOnly, "index opened read-only");
-    return write([&](const lmdb::Txn& txn) { return trim(txn, partition, committed_offset); },
-                 [] {});
+    return write(
+        [&](const lmdb::Txn& txn) { return pending::trim(txn, pending_, partition, committed_offset); },
+        [] {});
   }
 
   IndexStats stats() override {
@@ -239,27 +222,6 @@ class LmdbIndex final : public Index {
     int distance = 0;       // SimHash hits
     double similarity = 0;  // MinHash hits
   };
-  // A partition's state during one batch: its applied mark and the verdicts not yet written.
-  struct Partition {
-    std::optional<std::int64_t> applied;
-    bool dirty = false;
-    std::string record;  // pending entries of offsets after the last written record
-    std::vector<std::pair<std::int64_t, Verdict>> fresh;  // this batch's verdicts
-
-    void add(std::int64_t offset, const Verdict& verdict) {
-      records::append_pending_entry(record, offset, records::encode_verdict(verdict));
-      fresh.emplace_back(offset, verdict);
-      applied = offset;
-      dirty = true;
-    }
-    std::optional<Verdict> find(std::int64_t offset) const {
-      for (auto it = fresh.rbegin(); it != fresh.rend(); ++it) {
-        if (it->first == offset) return it->second;
-      }
-      return std::nullopt;
-    }
-  };
-
   // ---- requests ----
 
   StoreResult<> validate(const IndexItem::Page& page) const {
@@ -530,11 +492,11 @@ class LmdbIndex final : public Index {
         band_keys(page->sketch, page->bands, page->rows, keys_[i]);
       }
     }
-    std::map<std::string, Partition, std::less<>> partitions;
+    std::map<std::string, pending::Partition, std::less<>> partitions;
     for (std::size_t i = 0; i < items.size(); ++i) {
       const IndexItem& item = items[i];
       if (i + 1 < items.size()) prefetch(items[i + 1], keys_[i + 1]);
-      Partition* partition = nullptr;
+      pending::Partition* partition = nullptr;
       bool record = true;
       if (item.source) {
         const auto& [name, offset] = *item.source;
@@ -550,7 +512,7 @@ class LmdbIndex final : public Index {
         if (partition->applied && offset <= *partition->applied) {
           auto stored = partition->find(offset);
           if (!stored) {
-            auto found = find_pending(txn, name, offset);
+            auto found = pending::find(txn, pending_, name, offset);
             if (!found) return std::unexpected(found.error());
             stored = std::move(*found);
           }
@@ -573,8 +535,10 @@ class LmdbIndex final : public Index {
       }
       if (partition != nullptr && record) {
         partition->add(item.source->offset, verdict);
-        if (partition->record.size() >= kPendingRecordBytes) {
-          if (auto put = flush_pending(txn, item.source->partition, *partition); !put) return put;
+        if (partition->full()) {
+          if (auto put = pending::flush(txn, pending_, item.source->partition, *partition); !put) {
+            return put;
+          }
         }
       }
       if (options_.timing) {
@@ -584,7 +548,7 @@ class LmdbIndex final : public Index {
     }
     for (auto& [name, partition] : partitions) {
       if (!partition.dirty) continue;
-      if (auto put = flush_pending(txn, name, partition); !put) return put;
+      if (auto put = pending::flush(txn, pending_, name, partition); !put) return put;
       auto put = lift(offsets_.put(txn, name,
                                    records::encode_u64(static_cast<std::uint64_t>(*partition.applied))));
       if (!put) return put;
@@ -853,68 +817,6 @@ class LmdbIndex final : public Index {
       }
     }
     return std::nullopt;
-  }
-
-  // ---- pending verdicts ----
-
-  // Writes the partition's unwritten pending entries as one record keyed by the last offset.
-  StoreResult<> flush_pending(const lmdb::Txn& txn, std::string_view name, Partition& partition) {
-    if (partition.record.empty()) return {};
-    auto put = lift(pending_.put(txn, records::pending_key(name, *partition.applied), partition.record));
-    partition.record.clear();
-    return put;
-  }
-
-  // The stored verdict of an offset, if its record was not trimmed.
-  StoreResult<std::optional<Verdict>> find_pending(const lmdb::Txn& txn, std::string_view name,
-                                                   std::int64_t offset) {
-    auto cursor = lift(lmdb::Cursor::open(txn, pending_));
-    if (!cursor) return std::unexpected(cursor.error());
-    const std::string probe = records::pending_key(name, offset);
-    MDB_val key = lmdb::to_val(probe), value{};
-    auto found = lift(cursor->get(key, value, MDB_SET_RANGE));
-    if (!found) return std::unexpected(found.error());
-    if (!*found || !lmdb::to_view(key).starts_with(records::pending_prefix(name))) {
-      return std::nullopt;
-    }
-    std::optional<Verdict> verdict;
-    bool bad_verdict = false;
-    const bool ok = records::for_each_pending_entry(
-        lmdb::to_view(value), [&](std::int64_t at, std::string_view v) {
-          if (at != offset) return;
-          verdict = records::decode_verdict(v);
-          bad_verdict = !verdict;
-        });
-    if (!ok || bad_verdict) return corrupt("pending record of " + std::string(name));
-    return verdict;
-  }
-
-  StoreResult<> trim(const lmdb::Txn& txn, const std::string& partition,
-                     std::int64_t committed_offset) {
-    auto cursor = lift(lmdb::Cursor::open(txn, pending_));
-    if (!cursor) return std::unexpected(cursor.error());
-    const std::string prefix = records::pending_prefix(partition);
-    const std::string first = records::pending_key(partition, std::numeric_limits<std::int64_t>::min());
-    const std::string end = records::pending_key(partition, committed_offset);
-    MDB_val key = lmdb::to_val(first), value{};
-    for (auto found = lift(cursor->get(key, value, MDB_SET_RANGE));;) {
-      if (!found) return std::unexpected(found.error());
-      if (!*found || !lmdb::to_view(key).starts_with(prefix)) return {};
-      if (lmdb::to_view(key) >= end) break;  // the first record reaching committed_offset
-      if (auto del = lift(cursor->del()); !del) return del;
-      found = lift(cursor->get(key, value, MDB_NEXT));  // after a delete: the following item
-    }
-    // Drop the older entries of the record that straddles committed_offset.
-    std::string kept;
-    const bool ok = records::for_each_pending_entry(
-        lmdb::to_view(value), [&](std::int64_t offset, std::string_view verdict) {
-          if (offset >= committed_offset) records::append_pending_entry(kept, offset, verdict);
-        });
-    if (!ok) return corrupt("pending record of " + partition);
-    if (kept.size() == value.mv_size) return {};
-    const std::string record_key(lmdb::to_view(key));
-    *cursor = lmdb::Cursor();  // before the put: it may move the pages under the cursor
-    return lift(pending_.put(txn, record_key, kept));
   }
 
   // ---- open ----

@@ -5,6 +5,9 @@
 
 #include <expected>
 #include <string>
+#include <type_traits>
+
+#include "store/lmdb.h"
 
 namespace neardup {
 
@@ -29,6 +32,24 @@ using StoreResult = std::expected<T, StoreError>;
 
 inline std::unexpected<StoreError> store_error(StoreError::Code code, std::string message) {
   return std::unexpected(StoreError{code, 0, std::move(message)});
+}
+
+inline std::unexpected<StoreError> corrupt(const std::string& what) {
+  return store_error(StoreError::Code::kCorrupt, what + " is corrupt");
+}
+
+// LMDB's error as a store error (kLmdb, its code kept so that MDB_MAP_FULL can be retried).
+inline StoreError from_lmdb(lmdb::LmdbError error) {
+  return StoreError{StoreError::Code::kLmdb, error.code, std::move(error.message)};
+}
+template <typename T>
+StoreResult<T> lift(lmdb::Result<T> result) {
+  if (!result) return std::unexpected(from_lmdb(std::move(result.error())));
+  if constexpr (std::is_void_v<T>) {
+    return {};
+  } else {
+    return std::move(*result);
+  }
 }
 
 }  // namespace neardup
