@@ -60,6 +60,7 @@ struct Key {
   std::uint64_t min = 0;       // integers: smallest allowed value
   std::uint64_t max = kNoMax;  // integers: largest allowed value (also capped by the type)
   bool size = false;           // integers: a byte size; KiB/MiB/GiB/TiB suffixes accepted
+  bool duration = false;       // integers: seconds; s/m/h/d/w suffixes accepted
   bool hex = false;            // integers: to_yaml prints 0x hex
   double min_real = 0, max_real = 1;  // reals: the allowed closed range
   std::span<const std::string_view> one_of = {};  // strings: the allowed values, if a fixed set
@@ -290,6 +291,7 @@ void for_each_key(C& c, F&& f) {
   f(Key{.path = "store.map_size", .min = kMiB, .size = true}, c.store.map_size);
   f(Key{.path = "store.max_map_size", .min = kMiB, .size = true}, c.store.max_map_size);
   f(Key{.path = "store.sync"}, c.store.sync);
+  f(Key{.path = "store.retention", .duration = true}, c.store.retention_seconds);
 
   f(Key{.path = "pipeline.threads", .max = 1024}, c.pipeline.threads);
   f(Key{.path = "pipeline.max_in_flight", .min = 1}, c.pipeline.max_in_flight);
@@ -372,6 +374,21 @@ std::string range_text(const Key& key, std::uint64_t max) {
   return number(key.min) + ".." + number(max);
 }
 
+constexpr std::array<std::pair<std::string_view, std::uint64_t>, 5> kSizeUnits = {
+    {{"B", 1}, {"KiB", kKiB}, {"MiB", kMiB}, {"GiB", kGiB}, {"TiB", kTiB}}};
+constexpr std::array<std::pair<std::string_view, std::uint64_t>, 5> kDurationUnits = {
+    {{"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}, {"w", 7 * 86400}}};
+
+// 30d for an exact multiple of a unit (the largest), else seconds.
+std::string format_duration(std::uint64_t seconds) {
+  for (auto unit = kDurationUnits.rbegin(); unit != kDurationUnits.rend(); ++unit) {
+    if (seconds >= unit->second && seconds % unit->second == 0) {
+      return cat(seconds / unit->second, unit->first);
+    }
+  }
+  return std::to_string(seconds);
+}
+
 struct ParsedInteger {
   enum class Outcome { kOk, kNotInteger, kOutOfRange } outcome = Outcome::kNotInteger;
   std::uint64_t value = 0;
@@ -379,7 +396,7 @@ struct ParsedInteger {
 
 // Decimal or 0x hex; for sizes, decimal with an optional KiB/MiB/GiB/TiB (or B) suffix,
 // optionally after one space. A minus sign or a value past 2^64-1 is out of range.
-ParsedInteger parse_integer(std::string_view text, bool size) {
+ParsedInteger parse_integer(std::string_view text, bool size, bool duration = false) {
   using Outcome = ParsedInteger::Outcome;
   ParsedInteger result;
   if (text.starts_with('-')) {
@@ -403,13 +420,12 @@ ParsedInteger parse_integer(std::string_view text, bool size) {
   }
   std::string_view suffix(rest, end);
   if (!suffix.empty()) {
-    if (!size || base != 10) return result;
+    if (!(size || duration) || base != 10) return result;
     if (suffix.starts_with(' ')) suffix.remove_prefix(1);
-    constexpr std::array<std::pair<std::string_view, std::uint64_t>, 5> kSuffixes = {
-        {{"B", 1}, {"KiB", kKiB}, {"MiB", kMiB}, {"GiB", kGiB}, {"TiB", kTiB}}};
+    const auto& units = duration ? kDurationUnits : kSizeUnits;
     auto unit =
-        std::ranges::find(kSuffixes, suffix, &std::pair<std::string_view, std::uint64_t>::first);
-    if (unit == kSuffixes.end()) return result;
+        std::ranges::find(units, suffix, &std::pair<std::string_view, std::uint64_t>::first);
+    if (unit == units.end()) return result;
     if (result.value > kNoMax / unit->second) {
       result.outcome = Outcome::kOutOfRange;
       return result;
@@ -427,9 +443,11 @@ void read(const Found& found, const Key& key, T& field, Errors& errors) {
   const std::uint64_t max = std::min<std::uint64_t>(key.max, std::numeric_limits<T>::max());
   const std::string range = range_text(key, max);
   ParsedInteger parsed;
-  if (found.value.IsScalar()) parsed = parse_integer(found.value.Scalar(), key.size);
+  if (found.value.IsScalar()) parsed = parse_integer(found.value.Scalar(), key.size, key.duration);
   if (parsed.outcome == ParsedInteger::Outcome::kNotInteger) {
-    std::string_view kind = key.size ? "a size (bytes, or with KiB, MiB, GiB, TiB)" : "an integer";
+    std::string_view kind = key.size       ? "a size (bytes, or with KiB, MiB, GiB, TiB)"
+                            : key.duration ? "a duration (seconds, or with s, m, h, d, w)"
+                                           : "an integer";
     errors.add(found.mark(), key.path,
                cat("must be ", kind, " in ", range, ", got ", describe(found.value, false)));
   } else if (parsed.outcome == ParsedInteger::Outcome::kOutOfRange || parsed.value < key.min ||
@@ -903,6 +921,7 @@ std::string to_yaml(const Config& config) {
     if constexpr (std::is_integral_v<std::remove_cvref_t<decltype(field)>> &&
                   !std::is_same_v<std::remove_cvref_t<decltype(field)>, bool>) {
       if (key.size) value = format_size(field);
+      if (key.duration) value = format_duration(field);
       if (key.hex) value = "0x" + hex(field, 16);
     }
     out += cat(std::string(2 * depth, ' '), parts.back(), ": ", value, "\n");

@@ -120,6 +120,9 @@ struct StoreConfig {
   std::uint64_t map_size = 1ull << 30;      // initial LMDB map size, bytes
   std::uint64_t max_map_size = 1ull << 40;  // growth stops here with a clear error
   bool sync = true;  // fsync on commit (false: a crash may lose the last commits, never corrupt)
+  // Pages first seen longer ago than this stop being matched, and merges drop their index
+  // entries; 0 keeps every page. Seconds.
+  std::uint64_t retention_seconds = 0;
 
   bool operator==(const StoreConfig&) const = default;
 };
@@ -165,7 +168,8 @@ struct Config {
 
 // Parses and validates YAML text. Missing keys keep their defaults; an empty document or a
 // null section (`kafka:` with nothing under it) means all defaults. Integers may be written in
-// decimal or 0x hex; byte sizes also as 512KiB, 64MiB, 1GiB, 1TiB. Returns, one per line, every
+// decimal or 0x hex; byte sizes also as 512KiB, 64MiB, 1GiB, 1TiB; durations as seconds or
+// with a unit: 90s, 30m, 12h, 30d, 4w. Returns, one per line, every
 // error found: "line 4: features.ngram: must be 1..8, got 0" for a bad value (the key's path,
 // the value, the allowed range), "line 7: features.ngrams: unknown key (did you mean
 // features.ngram?)", "line 3, column 9: YAML syntax error: ..." for text that is not YAML.

@@ -474,6 +474,15 @@ TEST(Config, SimilarityIsANumberInItsRange) {
   EXPECT_THAT(to_yaml(parsed("dedup:\n  min_similarity: 0.45\n")), HasSubstr("min_similarity: 0.45\n"));
 }
 
+TEST(Config, RetentionIsADurationWithUnits) {
+  EXPECT_EQ(parsed("store:\n  retention: 30d\n").store.retention_seconds, 30u * 86400);
+  EXPECT_EQ(parsed("store:\n  retention: 90\n").store.retention_seconds, 90u);
+  EXPECT_EQ(parsed("store:\n  retention: 2w\n").store.retention_seconds, 14u * 86400);
+  EXPECT_THAT(error_of("store:\n  retention: 3 months\n"),
+              HasSubstr("store.retention: must be a duration (seconds, or with s, m, h, d, w)"));
+  EXPECT_THAT(to_yaml(parsed("store:\n  retention: 36h\n")), HasSubstr("retention: 36h\n"));
+}
+
 TEST(SchemeId, IsStableForEqualConfigs) { EXPECT_EQ(scheme_id(Config{}), scheme_id(parsed(""))); }
 
 TEST(SchemeId, IsPinnedForAFixedConfig) {

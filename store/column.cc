@@ -22,7 +22,7 @@ Column::Column(std::string name, std::uint32_t prefix_bits, RunFormat format,
       delta_(std::min(prefix_bits, bucket_bits), capacity) {}
 
 lmdb::Result<> Column::load(const lmdb::Txn& txn, lmdb::Dbi meta, bool create,
-                            std::uint64_t watermark) {
+                            std::uint64_t watermark, bool read_only) {
   merge_.reset();
   auto stored = meta.get(txn, meta_key());
   if (!stored) {
@@ -40,10 +40,12 @@ lmdb::Result<> Column::load(const lmdb::Txn& txn, lmdb::Dbi meta, bool create,
     runs.push_back(*dbi);
   }
   // The run a merge was writing when the process stopped: never part of the state.
-  if (auto partial = lmdb::Dbi::open(txn, run_name(state->next_run), 0)) {
-    if (auto dropped = partial->drop(txn, true); !dropped) return dropped;
-  } else if (partial.error().code != MDB_NOTFOUND) {
-    return std::unexpected(partial.error());
+  if (!read_only) {
+    if (auto partial = lmdb::Dbi::open(txn, run_name(state->next_run), 0)) {
+      if (auto dropped = partial->drop(txn, true); !dropped) return dropped;
+    } else if (partial.error().code != MDB_NOTFOUND) {
+      return std::unexpected(partial.error());
+    }
   }
   state_ = std::move(*state);
   runs_ = std::move(runs);
@@ -149,7 +151,7 @@ Entry Column::input_entry(std::size_t input, std::size_t record, std::size_t ent
 }
 
 lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi meta,
-                                                std::uint64_t budget) {
+                                                std::uint64_t budget, const Dropped& dropped) {
   const Merge& m = *merge_;
   Slice s = m.progress;
   const std::size_t per_record = layout_of(format_).entries_per_record();
@@ -199,8 +201,13 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
       if (i != best && valid[i] && (bound == nullptr || heads[i] < *bound)) bound = &heads[i];
     }
     do {
-      s.carry.push_back(heads[best]);
       ++produced;
+      if (dropped.contains(heads[best].doc)) {
+        advance(best);
+        valid[best] = head(best, heads[best]);
+        continue;
+      }
+      s.carry.push_back(heads[best]);
       if (s.carry.size() == per_record) {
         if (auto r = writer.write_record(s.carry); !r) return std::unexpected(r.error());
         s.written += s.carry.size();

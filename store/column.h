@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -31,6 +32,16 @@
 #include "store/run.h"
 
 namespace neardup {
+
+// Documents whose entries a merge leaves out: those numbered up to expired_through (past
+// store.retention) and the forgotten ones.
+struct Dropped {
+  std::uint64_t expired_through = 0;
+  const std::set<std::uint64_t>* forgotten = nullptr;
+  bool contains(std::uint64_t doc) const {
+    return doc <= expired_through || (forgotten != nullptr && forgotten->contains(doc));
+  }
+};
 
 class Column {
  public:
@@ -44,11 +55,18 @@ class Column {
   Column(std::string name, std::uint32_t prefix_bits, RunFormat format,
          std::uint32_t bucket_bits, std::uint64_t capacity);
 
-  // Reads the column's state from meta, opens its runs and drops the half-written run of an
-  // interrupted merge; when there is no state and `create`, writes an empty one whose
-  // watermark is `watermark` (the documents stored so far, which the column then never holds).
-  // Needs a write transaction. Errors: LMDB's; EINVAL naming the column when meta is corrupt.
-  lmdb::Result<> load(const lmdb::Txn& txn, lmdb::Dbi meta, bool create, std::uint64_t watermark);
+  // Reads the column's state from meta, opens its runs and (in a write transaction) drops the
+  // half-written run of an interrupted merge; when there is no state and `create`, writes an
+  // empty one whose watermark is `watermark` (the documents stored so far, which the column
+  // then never holds). Errors: LMDB's; EINVAL naming the column when meta is corrupt.
+  lmdb::Result<> load(const lmdb::Txn& txn, lmdb::Dbi meta, bool create, std::uint64_t watermark,
+                      bool read_only = false);
+
+  // Calls fn(entry) for every entry, runs and memory alike, in ascending (key, doc) order
+  // (stored keys for a narrow column). Memory: one record per run and a sorted copy of what
+  // is in memory. Directories are not needed.
+  template <typename Fn>
+  lmdb::Result<> for_each_sorted(const lmdb::Txn& txn, Fn&& fn) const;
 
   const std::string& name() const { return name_; }
   RunFormat format() const { return format_; }
@@ -100,8 +118,8 @@ class Column {
   void begin_merge(std::uint64_t watermark);
 
   // Writes up to `budget` (at least one record's worth) more entries of the running merge into
-  // txn; the slice that writes the last entry also drops the inputs and writes the new state to
-  // meta. Directories must be current. Returns the progress to adopt() after txn commits (on
+  // txn, leaving out the entries of `dropped` documents; the slice that writes the last entry
+  // also drops the inputs and writes the new state to meta. Directories must be current. Returns the progress to adopt() after txn commits (on
   // failure nothing changed in memory). Errors: LMDB's (MDB_MAP_FULL: grow and run again).
   struct Slice {
     std::pair<std::size_t, std::size_t> fresh_at;  // (bucket, entry) in the frozen delta
@@ -112,7 +130,8 @@ class Column {
     records::ColumnState state;     // done: the column's new state
     std::vector<lmdb::Dbi> runs;    // done: its runs' handles
   };
-  lmdb::Result<Slice> merge_slice(const lmdb::Txn& txn, lmdb::Dbi meta, std::uint64_t budget);
+  lmdb::Result<Slice> merge_slice(const lmdb::Txn& txn, lmdb::Dbi meta, std::uint64_t budget,
+                                  const Dropped& dropped = {});
   // Makes a committed slice current. Returns the frozen delta once the merge is done (the ids
   // column adds its entries to its filter), else null.
   std::unique_ptr<Delta> adopt(Slice slice);
@@ -159,5 +178,49 @@ class Column {
   static constexpr std::uint64_t kStale = ~0ull;
   bool reopen_runs_ = false;  // runs_ handles were closed by a rolled-back drop
 };
+
+template <typename Fn>
+lmdb::Result<> Column::for_each_sorted(const lmdb::Txn& txn, Fn&& fn) const {
+  std::vector<std::vector<Entry>> memory;
+  memory.push_back(delta_.sorted());
+  if (merge_) memory.push_back(merge_->frozen->sorted());
+  for (auto& entries : memory) {
+    if (format_ == RunFormat::kNarrow) {
+      for (Entry& e : entries) e.key = stored_key(format_, e.key);
+      std::sort(entries.begin(), entries.end());
+    }
+  }
+  std::vector<RunReader> readers;
+  for (lmdb::Dbi run : runs_) {
+    auto reader = RunReader::open(txn, run, format_);
+    if (!reader) return std::unexpected(reader.error());
+    readers.push_back(std::move(*reader));
+  }
+  std::vector<std::size_t> at(memory.size(), 0);
+  while (true) {
+    // The smallest head among the memory vectors (index < memory.size()) and the readers.
+    std::size_t best = ~std::size_t{0};
+    Entry min{};
+    for (std::size_t i = 0; i < memory.size(); ++i) {
+      if (at[i] < memory[i].size() && (best == ~std::size_t{0} || memory[i][at[i]] < min)) {
+        best = i;
+        min = memory[i][at[i]];
+      }
+    }
+    for (std::size_t i = 0; i < readers.size(); ++i) {
+      if (!readers[i].done() && (best == ~std::size_t{0} || readers[i].current() < min)) {
+        best = memory.size() + i;
+        min = readers[i].current();
+      }
+    }
+    if (best == ~std::size_t{0}) return {};
+    fn(min);
+    if (best < memory.size()) {
+      ++at[best];
+    } else if (auto next = readers[best - memory.size()].next(); !next) {
+      return next;
+    }
+  }
+}
 
 }  // namespace neardup

@@ -112,6 +112,92 @@ TEST(Exactness, KTwoThreeTablesMatchesBruteForce) { expect_exact({2, 3}, 40'000,
 TEST(Exactness, KFourFiveTablesMatchesBruteForce) { expect_exact({4, 5}, 40'000, 2000, 4096); }
 TEST(Exactness, KFourFifteenTablesMatchesBruteForce) { expect_exact({4, 15}, 30'000, 2000, 4096); }
 
+// Forgotten and expired pages: after forget() of some ids and with store.retention, lookups
+// must equal a brute-force scan over the pages that remain, also once merges have dropped the
+// removed pages' entries (which the runs' entry counts show).
+TEST(Exactness, ForgottenAndExpiredPagesAreNeverMatchedAndMergesDropThem) {
+  constexpr std::size_t kStored = 40'000, kQueries = 2000;
+  constexpr std::int64_t kDay = 86'400'000, kNow = 1'800'000'000'000;
+  std::int64_t clock = kNow - 10 * kDay;  // the first half is stored ten days ago
+  testing::TempDir dir;
+  auto config = testing::store_config(dir.path(), 3, 4);
+  config.retention_seconds = 86'400 * 5;
+  auto index = Index::open(config, {.delta_entries = 4096, .now_ms = [&] { return clock; }});
+  ASSERT_TRUE(index.has_value()) << index.error();
+  std::mt19937_64 rng(5);
+  std::vector<std::uint64_t> fps;
+  std::vector<bool> removed(kStored, false);
+  auto store = [&](std::size_t from, std::size_t to) {
+    std::vector<IndexItem> batch;
+    for (std::size_t i = from; i < to; ++i) {
+      std::uint64_t fp = rng();
+      if (i > 0 && rng() % 20 == 0) fp = fps[rng() % i] ^ (1ull << (rng() % 64));
+      fps.push_back(fp);
+      IndexItem item = testing::page(numbered("d", i), fp);
+      item.page->seen_at_ms = clock;
+      batch.push_back(std::move(item));
+      if (batch.size() == 1000 || i + 1 == to) {
+        auto v = (*index)->apply(batch);
+        ASSERT_TRUE(v.has_value()) << v.error();
+        batch.clear();
+      }
+    }
+  };
+  store(0, kStored / 2);
+  clock = kNow;
+  for (std::size_t i = 0; i < kStored / 2; ++i) removed[i] = true;  // past the 5-day retention
+  store(kStored / 2, kStored);
+  std::vector<std::string> forget;
+  for (std::size_t i = kStored / 2; i < kStored; i += 37) {
+    forget.push_back(numbered("d", i));
+    removed[i] = true;
+  }
+  auto forgotten = (*index)->forget(forget);
+  ASSERT_TRUE(forgotten.has_value()) << forgotten.error();
+  EXPECT_EQ(*forgotten, forget.size());
+  EXPECT_EQ(*(*index)->forget(forget), 0u);  // already gone
+  // More pages, so that every column merges with what it held before.
+  store(kStored, kStored + 20'000);
+  for (std::size_t i = kStored; i < kStored + 20'000; ++i) removed.push_back(false);
+  // Without drops a column's runs would hold one entry per document up to its watermark.
+  std::uint64_t in_runs = 0, without_drops = 0;
+  for (const auto& column : (*index)->stats().columns) {
+    in_runs += column.entries;
+    without_drops += column.watermark;
+  }
+  EXPECT_LT(in_runs, without_drops - kStored / 4);
+  std::size_t hits = 0, wrong = 0, found_removed = 0;
+  for (std::size_t q = 0; q < kQueries; ++q) {
+    const std::size_t target = rng() % fps.size();
+    const std::uint64_t query = fps[target] ^ (q % 3 == 0 ? 0 : 1ull << (rng() % 64));
+    int best = -1;
+    std::size_t best_at = 0;
+    for (std::size_t i = 0; i < fps.size(); ++i) {
+      if (removed[i]) continue;
+      const int d = std::popcount(fps[i] ^ query);
+      if (d <= 3 && (best < 0 || d < best)) {
+        best = d;
+        best_at = i;
+      }
+    }
+    auto found = testing::lookup(**index, query, "s-test", 3);
+    ASSERT_TRUE(found.has_value()) << found.error();
+    if (best >= 0) ++hits;
+    const bool ok = best < 0 ? !found->has_value()
+                             : found->has_value() && (*found)->id == numbered("d", best_at) &&
+                                   (*found)->distance == best;
+    if (!ok) ++wrong;
+    auto page = (*index)->find(numbered("d", target));
+    ASSERT_TRUE(page.has_value()) << page.error();
+    if (removed[target] == page->has_value()) ++found_removed;
+  }
+  std::printf("with removals: %zu queries, %zu with a neighbour, %zu wrong, %zu finds wrong\n",
+              kQueries, hits, wrong, found_removed);
+  EXPECT_GT(hits, kQueries / 2);
+  EXPECT_EQ(wrong, 0u);
+  EXPECT_EQ(found_removed, 0u);
+}
+
 // The LSH path against brute force: stored pages with random sketches (one in 20 a partial copy
 // of an earlier one), queried with partial copies of stored sketches at many similarities (and
 // random ones). The index must answer exactly what a scan of every stored sketch answers: the

@@ -13,6 +13,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <set>
 #include <shared_mutex>
 
 #include "store/coding.h"
@@ -116,7 +117,8 @@ class LmdbIndex final : public Index {
     ApplyTiming* timing = options_.timing;
     const std::size_t timed = timing ? timing->item_ns.size() : 0;
     std::vector<Verdict> verdicts;
-    const BatchUndo undo{next_doc_, documents_, schemes_.size()};
+    const BatchUndo undo{next_doc_, documents_, schemes_.size(), stored_samples_.size()};
+    now_ms_ = now();
     auto written = write([&](const lmdb::Txn& txn) { return apply_batch(txn, items, verdicts); },
                          [&] {
                            rollback(undo);
@@ -174,8 +176,13 @@ class LmdbIndex final : public Index {
     std::sort(schemes.begin(), schemes.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     for (auto& [number, scheme] : schemes) s.schemes.push_back(std::move(scheme));
-    for_each_prefixed(*txn, meta_, "column/", [&](std::string_view, std::string_view value) {
-      if (auto state = records::ColumnState::decode(value)) s.runs += state->runs.size();
+    for_each_prefixed(*txn, meta_, "column/", [&](std::string_view key, std::string_view value) {
+      auto state = records::ColumnState::decode(value);
+      if (!state) return;
+      IndexStats::Column column{std::string(key.substr(7)), state->watermark, state->runs.size()};
+      for (const auto& run : state->runs) column.entries += run.entries;
+      s.runs += column.runs;
+      s.columns.push_back(std::move(column));
     });
     for_each_prefixed(*txn, offsets_, "", [&](std::string_view key, std::string_view value) {
       s.applied_offsets.emplace_back(key,
@@ -190,30 +197,131 @@ class LmdbIndex final : public Index {
 
   StoreResult<Verdict> lookup(const IndexItem::Page& page) override {
     std::lock_guard writer(writer_);
-    if (options_.read_only) return store_error(Code::kReadOnly, "index opened read-only");
     if (auto valid = validate(page); !valid) return std::unexpected(valid.error());
     auto it = scheme_numbers_.find(page.scheme);
     if (it == scheme_numbers_.end()) return Verdict{};
     Scheme& scheme = schemes_[it->second];
     if (auto fits = check_sketch_fits(scheme, page); !fits) return std::unexpected(fits.error());
-    auto txn = lift(lmdb::Txn::begin(env_, MDB_RDONLY));
-    if (!txn) return std::unexpected(txn.error());
-    for (Column* column : columns_of(scheme)) {
-      if (auto r = lift(column->open_directories(*txn, map_generation_)); !r) {
+    return with_query_txn([&](const lmdb::Txn& txn) -> StoreResult<Verdict> {
+      for (Column* column : columns_of(scheme)) {
+        if (auto r = lift(column->open_directories(txn, map_generation_)); !r) {
+          return std::unexpected(r.error());
+        }
+      }
+      std::vector<std::uint64_t> keys;
+      if (!page.sketch.empty()) band_keys(page.sketch, page.bands, page.rows, keys);
+      now_ms_ = now();
+      Candidates& found = candidates_;
+      if (auto r = probe(scheme, page, keys, nullptr, found); !r) return std::unexpected(r.error());
+      return decide(txn, scheme, page, found);
+    });
+  }
+
+  StoreResult<std::optional<StoredPage>> find(const std::string& id) override {
+    std::lock_guard writer(writer_);
+    return with_query_txn([&](const lmdb::Txn& txn) -> StoreResult<std::optional<StoredPage>> {
+      now_ms_ = now();
+      auto found = find_live_id(txn, id);
+      if (!found) return std::unexpected(found.error());
+      if (!*found) return std::nullopt;
+      return stored_page(txn, (*found)->first, (*found)->second);
+    });
+  }
+
+  StoreResult<Cluster> cluster(std::uint64_t root_doc) override {
+    std::lock_guard writer(writer_);
+    return with_query_txn([&](const lmdb::Txn& txn) -> StoreResult<Cluster> {
+      now_ms_ = now();
+      if (auto r = lift(members_->open_directories(txn, map_generation_)); !r) {
         return std::unexpected(r.error());
       }
-    }
-    std::vector<std::uint64_t> keys;
-    if (!page.sketch.empty()) band_keys(page.sketch, page.bands, page.rows, keys);
-    Candidates& found = candidates_;
-    if (auto r = probe(scheme, page, keys, nullptr, found); !r) return std::unexpected(r.error());
-    return decide(*txn, scheme, page, found);
+      std::vector<std::uint64_t> docs;
+      probes_.clear();
+      members_->start(root_doc, probes_, [&](const Entry& e) { docs.push_back(e.doc); });
+      for (RunProbe& p : probes_) p.finish([&](std::uint64_t, auto doc) { docs.push_back(doc()); });
+      probes_.clear();
+      std::sort(docs.begin(), docs.end());
+      docs.erase(std::unique(docs.begin(), docs.end()), docs.end());
+      return build_cluster(txn, root_doc, docs);
+    });
+  }
+
+  StoreResult<> for_each_cluster(std::size_t min_size, const std::string& scheme,
+                                 const std::function<bool(const Cluster&)>& fn) override {
+    std::lock_guard writer(writer_);
+    return with_query_txn([&](const lmdb::Txn& txn) -> StoreResult<> {
+      now_ms_ = now();
+      std::optional<std::uint32_t> number;
+      if (!scheme.empty()) {
+        auto it = scheme_numbers_.find(scheme);
+        if (it == scheme_numbers_.end()) return {};  // no page of that scheme
+        number = it->second;
+      }
+      std::uint64_t root = 0;
+      std::vector<std::uint64_t> docs;
+      bool stop = false;
+      StoreResult<> failed;
+      auto emit = [&]() {
+        if (docs.empty() || stop || !failed) return;
+        auto cluster = build_cluster(txn, root, docs);
+        if (!cluster) {
+          failed = std::unexpected(cluster.error());
+          return;
+        }
+        if (cluster->members.size() >= std::max<std::size_t>(min_size, 1) &&
+            (!number || cluster->scheme == schemes_[*number].id)) {
+          stop = !fn(*cluster);
+        }
+      };
+      auto walked = lift(members_->for_each_sorted(txn, [&](const Entry& e) {
+        if (e.key != root) {
+          emit();
+          docs.clear();
+          root = e.key;
+        }
+        if (docs.empty() || docs.back() != e.doc) docs.push_back(e.doc);
+      }));
+      if (!walked) return walked;
+      emit();
+      return failed;
+    });
+  }
+
+  StoreResult<std::size_t> forget(std::span<const std::string> ids) override {
+    std::lock_guard writer(writer_);
+    if (options_.read_only) return store_error(Code::kReadOnly, "index opened read-only");
+    std::vector<std::uint64_t> forgotten;
+    const std::uint64_t documents = documents_;
+    auto written = write(
+        [&](const lmdb::Txn& txn) -> StoreResult<> {
+          forgotten.clear();
+          documents_ = documents;
+          now_ms_ = now();
+          for (const std::string& id : ids) {
+            auto found = find_live_id(txn, id);
+            if (!found) return std::unexpected(found.error());
+            if (!*found) continue;
+            auto& [doc, record] = **found;
+            record.flags |= DocRecord::kForgotten;
+            if (auto put = lift(docs_.put(txn, coding::be64_key(doc), record.encode())); !put) {
+              return put;
+            }
+            if (auto put = lift(forgotten_db_.put(txn, coding::be64_key(doc), "")); !put) return put;
+            forgotten.push_back(doc);
+            --documents_;
+          }
+          return lift(meta_.put(txn, "documents", records::encode_u64(documents_)));
+        },
+        [&] { documents_ = documents; });
+    if (!written) return std::unexpected(written.error());
+    forgotten_.insert(forgotten.begin(), forgotten.end());
+    return forgotten.size();
   }
 
  private:
   struct BatchUndo {
     std::uint64_t next_doc, documents;
-    std::size_t schemes;
+    std::size_t schemes, stored_samples;
   };
   // A live stored document that a signature matched.
   struct Hit {
@@ -239,6 +347,127 @@ class LmdbIndex final : public Index {
                              std::to_string(page.rows) + " rows");
     }
     return {};
+  }
+
+  // ---- time and liveness ----
+
+  std::int64_t now() const {
+    if (options_.now_ms) return options_.now_ms();
+    return std::chrono::duration_cast<std::chrono::milliseconds>(
+               std::chrono::system_clock::now().time_since_epoch())
+        .count();
+  }
+
+  // Whether a stored document can still be matched and found: not superseded by a re-crawl,
+  // not forgotten, and (store.retention) first seen recently enough. now_ms_ is the time of
+  // the current request.
+  bool live(const DocRecord& record) const {
+    if (record.flags & (DocRecord::kSuperseded | DocRecord::kForgotten)) return false;
+    return config_.retention_seconds == 0 ||
+           record.first_seen_ms >=
+               now_ms_ - static_cast<std::int64_t>(config_.retention_seconds) * 1000;
+  }
+
+  // The last document merges may drop as past store.retention: every document up to it was
+  // stored before the retention cut-off (sampled storage times; 0 for none).
+  std::uint64_t expired_through() const {
+    if (config_.retention_seconds == 0) return 0;
+    const std::int64_t cutoff_s =
+        now_ms_ / 1000 - static_cast<std::int64_t>(config_.retention_seconds);
+    std::uint64_t through = 0;
+    for (const auto& [doc, stored_at_s] : stored_samples_) {
+      if (static_cast<std::int64_t>(stored_at_s) >= cutoff_s) break;
+      through = doc;
+    }
+    return through;
+  }
+
+  // Runs a query in the read-only snapshot, or else in a new read transaction.
+  template <typename Fn>
+  auto with_query_txn(Fn&& fn) -> decltype(fn(std::declval<const lmdb::Txn&>())) {
+    if (options_.read_only) return fn(snapshot_);
+    std::shared_lock lock(map_lock_);
+    auto txn = lift(lmdb::Txn::begin(env_, MDB_RDONLY));
+    if (!txn) return std::unexpected(txn.error());
+    return fn(*txn);
+  }
+
+  // The document stored under an id that is neither superseded nor forgotten (it may be past
+  // retention: apply_page re-indexes it then).
+  StoreResult<std::optional<std::pair<std::uint64_t, DocRecord>>> find_stored_id(
+      const lmdb::Txn& txn, const std::string& id) {
+    if (auto r = lift(ids_->open_directories(txn, map_generation_)); !r) {
+      return std::unexpected(r.error());
+    }
+    const std::uint64_t hash = XXH3_64bits(id.data(), id.size());
+    std::vector<std::uint64_t> docs;
+    probes_.clear();
+    ids_->start(hash, probes_, [&](const Entry& e) { docs.push_back(e.doc); },
+                id_filter_.may_contain(hash));
+    for (RunProbe& p : probes_) p.finish([&](std::uint64_t, auto doc) { docs.push_back(doc()); });
+    probes_.clear();
+    return find_id(txn, docs, id);
+  }
+
+  StoreResult<std::optional<std::pair<std::uint64_t, DocRecord>>> find_live_id(
+      const lmdb::Txn& txn, const std::string& id) {
+    auto found = find_stored_id(txn, id);
+    if (!found || !*found || live((*found)->second)) return found;
+    return std::nullopt;
+  }
+
+  StoreResult<StoredPage> stored_page(const lmdb::Txn& txn, std::uint64_t doc,
+                                      const DocRecord& record) {
+    StoredPage page{.doc = doc,
+                    .id = record.id,
+                    .scheme = record.scheme < schemes_.size() ? schemes_[record.scheme].id : "",
+                    .fingerprint = record.fingerprint,
+                    .first_seen_ms = record.first_seen_ms,
+                    .stored_at_ms = std::int64_t{record.stored_at_s} * 1000,
+                    .cluster_doc = record.cluster};
+    auto sketch = get_sketch(txn, doc);
+    if (!sketch) return std::unexpected(sketch.error());
+    page.sketch = std::move(*sketch);
+    auto verdict = stored_verdict(txn, record);
+    if (!verdict) return std::unexpected(verdict.error());
+    page.verdict = std::move(*verdict);
+    page.verdict.replayed = false;
+    if (record.cluster == doc) {
+      page.cluster = record.id;
+    } else {
+      auto root = get_doc(txn, record.cluster);
+      if (!root) return std::unexpected(root.error());
+      page.cluster = std::move(root->id);
+    }
+    return page;
+  }
+
+  // The cluster of root_doc with the live documents among `docs` (sorted).
+  StoreResult<Cluster> build_cluster(const lmdb::Txn& txn, std::uint64_t root_doc,
+                                     const std::vector<std::uint64_t>& docs) {
+    auto root = docs_.get(txn, coding::be64_key(root_doc));
+    if (!root) {
+      if (root.error().code == MDB_NOTFOUND) {
+        return store_error(Code::kInvalidArgument, "no document " + std::to_string(root_doc));
+      }
+      return std::unexpected(from_lmdb(root.error()));
+    }
+    auto root_record = DocRecord::decode(*root);
+    if (!root_record) return corrupt("docs record " + std::to_string(root_doc));
+    Cluster cluster{.root = root_record->id,
+                    .root_doc = root_doc,
+                    .scheme = root_record->scheme < schemes_.size()
+                                  ? schemes_[root_record->scheme].id
+                                  : ""};
+    for (std::uint64_t doc : docs) {
+      auto record = get_doc(txn, doc);
+      if (!record) return std::unexpected(record.error());
+      if (!live(*record) || record->cluster != root_doc) continue;
+      auto page = stored_page(txn, doc, *record);
+      if (!page) return std::unexpected(page.error());
+      cluster.members.push_back(std::move(*page));
+    }
+    return cluster;
   }
 
   // A page's sketch must match its scheme's LSH design (the scheme id covers it).
@@ -362,6 +591,7 @@ class LmdbIndex final : public Index {
       for (Column* column : columns_of(scheme)) out.push_back(column);
     }
     if (ids_) out.push_back(ids_.get());
+    if (members_) out.push_back(members_.get());
     return out;
   }
 
@@ -371,6 +601,7 @@ class LmdbIndex final : public Index {
   StoreResult<> merge_slices(const lmdb::Txn& txn, std::size_t batch_pages) {
     slices_.clear();
     const auto start = Clock::now();
+    const Dropped dropped{expired_through(), &forgotten_};
     for (auto [column, per_page] : columns_and_rates()) {
       if (column->full()) column->begin_merge(next_doc_ - 1);
       if (!column->merging()) continue;
@@ -382,7 +613,7 @@ class LmdbIndex final : public Index {
         const std::uint64_t batches_left = std::max<std::uint64_t>(1, (column->capacity() - size) / adds / 2);
         budget = (remaining + batches_left - 1) / batches_left;
       }
-      auto slice = lift(column->merge_slice(txn, meta_, budget));
+      auto slice = lift(column->merge_slice(txn, meta_, budget, dropped));
       if (!slice) {
         slice.error().message = "merging " + column->name() + ": " + slice.error().message;
         return std::unexpected(slice.error());
@@ -413,6 +644,7 @@ class LmdbIndex final : public Index {
       if (scheme.bands) out.emplace_back(scheme.bands.get(), scheme.state.bands);
     }
     if (ids_) out.emplace_back(ids_.get(), 1);
+    if (members_) out.emplace_back(members_.get(), 1);
     return out;
   }
 
@@ -464,6 +696,7 @@ class LmdbIndex final : public Index {
     if (scheme.bands && doc > scheme.bands->watermark()) {
       for (std::uint64_t key : band_keys) scheme.bands->add({key, doc});
     }
+    if (doc > members_->watermark()) members_->add({record.cluster, doc});
   }
 
   // ---- apply ----
@@ -472,6 +705,7 @@ class LmdbIndex final : public Index {
     for (Column* column : all_columns()) column->delta().undo();
     next_doc_ = undo.next_doc;
     documents_ = undo.documents;
+    stored_samples_.resize(undo.stored_samples);
     std::erase_if(scheme_numbers_, [&](const auto& s) { return s.second >= undo.schemes; });
     schemes_.resize(undo.schemes);
   }
@@ -593,13 +827,15 @@ class LmdbIndex final : public Index {
     std::int64_t first_seen = page.seen_at_ms;
     if (*existing) {
       auto& [old_doc, old] = **existing;
-      if (old.fingerprint == page.fingerprint && old.scheme == it->second) {
+      const bool expired = !live(old);
+      if (!expired && old.fingerprint == page.fingerprint && old.scheme == it->second) {
         auto old_sketch = get_sketch(txn, old_doc);
         if (!old_sketch) return std::unexpected(old_sketch.error());
         if (*old_sketch == page.sketch) return stored_verdict(txn, old);
       }
-      // Re-crawled with new signatures: the old document leaves every lookup.
-      first_seen = old.first_seen_ms;
+      // Re-crawled with new signatures (or past retention, and then seen anew): the old
+      // document leaves every lookup.
+      if (!expired) first_seen = old.first_seen_ms;
       old.flags |= DocRecord::kSuperseded;
       if (auto put = lift(docs_.put(txn, coding::be64_key(old_doc), old.encode())); !put) {
         return std::unexpected(put.error());
@@ -621,6 +857,7 @@ class LmdbIndex final : public Index {
                      .cluster = doc,
                      .first_seen_ms = first_seen,
                      .scheme = it->second,
+                     .stored_at_s = static_cast<std::uint32_t>(std::max<std::int64_t>(now_ms_ / 1000, 0)),
                      .id = page.id};
     if (verdict->status == Verdict::Status::kDuplicate) {
       record.cluster = found.matched_cluster;
@@ -638,6 +875,7 @@ class LmdbIndex final : public Index {
       if (!sketch) return std::unexpected(sketch.error());
     }
     add_entries(doc, record, band_keys);
+    if (doc % kStoredSampleEvery == 0) stored_samples_.emplace_back(doc, record.stored_at_s);
     return verdict;
   }
 
@@ -771,7 +1009,8 @@ class LmdbIndex final : public Index {
     for (std::uint64_t doc : docs) {
       auto record = get_doc(txn, doc);
       if (!record) return std::unexpected(record.error());
-      if (!(record->flags & DocRecord::kSuperseded) && record->id == id) {
+      if (!(record->flags & (DocRecord::kSuperseded | DocRecord::kForgotten)) &&
+          record->id == id) {
         return std::pair{doc, std::move(*record)};
       }
     }
@@ -786,7 +1025,7 @@ class LmdbIndex final : public Index {
     for (const auto& [distance, doc] : hits) {
       auto record = get_doc(txn, doc);
       if (!record) return std::unexpected(record.error());
-      if (!(record->flags & DocRecord::kSuperseded)) {
+      if (live(*record)) {
         return Hit{.doc = doc, .record = std::move(*record), .distance = distance};
       }
     }
@@ -812,7 +1051,7 @@ class LmdbIndex final : public Index {
     for (const auto& [negative, doc] : matches) {
       auto record = get_doc(txn, doc);
       if (!record) return std::unexpected(record.error());
-      if (!(record->flags & DocRecord::kSuperseded)) {
+      if (live(*record)) {
         return Hit{.doc = doc, .record = std::move(*record), .similarity = -negative};
       }
     }
@@ -826,6 +1065,7 @@ class LmdbIndex final : public Index {
     for (auto [dbi, name] : std::initializer_list<Named>{{&meta_, "meta"},
                                                          {&docs_, "docs"},
                                                          {&sketches_, "sketches"},
+                                                         {&forgotten_db_, "forgotten"},
                                                          {&offsets_, "offsets"},
                                                          {&pending_, "pending"}}) {
       auto opened = lift(lmdb::Dbi::open(txn, name, flags));
@@ -850,21 +1090,33 @@ class LmdbIndex final : public Index {
   }
 
   StoreResult<> load_read_only() {
-    auto txn = lift(begin_read());
-    if (!txn) return std::unexpected(txn.error());
-    // A format-2 store has no sketches database: read meta alone first, to name its version.
-    auto meta = lmdb::Dbi::open(*txn, "meta", 0);
-    if (!meta) return store_error(Code::kCorrupt, "not a neardup index (" + meta.error().message + ")");
-    meta_ = *meta;
-    if (auto format = check_format(*txn); !format) return format;
-    if (auto opened = open_dbis(*txn, 0); !opened) {
-      return store_error(Code::kCorrupt, "not a neardup index (" + opened.error().message + ")");
+    {
+      auto txn = lift(begin_read());
+      if (!txn) return std::unexpected(txn.error());
+      // A format-2 store has no sketches database: read meta alone first, to name its version.
+      auto meta = lmdb::Dbi::open(*txn, "meta", 0);
+      if (!meta) {
+        return store_error(Code::kCorrupt, "not a neardup index (" + meta.error().message + ")");
+      }
+      meta_ = *meta;
+      if (auto format = check_format(*txn); !format) return format;
+      if (auto opened = open_dbis(*txn, 0); !opened) {
+        return store_error(Code::kCorrupt, "not a neardup index (" + opened.error().message + ")");
+      }
+      auto design = records::DesignState::decode(meta_.get(*txn, "design").value_or(""));
+      if (!design) return corrupt("meta design");
+      design_ = TableDesign::make(design->k, design->r);
+      // Makes the handles opened in it usable by later transactions.
+      if (auto committed = lift(txn->commit()); !committed) return committed;
     }
-    auto design = records::DesignState::decode(meta_.get(*txn, "design").value_or(""));
-    if (!design) return corrupt("meta design");
-    design_ = TableDesign::make(design->k, design->r);
-    return lift(txn->commit());  // makes the handles opened in it usable by later transactions
+    // The queries' snapshot: the columns as committed now, their deltas rebuilt from it.
+    auto snapshot = lift(begin_read());
+    if (!snapshot) return std::unexpected(snapshot.error());
+    snapshot_ = std::move(*snapshot);
+    if (auto loaded = load_state(snapshot_, true); !loaded) return loaded;
+    return rebuild_deltas(snapshot_);
   }
+
 
   StoreResult<> load_or_create() {
     auto wanted =
@@ -899,20 +1151,23 @@ class LmdbIndex final : public Index {
                     " tables; store.design_k, store.tables, store.expected_documents): rebuild "
                     "the index or set store.design_k and store.tables to the stored design");
           }
-          return load_state(txn);
+          return load_state(txn, false);
         },
         [&] {
           scheme_numbers_.clear();
           schemes_.clear();
           ids_.reset();
+          members_.reset();
         });
     if (!loaded) return loaded;
     if (auto built = rebuild_id_filter(); !built) return built;
-    return rebuild_deltas();
+    auto txn = lift(lmdb::Txn::begin(env_, MDB_RDONLY));
+    if (!txn) return std::unexpected(txn.error());
+    return rebuild_deltas(*txn);
   }
 
   // Loads counters, schemes and columns (creating the ids column on a new index).
-  StoreResult<> load_state(const lmdb::Txn& txn) {
+  StoreResult<> load_state(const lmdb::Txn& txn, bool read_only) {
     auto docs_cursor = lift(lmdb::Cursor::open(txn, docs_));
     if (!docs_cursor) return std::unexpected(docs_cursor.error());
     MDB_val key{}, value{};
@@ -939,11 +1194,39 @@ class LmdbIndex final : public Index {
               [](const auto& a, const auto& b) { return a.second.number < b.second.number; });
     for (const auto& [name, state] : schemes) {
       if (state.number != schemes_.size()) return corrupt("meta scheme numbering");
-      if (auto added = open_scheme(txn, name, state, false); !added) return added;
+      if (auto added = open_scheme(txn, name, state, false, read_only); !added) return added;
     }
     ids_ = std::make_unique<Column>("ids", 64, RunFormat::kWide, bucket_bits_,
                                     options_.delta_entries);
-    return lift(ids_->load(txn, meta_, true, next_doc_ - 1));
+    if (auto r = lift(ids_->load(txn, meta_, !read_only, next_doc_ - 1, read_only)); !r) return r;
+    members_ = std::make_unique<Column>("members", 64, RunFormat::kWide, bucket_bits_,
+                                        options_.delta_entries);
+    if (auto r = lift(members_->load(txn, meta_, !read_only, next_doc_ - 1, read_only)); !r) {
+      return r;
+    }
+    auto forgotten = lift(for_each_prefixed(txn, forgotten_db_, "", [&](std::string_view k, std::string_view) {
+      if (k.size() == 8) forgotten_.insert(coding::decode_be64(k.data()));
+    }));
+    if (!forgotten) return forgotten;
+    return load_stored_samples(txn);
+  }
+
+  // The storage time of every kStoredSampleEvery-th document (a seek each).
+  StoreResult<> load_stored_samples(const lmdb::Txn& txn) {
+    stored_samples_.clear();
+    auto cursor = lift(lmdb::Cursor::open(txn, docs_));
+    if (!cursor) return std::unexpected(cursor.error());
+    for (std::uint64_t doc = kStoredSampleEvery; doc < next_doc_; doc += kStoredSampleEvery) {
+      const std::string wanted = coding::be64_key(doc);
+      MDB_val key = lmdb::to_val(wanted), value{};
+      auto found = lift(cursor->get(key, value, MDB_SET_KEY));
+      if (!found) return std::unexpected(found.error());
+      if (!*found) continue;
+      auto record = DocRecord::decode(lmdb::to_view(value));
+      if (!record) return corrupt("docs record " + std::to_string(doc));
+      stored_samples_.emplace_back(doc, record->stored_at_s);
+    }
+    return {};
   }
 
   // Registers a new scheme (its LSH design from the page) in meta and opens its columns.
@@ -962,7 +1245,8 @@ class LmdbIndex final : public Index {
   }
 
   StoreResult<> open_scheme(const lmdb::Txn& txn, const std::string& name,
-                            const records::SchemeState& state, bool create) {
+                            const records::SchemeState& state, bool create,
+                            bool read_only = false) {
     scheme_numbers_[name] = state.number;
     Scheme& scheme = schemes_.emplace_back();
     scheme.id = name;
@@ -978,19 +1262,17 @@ class LmdbIndex final : public Index {
                                               2 * options_.delta_entries);
     }
     for (Column* column : columns_of(scheme)) {
-      if (auto r = lift(column->load(txn, meta_, create, next_doc_ - 1)); !r) return r;
+      if (auto r = lift(column->load(txn, meta_, create, next_doc_ - 1, read_only)); !r) return r;
     }
     return {};
   }
 
   // The docs table (and sketches) are the deltas' log: re-adds every document past a column's
   // watermark.
-  StoreResult<> rebuild_deltas() {
+  StoreResult<> rebuild_deltas(const lmdb::Txn& txn) {
     std::uint64_t from = ids_->watermark();
     for (Column* column : all_columns()) from = std::min(from, column->watermark());
-    auto txn = lift(lmdb::Txn::begin(env_, MDB_RDONLY));
-    if (!txn) return std::unexpected(txn.error());
-    auto cursor = lift(lmdb::Cursor::open(*txn, docs_));
+    auto cursor = lift(lmdb::Cursor::open(txn, docs_));
     if (!cursor) return std::unexpected(cursor.error());
     const std::string start = coding::be64_key(from + 1);
     MDB_val key = lmdb::to_val(start), value{};
@@ -1006,7 +1288,7 @@ class LmdbIndex final : public Index {
       std::vector<std::uint64_t> keys;
       const Scheme& scheme = schemes_[record->scheme];
       if (scheme.bands && doc > scheme.bands->watermark()) {
-        auto sketch = get_sketch(*txn, doc);
+        auto sketch = get_sketch(txn, doc);
         if (!sketch) return std::unexpected(sketch.error());
         if (!sketch->empty()) band_keys(*sketch, scheme.state.bands, scheme.state.rows, keys);
       }
@@ -1026,14 +1308,22 @@ class LmdbIndex final : public Index {
   TableDesign design_;
   std::uint32_t bucket_bits_ = 20;
   lmdb::Env env_;
-  lmdb::Dbi meta_, docs_, sketches_, offsets_, pending_;
+  lmdb::Dbi meta_, docs_, sketches_, forgotten_db_, offsets_, pending_;
+  // Read-only: the snapshot every query answers from, held for the Index's life.
+  lmdb::Txn snapshot_;
 
   // Writer state (apply, trim_pending, lookup; guarded by writer_).
   std::mutex writer_;
   std::map<std::string, std::uint32_t> scheme_numbers_;
   std::vector<Scheme> schemes_;  // by scheme number
   std::unique_ptr<Column> ids_;
+  std::unique_ptr<Column> members_;  // key: a cluster's first document; doc: a member
   IdFilter id_filter_;  // the hashes in ids_'s runs (not its delta)
+  std::set<std::uint64_t> forgotten_;  // documents forget() removed (the forgotten database)
+  // (doc, stored_at_s) of every kStoredSampleEvery-th document, for expired_through().
+  static constexpr std::uint64_t kStoredSampleEvery = 4096;
+  std::vector<std::pair<std::uint64_t, std::uint32_t>> stored_samples_;
+  std::int64_t now_ms_ = 0;  // the time of the current request (store.retention)
   std::uint64_t next_doc_ = 1, documents_ = 0;
   std::uint64_t map_generation_ = 0;  // incremented whenever the map is resized
 

@@ -15,6 +15,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <span>
@@ -64,6 +65,12 @@ struct IndexStats {
   std::vector<std::pair<std::string, std::int64_t>> applied_offsets;  // partition -> last applied
   std::uint64_t pending_verdicts = 0;
   std::uint64_t runs = 0;  // sorted runs on disk, over all columns (FORMAT.md)
+  struct Column {
+    std::string name;  // t/<scheme>/<table>, b/<scheme>, ids, members
+    std::uint64_t watermark = 0;  // documents up to here are in its runs
+    std::uint64_t runs = 0, entries = 0;
+  };
+  std::vector<Column> columns;
 };
 
 // Time spent by apply(), accumulated over calls; item_ns gets one entry per item (lookup and
@@ -76,9 +83,11 @@ struct ApplyTiming {
 };
 
 struct OpenOptions {
-  // Opens an existing store without changing it (for `neardup stats`): fails if there is none;
-  // apply(), trim_pending() and lookup() fail; stats() and applied_offset() work while another
-  // process writes.
+  // Opens an existing store without changing it, beside a process that writes to it: fails if
+  // there is none; apply(), trim_pending() and forget() fail. The queries (lookup, find,
+  // cluster, for_each_cluster) answer from one snapshot taken at open (an LMDB read
+  // transaction held until the Index is destroyed, which keeps the pages it reads from being
+  // reused meanwhile); stats() and applied_offset() read the newest state.
   bool read_only = false;
   // Entries a table or ids column keeps in memory before they are merged into its sorted runs
   // on disk (a band column keeps twice as many: a page adds one entry per band). More means
@@ -86,6 +95,31 @@ struct OpenOptions {
   std::uint64_t delta_entries = 1ull << 21;
   // When set, apply() records where its time goes (benchmarks).
   ApplyTiming* timing = nullptr;
+  // The clock of store.retention, ms since the epoch (tests set it; default: the system's).
+  std::function<std::int64_t()> now_ms;
+};
+
+// A stored page, as the queries report it.
+struct StoredPage {
+  std::uint64_t doc = 0;  // its document number (order of storage)
+  std::string id;
+  std::string scheme;
+  std::uint64_t fingerprint = 0;
+  Sketch sketch;  // empty for a scheme without the second signature
+  std::int64_t first_seen_ms = 0;
+  std::int64_t stored_at_ms = 0;
+  Verdict verdict;  // the verdict it got when stored (unique or duplicate)
+  std::string cluster;  // id of the first-seen page of its cluster (its own when unique)
+  std::uint64_t cluster_doc = 0;
+};
+
+// One cluster: its first-seen page and its live members (the first included while live), in
+// order of storage.
+struct Cluster {
+  std::string root;
+  std::uint64_t root_doc = 0;
+  std::string scheme;
+  std::vector<StoredPage> members;
 };
 
 class Index {
@@ -121,8 +155,27 @@ class Index {
 
   // The verdict apply() would give the page now, without inserting anything (and without
   // recognising the page's own id: a stored copy of it is a match like any other). Serialized
-  // with apply(). Errors: those of apply().
+  // with apply(). Errors: those of apply() but kReadOnly.
   virtual StoreResult<Verdict> lookup(const IndexItem::Page& page) = 0;
+
+  // The live page stored under an id (not superseded by a re-crawl, forgotten or past
+  // store.retention), if any.
+  virtual StoreResult<std::optional<StoredPage>> find(const std::string& id) = 0;
+
+  // The cluster whose first-seen page is document root_doc. Errors: kInvalidArgument when no
+  // such document exists.
+  virtual StoreResult<Cluster> cluster(std::uint64_t root_doc) = 0;
+
+  // Calls fn for every cluster with at least min_size live members (of `scheme` only, when not
+  // empty), in order of their first-seen pages. Streams: memory stays bounded by the members
+  // column's in-memory part and the largest cluster. fn returns false to stop.
+  virtual StoreResult<> for_each_cluster(std::size_t min_size, const std::string& scheme,
+                                         const std::function<bool(const Cluster&)>& fn) = 0;
+
+  // Forgets the live pages stored under these ids: they are no longer matched or found, and
+  // merges drop their index entries. Returns how many ids had a live page. Errors: kReadOnly and
+  // those of apply().
+  virtual StoreResult<std::size_t> forget(std::span<const std::string> ids) = 0;
 };
 
 }  // namespace neardup

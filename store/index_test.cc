@@ -485,6 +485,104 @@ TEST(Index, ASketchThatDoesNotFitItsSchemeIsAClearError) {
   ASSERT_FALSE(no_sketch.has_value());
 }
 
+// ---- Questions to the index ----
+
+TEST(Index, FindReportsAStoredPageWithItsClusterAndClustersListTheirMembers) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  {
+    auto index = open_or_die(config);
+    apply_or_die(*index, {sketched("a", kA, random_sketch(1)), sketched("b", kA ^ 1, random_sketch(2)),
+                          sketched("c", ~kA, random_sketch(3)), sketched("d", kA ^ 3, random_sketch(4))});
+    auto b = index->find("b");
+    ASSERT_TRUE(b.has_value()) << b.error();
+    ASSERT_TRUE(b->has_value());
+    EXPECT_EQ((*b)->cluster, "a");
+    EXPECT_EQ((*b)->verdict.status, Status::kDuplicate);
+    EXPECT_EQ((*b)->verdict.matched, "a");
+    EXPECT_EQ((*b)->verdict.method, Verdict::kSimHash);
+    EXPECT_EQ((*b)->fingerprint, kA ^ 1);
+    EXPECT_EQ((*b)->sketch, random_sketch(2));
+    EXPECT_EQ((*b)->scheme, "s-mh");
+    EXPECT_FALSE(index->find("nobody")->has_value());
+    auto cluster = index->cluster((*b)->cluster_doc);
+    ASSERT_TRUE(cluster.has_value()) << cluster.error();
+    ASSERT_EQ(cluster->members.size(), 3u);
+    EXPECT_EQ(cluster->root, "a");
+    EXPECT_EQ(cluster->members[0].id, "a");
+    EXPECT_EQ(cluster->members[1].id, "b");
+    EXPECT_EQ(cluster->members[2].id, "d");
+  }
+  // Read-only, as `neardup clusters` opens it: every cluster, in order, sizes filtered.
+  auto index = open_or_die(config, {.read_only = true});
+  std::vector<std::pair<std::string, std::size_t>> seen;
+  auto walked = index->for_each_cluster(1, "", [&](const Cluster& c) {
+    seen.emplace_back(c.root, c.members.size());
+    return true;
+  });
+  ASSERT_TRUE(walked.has_value()) << walked.error();
+  EXPECT_EQ(seen, (std::vector<std::pair<std::string, std::size_t>>{{"a", 3}, {"c", 1}}));
+  seen.clear();
+  ASSERT_TRUE(index->for_each_cluster(2, "s-mh", [&](const Cluster& c) {
+    seen.emplace_back(c.root, c.members.size());
+    return true;
+  }));
+  EXPECT_EQ(seen, (std::vector<std::pair<std::string, std::size_t>>{{"a", 3}}));
+  ASSERT_TRUE(index->for_each_cluster(1, "s-other", [&](const Cluster&) {
+    ADD_FAILURE() << "no cluster of s-other";
+    return true;
+  }));
+  // Read-only lookups see the stored pages (their deltas are rebuilt from the snapshot).
+  auto v = index->lookup(*sketched("q", kA ^ 7, random_sketch(9)).page);
+  ASSERT_TRUE(v.has_value()) << v.error();
+  EXPECT_EQ(v->status, Status::kDuplicate);
+  EXPECT_EQ(v->duplicate_of, "a");
+  EXPECT_FALSE(index->apply(std::vector{page("x", 1)}).has_value());
+  EXPECT_FALSE(index->forget(std::vector<std::string>{"a"}).has_value());
+}
+
+TEST(Index, ForgottenPagesAreNotMatchedFoundOrListedAndTheirIdCanComeBack) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  apply_or_die(*index, {page("a", kA), page("b", kA ^ 1)});
+  auto n = index->forget(std::vector<std::string>{"a", "zzz"});
+  ASSERT_TRUE(n.has_value()) << n.error();
+  EXPECT_EQ(*n, 1u);
+  EXPECT_FALSE(index->find("a")->has_value());
+  EXPECT_EQ(index->stats().documents, 1u);
+  auto v = apply_or_die(*index, {page("c", kA ^ 2)});
+  EXPECT_EQ(v[0].matched, "b");       // a is gone
+  EXPECT_EQ(v[0].duplicate_of, "a");  // b's cluster is still named by its first page
+  auto again = apply_or_die(*index, {page("a", kA)});
+  EXPECT_FALSE(again[0].replayed);  // a new page now
+  EXPECT_EQ(again[0].matched, "b");
+  EXPECT_EQ(index->stats().documents, 3u);
+}
+
+TEST(Index, PagesPastRetentionAreNotMatchedAndTheirIdIsSeenAnew) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  config.retention_seconds = 3600;
+  std::int64_t now = 1'800'000'000'000;
+  auto index = open_or_die(config, {.now_ms = [&] { return now; }});
+  IndexItem old = page("a", kA);
+  old.page->seen_at_ms = now - 7'200'000;  // first seen two hours ago
+  IndexItem fresh = page("b", ~kA);
+  fresh.page->seen_at_ms = now;
+  apply_or_die(*index, {old, fresh});
+  auto v = apply_or_die(*index, {page("c", kA ^ 1), page("d", ~kA ^ 1)});
+  EXPECT_EQ(v[0].status, Status::kUnique);  // a is past retention
+  EXPECT_EQ(v[1].matched, "b");
+  EXPECT_FALSE(index->find("a")->has_value());
+  now += 4'000'000;  // b too, now
+  EXPECT_FALSE(index->find("b")->has_value());
+  IndexItem again = page("b", ~kA);
+  again.page->seen_at_ms = now;
+  auto seen = apply_or_die(*index, {again});
+  EXPECT_FALSE(seen[0].replayed);  // stored again, as a new page
+  EXPECT_TRUE(index->find("b")->has_value());
+}
+
 TEST(Index, ASchemeCreatedInAnAbortedBatchLeavesNoTrace) {
   TempDir dir;
   auto config = store_config(dir.path());

@@ -25,7 +25,8 @@ std::string DocRecord::encode() const {
   out.push_back(static_cast<char>(flags));
   out.push_back(static_cast<char>(method));
   put_fixed16(out, similarity);
-  out.append(6, '\0');  // reserved
+  put_fixed32(out, stored_at_s);
+  out.append(2, '\0');  // reserved
   return out += id;
 }
 
@@ -42,7 +43,8 @@ std::optional<DocRecord> DocRecord::decode(std::string_view bytes) {
   r.flags = in.u8();
   r.method = in.u8();
   r.similarity = in.u16();
-  in.bytes(6);
+  r.stored_at_s = in.u32();
+  in.bytes(2);
   r.id = std::string(in.rest());
   if (!in.ok() || r.status > static_cast<std::uint8_t>(Verdict::Status::kDuplicate) ||
       r.method > Verdict::kBoth) {

@@ -19,6 +19,7 @@ inline constexpr std::uint32_t kFormatVersion = 3;
 // docs: document number -> page. A 48-byte header, then the id bytes.
 struct DocRecord {
   static constexpr std::uint8_t kSuperseded = 1;  // flags: the id was re-indexed since
+  static constexpr std::uint8_t kForgotten = 2;   // flags: removed by Index::forget
   static constexpr std::uint16_t kNoSimilarity = 0xffff;
 
   std::uint64_t fingerprint = 0;
@@ -31,6 +32,7 @@ struct DocRecord {
   std::uint8_t flags = 0;
   std::uint8_t method = 0;  // Verdict::Method
   std::uint16_t similarity = kNoSimilarity;  // estimated Jaccard x 10000
+  std::uint32_t stored_at_s = 0;  // when the index stored it, seconds since the epoch
   std::string id;
 
   std::string encode() const;

@@ -42,6 +42,7 @@ TEST(Records, DocRecordRoundTrips) {
               .flags = DocRecord::kSuperseded,
               .method = Verdict::kBoth,
               .similarity = 8125,
+              .stored_at_s = 1700000000,
               .id = "https://a.example/1"};
   const std::string bytes = r.encode();
   EXPECT_EQ(bytes.size(), 48 + r.id.size());
@@ -57,6 +58,7 @@ TEST(Records, DocRecordRoundTrips) {
   EXPECT_EQ(back->flags, DocRecord::kSuperseded);
   EXPECT_EQ(back->method, Verdict::kBoth);
   EXPECT_EQ(back->similarity, 8125);
+  EXPECT_EQ(back->stored_at_s, 1700000000u);
   EXPECT_EQ(back->id, r.id);
   EXPECT_FALSE(DocRecord::decode(bytes.substr(0, 47)));
   std::string bad = bytes;
