@@ -116,6 +116,16 @@ std::string source_string(const RdKafka::Message& message) {
          std::to_string(message.offset());
 }
 
+std::expected<void, Error> check(RdKafka::Error* error) {
+  std::unique_ptr<RdKafka::Error> owned(error);
+  if (!owned) return {};
+  return std::unexpected(Error{.code = owned->code(),
+                               .message = owned->name() + ": " + owned->str(),
+                               .fatal = owned->is_fatal(),
+                               .retriable = owned->is_retriable(),
+                               .txn_requires_abort = owned->txn_requires_abort()});
+}
+
 std::string error_name(RdKafka::ErrorCode code) {
   return rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(code));
 }

@@ -72,6 +72,20 @@ std::string source_string(const RdKafka::Message& message);
 // The enum name of an error ("NOT_LEADER_FOR_PARTITION", "_TRANSPORT").
 std::string error_name(RdKafka::ErrorCode code);
 
+// What an RdKafka::Error said (the transactional and incremental-rebalance calls return one
+// on failure), as a value: the object itself is deleted when it is read (check()).
+struct Error {
+  RdKafka::ErrorCode code = RdKafka::ERR_NO_ERROR;
+  std::string message;  // "NAME: description" (error_name and librdkafka's text)
+  bool fatal = false;
+  bool retriable = false;
+  bool txn_requires_abort = false;
+};
+
+// Takes ownership of a call's RdKafka::Error* (null means success) and turns it into a value:
+//   if (auto begun = kafka::check(producer->begin_transaction()); !begun) ... begun.error()
+std::expected<void, Error> check(RdKafka::Error* error);
+
 // Owns a list of TopicPartition pointers as librdkafka's C++ API hands them out.
 class TopicPartitions {
  public:
