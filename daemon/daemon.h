@@ -50,6 +50,9 @@ inline constexpr int kDrainMillis = 8000;
 // up to kDrainMillis. Longer than this without a poll means the daemon is stuck (health()).
 inline constexpr int kStallMillis = 15000;
 
+// How long create() waits for the cluster's metadata to check that the topics exist.
+inline constexpr int kTopicCheckMillis = 30000;
+
 // How often librdkafka reports consumer statistics (statistics.interval.ms), from which
 // neardup_consumer_lag{partition} is set; kafka.properties may override it.
 inline constexpr int kStatisticsMillis = 5000;
