@@ -47,7 +47,23 @@ void observe_stages(ops::DaemonMetrics& metrics, const StageTimes& times) {
 
 }  // namespace
 
-kafka::Properties consumer_properties(const Config& config) {
+namespace {
+
+// Appends `extra` (a kafka.* property map, named `path`) with its values read.
+std::expected<void, std::string> append_properties(kafka::Properties& properties,
+                                                   const PropertyMap& extra,
+                                                   const std::string& path) {
+  for (const auto& [name, value] : extra) {
+    auto text = resolve_property(value);
+    if (!text) return std::unexpected(path + "." + name + ": " + text.error());
+    properties.emplace_back(name, std::move(*text));
+  }
+  return {};
+}
+
+}  // namespace
+
+std::expected<kafka::Properties, std::string> consumer_properties(const Config& config) {
   kafka::Properties properties = {
       {"bootstrap.servers", config.kafka.bootstrap_servers},
       {"group.id", config.kafka.group_id},
@@ -63,11 +79,17 @@ kafka::Properties consumer_properties(const Config& config) {
       // Per-partition consumer_lag for neardup_consumer_lag (event_cb, EVENT_STATS).
       {"statistics.interval.ms", std::to_string(kStatisticsMillis)},
   };
-  for (const auto& property : config.kafka.properties) properties.push_back(property);
+  for (const auto& [extra, path] :
+       {std::pair{&config.kafka.properties, "kafka.properties"},
+        std::pair{&config.kafka.consumer_properties, "kafka.consumer_properties"}}) {
+    if (auto added = append_properties(properties, *extra, path); !added) {
+      return std::unexpected(added.error());
+    }
+  }
   return properties;
 }
 
-kafka::Properties producer_properties(const Config& config) {
+std::expected<kafka::Properties, std::string> producer_properties(const Config& config) {
   kafka::Properties properties = {
       {"bootstrap.servers", config.kafka.bootstrap_servers},
       {"enable.idempotence", "true"},
@@ -81,7 +103,13 @@ kafka::Properties producer_properties(const Config& config) {
   if (config.kafka.exactly_once) {
     properties.emplace_back("transactional.id", "neardupd-" + config.kafka.group_id);
   }
-  for (const auto& property : config.kafka.properties) properties.push_back(property);
+  for (const auto& [extra, path] :
+       {std::pair{&config.kafka.properties, "kafka.properties"},
+        std::pair{&config.kafka.producer_properties, "kafka.producer_properties"}}) {
+    if (auto added = append_properties(properties, *extra, path); !added) {
+      return std::unexpected(added.error());
+    }
+  }
   return properties;
 }
 
@@ -588,7 +616,9 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
   auto impl = std::make_unique<Impl>(holder, std::move(index), daemon->stop_requested_, metrics);
   const std::shared_ptr<const Config>& config = impl->startup;
 
-  auto producer_conf = kafka::make_conf(producer_properties(*config));
+  auto producer_settings = producer_properties(*config);
+  if (!producer_settings) return std::unexpected(producer_settings.error());
+  auto producer_conf = kafka::make_conf(*producer_settings);
   if (!producer_conf) return std::unexpected("kafka producer: " + producer_conf.error());
   if (auto set = kafka::set_callback(**producer_conf, "dr_cb",
                                      static_cast<RdKafka::DeliveryReportCb*>(&impl->publisher));
@@ -619,7 +649,9 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
     }
   }
 
-  auto consumer_conf = kafka::make_conf(consumer_properties(*config));
+  auto consumer_settings = consumer_properties(*config);
+  if (!consumer_settings) return std::unexpected(consumer_settings.error());
+  auto consumer_conf = kafka::make_conf(*consumer_settings);
   if (!consumer_conf) return std::unexpected("kafka consumer: " + consumer_conf.error());
   for (auto set : {kafka::set_callback(**consumer_conf, "event_cb",
                                        static_cast<RdKafka::EventCb*>(impl.get())),

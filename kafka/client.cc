@@ -3,6 +3,8 @@
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
+
+#include "common/secret.h"
 #include <thread>
 
 namespace neardup::kafka {
@@ -37,6 +39,12 @@ std::expected<std::unique_ptr<RdKafka::Conf>, std::string> make_conf(const Prope
   for (const auto& [name, value] : properties) {
     std::string error;
     if (conf->set(name, value, error) != RdKafka::Conf::CONF_OK) {
+      // librdkafka's reason may quote the value: a secret's is never repeated.
+      if (is_secret_property(name) && !value.empty()) {
+        for (auto at = error.find(value); at != std::string::npos; at = error.find(value, at)) {
+          error.replace(at, value.size(), "<redacted>");
+        }
+      }
       return std::unexpected(name + ": " + error);
     }
   }

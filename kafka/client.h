@@ -26,7 +26,8 @@ using Properties = std::vector<std::pair<std::string, std::string>>;
 std::expected<Properties, std::string> parse_properties(const std::vector<std::string>& texts);
 
 // A global configuration object with every property set. The error names the property and
-// repeats librdkafka's reason ("enable.idempotence: Invalid value ...").
+// repeats librdkafka's reason ("enable.idempotence: Invalid value ..."), with the value of a
+// secret property (common/secret.h) replaced by "<redacted>".
 std::expected<std::unique_ptr<RdKafka::Conf>, std::string> make_conf(const Properties& properties);
 
 // Sets one callback-valued property ("dr_cb", "event_cb", "rebalance_cb", "offset_commit_cb").

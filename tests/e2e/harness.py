@@ -158,7 +158,9 @@ DEFAULT_EXTRA = "pipeline:\n  batch_delay_ms: 5\n"
 
 
 def write_config(workdir, bootstrap, name="neardup.yaml", input_topic="pages", group="neardup",
-                 extra="", kafka_extra="", metrics_listen="", properties_extra=""):
+                 extra="", kafka_extra="", metrics_listen="", consumer_extra=""):
+    """A config for neardupd on `bootstrap`; `consumer_extra`: more lines (4-space indented)
+    under kafka.consumer_properties."""
     path = workdir.file(name)
     with open(path, "w") as f:
         f.write(f"""kafka:
@@ -167,11 +169,11 @@ def write_config(workdir, bootstrap, name="neardup.yaml", input_topic="pages", g
   input_topic: "{input_topic}"
   output_topic: "tagged"
   dead_letter_topic: "dead"
-{kafka_extra}  properties:
+{kafka_extra}  consumer_properties:
     # Restarts in these tests must not wait out the default 45 s session of a killed member.
     session.timeout.ms: "6000"
     heartbeat.interval.ms: "500"
-{properties_extra}store:
+{consumer_extra}store:
   path: "{workdir.file('store')}"
   expected_documents: 100000
   sync: false

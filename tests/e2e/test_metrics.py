@@ -25,7 +25,7 @@ def test(workdir):
         lines = f.read().splitlines()
     config = h.write_config(workdir, broker.bootstrap,
                             metrics_listen=f"127.0.0.1:{h.free_port()}",
-                            properties_extra='    statistics.interval.ms: "500"\n')
+                            consumer_extra='    statistics.interval.ms: "500"\n')
     daemon = h.Daemon(workdir, config)
     url = daemon.metrics_url()
     daemon.wait_assigned()
