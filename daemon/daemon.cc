@@ -1,6 +1,7 @@
 #include "daemon/daemon.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -642,6 +643,29 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
           config->kafka.bootstrap_servers, kTopicCheckMillis);
       !present) {
     return std::unexpected(present.error());
+  }
+  // Records larger than their topic accepts are shrunk before producing when the limit is
+  // known; otherwise the broker's refusal decides (which a transaction cannot survive).
+  if (config->kafka.exactly_once) {
+    // Inside a transaction a record the broker refuses cannot be republished: records larger
+    // than their topic accepts must be shrunk before producing, so the limits must be known.
+    // (At least once, the broker's refusal is enough: the record is republished smaller.)
+    auto limits = kafka::topic_configs(
+        *impl->producer, {config->kafka.output_topic, config->kafka.dead_letter_topic},
+        "max.message.bytes", kDescribeConfigsMillis);
+    if (!limits) {
+      impl->log->warn("max.message.bytes of the output topics unknown ({}): a record the broker "
+                      "refuses as too large will stop the daemon",
+                      limits.error());
+    }
+    for (const auto& [topic, text] : limits ? *limits : std::map<std::string, std::string>{}) {
+      std::uint64_t bytes = 0;
+      if (std::from_chars(text.data(), text.data() + text.size(), bytes).ec != std::errc()) {
+        return std::unexpected("topic " + topic + ": max.message.bytes is not a number: " + text);
+      }
+      impl->publisher.set_size_limit(topic, bytes);
+      impl->log->info("topic={} max.message.bytes={}", topic, bytes);
+    }
   }
   if (config->kafka.exactly_once) {
     if (auto initialized = kafka::check(impl->producer->init_transactions(30000)); !initialized) {

@@ -53,6 +53,10 @@ inline constexpr int kStallMillis = 15000;
 // How long create() waits for the cluster's metadata to check that the topics exist.
 inline constexpr int kTopicCheckMillis = 30000;
 
+// How long create() waits for the output topics' max.message.bytes under kafka.exactly_once
+// (a real broker answers at once; librdkafka 2.0's mock cluster never does).
+inline constexpr int kDescribeConfigsMillis = 5000;
+
 // How often librdkafka reports consumer statistics (statistics.interval.ms), from which
 // neardup_consumer_lag{partition} is set; kafka.properties may override it.
 inline constexpr int kStatisticsMillis = 5000;

@@ -18,6 +18,11 @@ struct EventDeleter {
 struct OptionsDeleter {
   void operator()(rd_kafka_AdminOptions_t* options) const { rd_kafka_AdminOptions_destroy(options); }
 };
+struct ConfigResourceDeleter {
+  void operator()(rd_kafka_ConfigResource_t* resource) const {
+    rd_kafka_ConfigResource_destroy(resource);
+  }
+};
 struct NewTopicDeleter {
   void operator()(rd_kafka_NewTopic_t* topic) const { rd_kafka_NewTopic_destroy(topic); }
 };
@@ -111,6 +116,66 @@ std::expected<void, std::string> create_topics(RdKafka::Handle& handle,
   }
   if (!failures.empty()) return std::unexpected(failures);
   return {};
+}
+
+std::expected<std::map<std::string, std::string>, std::string> topic_configs(
+    RdKafka::Handle& handle, const std::vector<std::string>& topics, const std::string& name,
+    int timeout_ms) {
+  rd_kafka_t* rk = handle.c_ptr();
+  const std::string what = "config " + name + ": ";
+  // librdkafka 2.0 sends DescribeConfigs to the controller; without one it would wait out the
+  // whole timeout. The controller is known from any earlier metadata (list_topics).
+  if (rd_kafka_controllerid(rk, 0) < 0 && (!list_topics(handle, timeout_ms) ||
+                                           rd_kafka_controllerid(rk, 0) < 0)) {
+    return std::unexpected(what + "the cluster names no controller");
+  }
+  std::vector<std::unique_ptr<rd_kafka_ConfigResource_t, ConfigResourceDeleter>> owned;
+  std::vector<rd_kafka_ConfigResource_t*> resources;
+  for (const std::string& topic : topics) {
+    owned.emplace_back(rd_kafka_ConfigResource_new(RD_KAFKA_RESOURCE_TOPIC, topic.c_str()));
+    resources.push_back(owned.back().get());
+  }
+  std::unique_ptr<rd_kafka_AdminOptions_t, OptionsDeleter> options(
+      rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS));
+  char error[512];
+  if (rd_kafka_AdminOptions_set_request_timeout(options.get(), timeout_ms, error,
+                                                sizeof(error))) {
+    return std::unexpected(what + error);
+  }
+  std::unique_ptr<rd_kafka_queue_t, QueueDeleter> queue(rd_kafka_queue_new(rk));
+  rd_kafka_DescribeConfigs(rk, resources.data(), resources.size(), options.get(), queue.get());
+  std::unique_ptr<rd_kafka_event_t, EventDeleter> event(
+      rd_kafka_queue_poll(queue.get(), timeout_ms + 5000));
+  if (!event) return std::unexpected(what + "no answer within the timeout");
+  if (rd_kafka_resp_err_t err = rd_kafka_event_error(event.get())) {
+    return std::unexpected(what + rd_kafka_err2name(err) + ": " +
+                           rd_kafka_event_error_string(event.get()));
+  }
+  const rd_kafka_DescribeConfigs_result_t* result =
+      rd_kafka_event_DescribeConfigs_result(event.get());
+  std::size_t count = 0;
+  const rd_kafka_ConfigResource_t** described =
+      result ? rd_kafka_DescribeConfigs_result_resources(result, &count) : nullptr;
+  std::map<std::string, std::string> values;
+  for (std::size_t r = 0; r < count; ++r) {
+    const std::string topic = rd_kafka_ConfigResource_name(described[r]);
+    if (rd_kafka_resp_err_t err = rd_kafka_ConfigResource_error(described[r])) {
+      const char* message = rd_kafka_ConfigResource_error_string(described[r]);
+      return std::unexpected(what + "topic " + topic + ": " + rd_kafka_err2name(err) +
+                             (message ? std::string(": ") + message : ""));
+    }
+    std::size_t entries = 0;
+    const rd_kafka_ConfigEntry_t** configs =
+        rd_kafka_ConfigResource_configs(described[r], &entries);
+    for (std::size_t i = 0; i < entries; ++i) {
+      const char* value = rd_kafka_ConfigEntry_value(configs[i]);
+      if (name == rd_kafka_ConfigEntry_name(configs[i]) && value) values[topic] = value;
+    }
+  }
+  for (const std::string& topic : topics) {
+    if (!values.contains(topic)) return std::unexpected(what + "none given for topic " + topic);
+  }
+  return values;
 }
 
 std::expected<std::map<std::string, int>, std::string> list_topics(RdKafka::Handle& handle,

@@ -47,6 +47,14 @@ std::expected<std::vector<std::int32_t>, std::string> topic_partitions(RdKafka::
                                                                        const std::string& topic,
                                                                        int timeout_ms);
 
+// One effective configuration value (DescribeConfigs) of each topic, e.g.
+// "max.message.bytes": the topic's own setting or the broker's default. One request for all
+// topics. Errors: a topic does not exist, the config is unknown, or the cluster's metadata names
+// no controller to ask (librdkafka 2.0's mock cluster; answered at once).
+std::expected<std::map<std::string, std::string>, std::string> topic_configs(
+    RdKafka::Handle& handle, const std::vector<std::string>& topics, const std::string& name,
+    int timeout_ms);
+
 // Checks that every named topic exists. The error lists the missing ones ("topics missing on
 // the cluster at 127.0.0.1:9092: pages-tagged, pages-dead") or says why metadata failed.
 std::expected<void, std::string> require_topics(RdKafka::Handle& handle,

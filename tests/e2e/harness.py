@@ -84,7 +84,8 @@ class MockBroker:
             args += ["--topic", topic]
         self.stderr = open(workdir.file("broker.log"), "w")
         self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=self.stderr)
+                                        stderr=self.stderr,
+                                        preexec_fn=kafka_broker.die_with_parent)
         workdir.processes.append(self.process)
         wait_for(lambda: os.path.exists(bootstrap_file), 10, "the broker's bootstrap file")
         with open(bootstrap_file) as f:
@@ -197,7 +198,7 @@ class Daemon:
                 environment[key] = value
         self.process = subprocess.Popen([NEARDUPD, "--config", config], stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=self.stderr,
-                                        env=environment)
+                                        env=environment, preexec_fn=kafka_broker.die_with_parent)
         workdir.processes.append(self.process)
 
     def log_text(self):

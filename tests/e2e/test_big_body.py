@@ -22,6 +22,7 @@ topic and everything else to partition 0 (`neardup produce --partition`). It acc
 any size, so there the 2 MB output and dead letter keep their bodies."""
 import json
 import random
+import sys
 import time
 
 import harness as h
@@ -29,6 +30,9 @@ import harness as h
 BIG_BYTES = 20 * 1000 * 1000
 BIG_URL = "https://big.example/20mb"
 
+# exactly_once: inside transactions, where the refused records must be shrunk before producing
+# (the daemon reads the topics' max.message.bytes at start).
+EXACTLY_ONCE = len(sys.argv) > 1 and sys.argv[1] == "exactly_once"
 BAD = h.BAD_RECORDS
 GOOD_BEFORE = 150
 GOOD_AFTER = 50
@@ -103,7 +107,8 @@ def test(workdir):
                                              f"expected {len(before) + 1}")
 
     # Default input.max_body_bytes: 10MiB.
-    config = h.write_config(workdir, broker.bootstrap, metrics_listen=f"127.0.0.1:{h.free_port()}")
+    config = h.write_config(workdir, broker.bootstrap, metrics_listen=f"127.0.0.1:{h.free_port()}",
+                            kafka_extra="  exactly_once: true\n" if EXACTLY_ONCE else "")
     daemon = h.Daemon(workdir, config)
     metrics = daemon.metrics_url()
     expected = set(urls[:GOOD_BEFORE]) | {BIG_URL, OVER_URL} | {
@@ -178,7 +183,7 @@ def test(workdir):
         h.check(matches[0]["value"] == original, f"{reason}: dead letter value changed")
     h.check_outputs([r for r in tagged if r["value"].get("cluster") not in (None, "big")], urls)
     daemon.stop()
-    h.log(f"{inputs} inputs = {len(tagged)} outputs + {len(dead)} dead letters = "
+    h.log(f"exactly_once={EXACTLY_ONCE}: {inputs} inputs = {len(tagged)} outputs + {len(dead)} dead letters = "
           f"pages_out_total {out:.0f} + dead_letters_total {letters:.0f}; the "
           f"{len(big['body'])}-byte body: one output, skipped/too_large, "
           f"{len(json.dumps(output['value']))} bytes; the 2 MB output and dead letter: "

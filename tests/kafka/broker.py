@@ -18,6 +18,7 @@ its listener only once it has started), create the topics through the admin API
 Python 3 standard library only; needs `java` (17 or newer) on PATH.
 """
 import argparse
+import ctypes
 import glob
 import os
 import re
@@ -34,6 +35,13 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 CLUSTER_ID = "bmVhcmR1cC10ZXN0cy0xMQ"
 JVM_OPTIONS = ["-Xms64m", "-Xmx512m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
                "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
+
+
+def die_with_parent():
+    """For Popen(preexec_fn=...): the child gets SIGTERM when the process that started it dies,
+    so that a test killed on its time-out leaves no broker (or daemon) behind. Linux only."""
+    PR_SET_PDEATHSIG = 1
+    ctypes.CDLL("libc.so.6", use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGTERM)
 
 
 def free_port():
@@ -153,7 +161,8 @@ class KafkaBroker:
         start = time.monotonic()
         with open(self.log_path, "a") as log:
             self.process = subprocess.Popen(self._java("kafka.Kafka", properties),
-                                            stdin=subprocess.DEVNULL, stdout=log, stderr=log)
+                                            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
+                                            preexec_fn=die_with_parent)
         while time.monotonic() - start < timeout:
             if self.process.poll() is not None:
                 return False
