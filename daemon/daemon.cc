@@ -50,16 +50,21 @@ void observe_stages(ops::DaemonMetrics& metrics, const StageTimes& times) {
 
 namespace {
 
-// Appends `extra` (a kafka.* property map, named `path`) with its values read.
-std::expected<void, std::string> append_properties(kafka::Properties& properties,
-                                                   const PropertyMap& extra,
-                                                   const std::string& path) {
-  for (const auto& [name, value] : extra) {
-    auto text = resolve_property(value);
-    if (!text) return std::unexpected(path + "." + name + ": " + text.error());
-    properties.emplace_back(name, std::move(*text));
+// `properties` followed by kafka.properties and then one client's own map (`client`, at
+// `client_path`), with {file: ...} and {env: ...} values read.
+std::expected<kafka::Properties, std::string> with_configured(kafka::Properties properties,
+                                                              const Config& config,
+                                                              const PropertyMap& client,
+                                                              const std::string& client_path) {
+  for (const auto& [extra, path] : {std::pair{&config.kafka.properties, "kafka.properties"},
+                                    std::pair{&client, client_path.c_str()}}) {
+    for (const auto& [name, value] : *extra) {
+      auto text = resolve_property(value);
+      if (!text) return std::unexpected(std::string(path) + "." + name + ": " + text.error());
+      properties.emplace_back(name, std::move(*text));
+    }
   }
-  return {};
+  return properties;
 }
 
 }  // namespace
@@ -80,14 +85,8 @@ std::expected<kafka::Properties, std::string> consumer_properties(const Config& 
       // Per-partition consumer_lag for neardup_consumer_lag (event_cb, EVENT_STATS).
       {"statistics.interval.ms", std::to_string(kStatisticsMillis)},
   };
-  for (const auto& [extra, path] :
-       {std::pair{&config.kafka.properties, "kafka.properties"},
-        std::pair{&config.kafka.consumer_properties, "kafka.consumer_properties"}}) {
-    if (auto added = append_properties(properties, *extra, path); !added) {
-      return std::unexpected(added.error());
-    }
-  }
-  return properties;
+  return with_configured(std::move(properties), config, config.kafka.consumer_properties,
+                         "kafka.consumer_properties");
 }
 
 std::expected<kafka::Properties, std::string> producer_properties(const Config& config) {
@@ -104,14 +103,8 @@ std::expected<kafka::Properties, std::string> producer_properties(const Config& 
   if (config.kafka.exactly_once) {
     properties.emplace_back("transactional.id", "neardupd-" + config.kafka.group_id);
   }
-  for (const auto& [extra, path] :
-       {std::pair{&config.kafka.properties, "kafka.properties"},
-        std::pair{&config.kafka.producer_properties, "kafka.producer_properties"}}) {
-    if (auto added = append_properties(properties, *extra, path); !added) {
-      return std::unexpected(added.error());
-    }
-  }
-  return properties;
+  return with_configured(std::move(properties), config, config.kafka.producer_properties,
+                         "kafka.producer_properties");
 }
 
 // The daemon's consumer side and its threads. The parts with rules of their own are delegated:
