@@ -138,9 +138,13 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
           continue;
         }
         ++counts.pages;
-        if (outcome.tag.status == "unique") ++counts.unique;
-        else if (outcome.tag.status == "duplicate") ++counts.duplicate;
-        else ++counts.skipped;
+        if (outcome.tag.status == "unique") {
+          ++counts.unique;
+        } else if (outcome.tag.status == "duplicate") {
+          ++counts.duplicate;
+        } else {
+          ++counts.skipped;
+        }
         outcome.value += '\n';
         std::fwrite(outcome.value.data(), 1, outcome.value.size(), out);
       }

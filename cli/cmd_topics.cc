@@ -18,8 +18,8 @@ void register_topics(CLI::App& root, CommandRegistry& registry) {
     std::vector<std::string> properties;
   };
   auto options = std::make_shared<Options>();
-  CLI::App* sub = root.add_subcommand(
-      "topics", "List a Kafka cluster's topics, or create topics (--create)");
+  CLI::App* sub =
+      root.add_subcommand("topics", "List a Kafka cluster's topics, or create topics (--create)");
   sub->add_option("--bootstrap", options->bootstrap, "bootstrap.servers")->required();
   sub->add_option("--create", options->create,
                   "topic to create, NAME[:PARTITIONS[:KEY=VALUE,...]] with topic configs, e.g. "
@@ -62,8 +62,7 @@ void register_topics(CLI::App& root, CommandRegistry& registry) {
     }
     const int timeout_ms = static_cast<int>(options->timeout_s * 1000);
     if (!topics.empty()) {
-      if (auto created = kafka::create_topics(**client, topics, options->if_not_exists,
-                                              timeout_ms);
+      if (auto created = kafka::create_topics(**client, topics, options->if_not_exists, timeout_ms);
           !created) {
         std::cerr << "neardup topics: " << created.error() << "\n";
         return kExitFailure;

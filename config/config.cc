@@ -3,8 +3,6 @@
 // that table, so a key added there is parsed, validated, printed, hashed and diffed alike.
 #include "config/config.h"
 
-#include "common/secret.h"
-
 #include <xxhash.h>
 #include <yaml-cpp/yaml.h>
 
@@ -26,6 +24,8 @@
 #include <string_view>
 #include <type_traits>
 #include <utility>
+
+#include "common/secret.h"
 
 namespace neardup {
 namespace {
@@ -821,7 +821,8 @@ std::expected<std::string, std::string> resolve_property(const PropertyValue& va
       return value.text;
     case PropertyValue::Source::kEnv: {
       const char* text = std::getenv(value.text.c_str());
-      if (text == nullptr) return std::unexpected(cat("environment variable ", value.text, " is not set"));
+      if (text == nullptr)
+        return std::unexpected(cat("environment variable ", value.text, " is not set"));
       return std::string(text);
     }
     case PropertyValue::Source::kFile:

@@ -224,8 +224,8 @@ TEST(Config, KafkaPropertiesAreStringifiedScalars) {
       "kafka:\n  properties:\n    security.protocol: SSL\n    fetch.max.bytes: 1048576\n"
       "    enable.partition.eof: false\n");
   EXPECT_EQ(config.kafka.properties, (PropertyMap{{"security.protocol", "SSL"},
-                                                 {"fetch.max.bytes", "1048576"},
-                                                 {"enable.partition.eof", "false"}}));
+                                                  {"fetch.max.bytes", "1048576"},
+                                                  {"enable.partition.eof", "false"}}));
 }
 
 TEST(Config, ClientSpecificPropertiesHaveTheirOwnMaps) {
@@ -686,8 +686,7 @@ TEST(ToYaml, NeverPrintsTheTextOfASecret) {
   // A changed secret is still a change that needs a restart.
   Config changed = config;
   changed.kafka.properties["sasl.password"] = "hunter3";
-  EXPECT_EQ(restart_only_changes(config, changed),
-            (std::vector<std::string>{"kafka.properties"}));
+  EXPECT_EQ(restart_only_changes(config, changed), (std::vector<std::string>{"kafka.properties"}));
 }
 
 TEST(ToYaml, PrintsSizesWithSuffixesAndTheSeedInHex) {

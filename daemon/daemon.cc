@@ -546,8 +546,7 @@ struct Daemon::Impl : public RdKafka::EventCb,
       items.reserve(batch.size());
       for (const WorkPtr& work : batch) {
         items.push_back(index_item(
-            work->processed,
-            SourceOffset{partition_key(work->input.partition), work->input.offset},
+            work->processed, SourceOffset{partition_key(work->input.partition), work->input.offset},
             work->input.timestamp_ms));
       }
       const auto apply_start = Clock::now();
@@ -647,9 +646,10 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
         *impl->producer, {config->kafka.output_topic, config->kafka.dead_letter_topic},
         "max.message.bytes", kDescribeConfigsMillis);
     if (!limits) {
-      impl->log->warn("max.message.bytes of the output topics unknown ({}): a record the broker "
-                      "refuses as too large will stop the daemon",
-                      limits.error());
+      impl->log->warn(
+          "max.message.bytes of the output topics unknown ({}): a record the broker "
+          "refuses as too large will stop the daemon",
+          limits.error());
     }
     for (const auto& [topic, text] : limits ? *limits : std::map<std::string, std::string>{}) {
       std::uint64_t bytes = 0;

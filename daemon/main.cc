@@ -42,9 +42,8 @@ using Clock = std::chrono::steady_clock;
 // cannot be read, is a config error.
 std::expected<void, std::string> check_kafka_properties(const neardup::Config& config) {
   using namespace neardup;
-  for (auto [properties, client] :
-       {std::pair{daemon::consumer_properties(config), "consumer"},
-        std::pair{daemon::producer_properties(config), "producer"}}) {
+  for (auto [properties, client] : {std::pair{daemon::consumer_properties(config), "consumer"},
+                                    std::pair{daemon::producer_properties(config), "producer"}}) {
     if (!properties) return std::unexpected(properties.error());
     if (auto conf = kafka::make_conf(*properties); !conf) {
       return std::unexpected(std::string("kafka properties: ") + client + ": " + conf.error());

@@ -1,6 +1,7 @@
 #include "daemon/outgoing.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 namespace neardup::daemon {
@@ -15,12 +16,12 @@ std::string header(const Outgoing& out, const std::string& name) {
 
 // A consumed record after the pipeline, under the default config.
 WorkPtr processed(std::string value) {
-  auto work = std::make_shared<Work>(ConsumedRecord{
-      .partition = {"pages", 2},
-      .offset = 17,
-      .key = "cluster-1",
-      .headers = {{"trace", "abc"}, {"neardup-status", "forged"}},
-      .value = std::move(value)});
+  auto work = std::make_shared<Work>(
+      ConsumedRecord{.partition = {"pages", 2},
+                     .offset = 17,
+                     .key = "cluster-1",
+                     .headers = {{"trace", "abc"}, {"neardup-status", "forged"}},
+                     .value = std::move(value)});
   auto config = std::make_shared<const Config>();
   work->processed = process_record(work->input.value, config, scheme_id(*config));
   return work;
@@ -77,11 +78,12 @@ TEST(Outgoing, ADeadLetterCarriesTheInputBytesAndWhy) {
   EXPECT_EQ(header(out, "neardup-error"), "not_json");
   EXPECT_EQ(header(out, "neardup-source"), "pages/2/17");
   EXPECT_EQ(header(out, "trace"), "abc");
-  EXPECT_EQ(out.size(), out.value.size() + 9 + [&] {
-    std::size_t bytes = 0;
-    for (const auto& [n, v] : out.headers) bytes += n.size() + v.size();
-    return bytes;
-  }());
+  EXPECT_EQ(
+      out.size(), out.value.size() + 9 + [&] {
+        std::size_t bytes = 0;
+        for (const auto& [n, v] : out.headers) bytes += n.size() + v.size();
+        return bytes;
+      }());
 
   Outgoing shrunk = render_outgoing(*work, Verdict{}, topics(), true);
   EXPECT_EQ(shrunk.value, "");

@@ -80,8 +80,9 @@ void Publisher::dr_cb(RdKafka::Message& message) {
   const Work& work = *delivery->work;
   if (message.err() == RdKafka::ERR_MSG_SIZE_TOO_LARGE && !delivery->shrunk) {
     if (transactional_) {
-      callbacks_.fail("record too large for topic=" + message.topic_name() + " source=" +
-                      source_of(work) + " inside a transaction (its max.message.bytes could "
+      callbacks_.fail("record too large for topic=" + message.topic_name() +
+                      " source=" + source_of(work) +
+                      " inside a transaction (its max.message.bytes could "
                       "not be read at start-up)");
       return;
     }
@@ -94,9 +95,8 @@ void Publisher::dr_cb(RdKafka::Message& message) {
   if (message.err() != RdKafka::ERR_NO_ERROR) {
     // librdkafka has retried until message.timeout.ms: the output is lost, so the offset must
     // never be stored. A restart replays it with its stored verdict.
-    callbacks_.fail("delivery failed topic=" + message.topic_name() + " source=" +
-                    source_of(work) + " error=" + kafka::error_name(message.err()) + ": " +
-                    message.errstr());
+    callbacks_.fail("delivery failed topic=" + message.topic_name() + " source=" + source_of(work) +
+                    " error=" + kafka::error_name(message.err()) + ": " + message.errstr());
     return;
   }
   count(*delivery);

@@ -1,9 +1,9 @@
 #include "daemon/publisher.h"
 
 #include <gtest/gtest.h>
-#include <nlohmann/json.hpp>
 
 #include <mutex>
+#include <nlohmann/json.hpp>
 #include <thread>
 
 #include "kafka/mock_cluster.h"
@@ -52,10 +52,10 @@ class PublisherOnMockCluster : public ::testing::Test {
 
   // A skipped page (too little text) with a body, consumed at `offset`.
   static WorkPtr page(std::int64_t offset) {
-    auto work = std::make_shared<Work>(ConsumedRecord{
-        .partition = {"pages", 0},
-        .offset = offset,
-        .value = R"({"url":"https://a.example/p","body":"<p>hello there</p>"})"});
+    auto work = std::make_shared<Work>(
+        ConsumedRecord{.partition = {"pages", 0},
+                       .offset = offset,
+                       .value = R"({"url":"https://a.example/p","body":"<p>hello there</p>"})"});
     auto config = std::make_shared<const Config>();
     work->processed = process_record(work->input.value, config, scheme_id(*config));
     return work;

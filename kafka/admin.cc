@@ -16,7 +16,9 @@ struct EventDeleter {
   void operator()(rd_kafka_event_t* event) const { rd_kafka_event_destroy(event); }
 };
 struct OptionsDeleter {
-  void operator()(rd_kafka_AdminOptions_t* options) const { rd_kafka_AdminOptions_destroy(options); }
+  void operator()(rd_kafka_AdminOptions_t* options) const {
+    rd_kafka_AdminOptions_destroy(options);
+  }
 };
 struct ConfigResourceDeleter {
   void operator()(rd_kafka_ConfigResource_t* resource) const {
@@ -86,8 +88,7 @@ std::expected<void, std::string> create_topics(RdKafka::Handle& handle,
       rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_CREATETOPICS));
   if (rd_kafka_AdminOptions_set_operation_timeout(options.get(), timeout_ms, error,
                                                   sizeof(error)) ||
-      rd_kafka_AdminOptions_set_request_timeout(options.get(), timeout_ms, error,
-                                                sizeof(error))) {
+      rd_kafka_AdminOptions_set_request_timeout(options.get(), timeout_ms, error, sizeof(error))) {
     return std::unexpected(std::string("create topics: ") + error);
   }
   std::unique_ptr<rd_kafka_queue_t, QueueDeleter> queue(rd_kafka_queue_new(rk));
@@ -125,8 +126,8 @@ std::expected<std::map<std::string, std::string>, std::string> topic_configs(
   const std::string what = "config " + name + ": ";
   // librdkafka 2.0 sends DescribeConfigs to the controller; without one it would wait out the
   // whole timeout. The controller is known from any earlier metadata (list_topics).
-  if (rd_kafka_controllerid(rk, 0) < 0 && (!list_topics(handle, timeout_ms) ||
-                                           rd_kafka_controllerid(rk, 0) < 0)) {
+  if (rd_kafka_controllerid(rk, 0) < 0 &&
+      (!list_topics(handle, timeout_ms) || rd_kafka_controllerid(rk, 0) < 0)) {
     return std::unexpected(what + "the cluster names no controller");
   }
   std::vector<std::unique_ptr<rd_kafka_ConfigResource_t, ConfigResourceDeleter>> owned;
@@ -138,8 +139,7 @@ std::expected<std::map<std::string, std::string>, std::string> topic_configs(
   std::unique_ptr<rd_kafka_AdminOptions_t, OptionsDeleter> options(
       rd_kafka_AdminOptions_new(rk, RD_KAFKA_ADMIN_OP_DESCRIBECONFIGS));
   char error[512];
-  if (rd_kafka_AdminOptions_set_request_timeout(options.get(), timeout_ms, error,
-                                                sizeof(error))) {
+  if (rd_kafka_AdminOptions_set_request_timeout(options.get(), timeout_ms, error, sizeof(error))) {
     return std::unexpected(what + error);
   }
   std::unique_ptr<rd_kafka_queue_t, QueueDeleter> queue(rd_kafka_queue_new(rk));
@@ -184,9 +184,9 @@ std::expected<std::map<std::string, int>, std::string> list_topics(RdKafka::Hand
   RdKafka::ErrorCode err = handle.metadata(/*all_topics=*/true, nullptr, &raw, timeout_ms);
   std::unique_ptr<RdKafka::Metadata> metadata(raw);
   if (err != RdKafka::ERR_NO_ERROR) {
-    return std::unexpected("metadata: " + std::string(rd_kafka_err2name(
-                                              static_cast<rd_kafka_resp_err_t>(err))) +
-                           ": " + RdKafka::err2str(err));
+    return std::unexpected(
+        "metadata: " + std::string(rd_kafka_err2name(static_cast<rd_kafka_resp_err_t>(err))) +
+        ": " + RdKafka::err2str(err));
   }
   std::map<std::string, int> topics;
   for (const RdKafka::TopicMetadata* topic : *metadata->topics()) {

@@ -22,7 +22,8 @@ TEST(TopicSpec, PartitionsAndTopicConfigsAreRead) {
   EXPECT_EQ(spec->name, "pages");
   EXPECT_EQ(spec->partitions, 4);
   ASSERT_EQ(spec->configs.size(), 2u);
-  EXPECT_EQ(spec->configs[0], (std::pair<std::string, std::string>{"max.message.bytes", "33554432"}));
+  EXPECT_EQ(spec->configs[0],
+            (std::pair<std::string, std::string>{"max.message.bytes", "33554432"}));
   EXPECT_EQ(spec->configs[1], (std::pair<std::string, std::string>{"retention.ms", "60000"}));
 }
 
@@ -62,8 +63,8 @@ TEST_F(AdminOnMockCluster, ListsTopicsWithTheirPartitionCounts) {
 }
 
 TEST_F(AdminOnMockCluster, MissingTopicsAreNamedAndNotCreated) {
-  auto checked = require_topics(*client_, {"pages", "pages-tagged", "pages-dead", "pages-dead"},
-                                "B", 10000);
+  auto checked =
+      require_topics(*client_, {"pages", "pages-tagged", "pages-dead", "pages-dead"}, "B", 10000);
   ASSERT_FALSE(checked);
   EXPECT_EQ(checked.error(),
             "topics missing on the cluster at B: pages-dead, pages-tagged (create them first, "

@@ -3,9 +3,9 @@
 #include <librdkafka/rdkafka.h>
 
 #include <chrono>
+#include <thread>
 
 #include "common/secret.h"
-#include <thread>
 
 namespace neardup::kafka {
 namespace {

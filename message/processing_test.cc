@@ -1,6 +1,7 @@
 #include "message/processing.h"
 
 #include <gtest/gtest.h>
+
 #include <nlohmann/json.hpp>
 
 namespace neardup {
@@ -20,8 +21,8 @@ ProcessedRecord process(std::string_view record, std::shared_ptr<const Config> c
 // A page with enough distinct words to be fingerprinted.
 std::string article(const std::string& url, const std::string& fetched_at = "") {
   std::string body = "<html><body><article><p>";
-  const char* words[] = {"river", "harbour", "winter", "market", "lantern", "orchard", "copper",
-                         "meadow", "signal", "quarry", "timber", "velvet", "garden", "bridge"};
+  const char* words[] = {"river",  "harbour", "winter", "market", "lantern", "orchard", "copper",
+                         "meadow", "signal",  "quarry", "timber", "velvet",  "garden",  "bridge"};
   for (int i = 0; i < 120; ++i) body += std::string(words[(i * 7 + i / 14) % 14]) + " ";
   body += "</p></article></body></html>";
   nlohmann::json page{{"url", url}, {"body", body}, {"site", "a.example"}};

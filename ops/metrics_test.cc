@@ -212,8 +212,9 @@ TEST(DaemonMetrics, HandlesReachTheRenderedSeries) {
             std::string::npos);
   EXPECT_NE(text.find("neardup_probe_candidates_bucket{le=\"4\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("neardup_index_documents 1234\n"), std::string::npos);
-  EXPECT_NE(text.find("neardup_consumer_lag{group=\"neardup\",topic=\"pages\",partition=\"3\"} 17\n"),
-            std::string::npos);
+  EXPECT_NE(
+      text.find("neardup_consumer_lag{group=\"neardup\",topic=\"pages\",partition=\"3\"} 17\n"),
+      std::string::npos);
   EXPECT_NE(text.find("neardup_reloads_total{outcome=\"rejected\"} 1\n"), std::string::npos);
 }
 

@@ -5,7 +5,11 @@ no page may be a duplicate of itself, and the final verdicts must equal a clean 
 (`neardup dedup` over the same input: pages of one cluster share a partition, so the order that
 matters is kept).
 
-  test_kill9.py [COUNT] [KILLS] [exactly_once] [--partitions N]
+  test_kill9.py [COUNT] [KILLS] [exactly_once] [--partitions N] [--spread SECONDS]
+
+The input is produced in 10 bursts over --spread seconds (default 15): spread it over about
+7 s per kill (a restarted daemon waits out its killed predecessor's 6 s session) so that every
+kill lands while pages are in flight.
 
 With exactly_once (kafka.exactly_once: true) on the real broker, a read_committed consumer of
 the output topic must see exactly one output per input, and the records of the transactions
@@ -19,12 +23,15 @@ import time
 
 import harness as h
 
-ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+OPTIONS = {"--partitions", "--spread"}
+ARGS = [a for i, a in enumerate(sys.argv[1:], 1)
+        if not a.startswith("--") and sys.argv[i - 1] not in OPTIONS]
 COUNT = int(ARGS[0]) if len(ARGS) > 0 else 5000
 KILLS = int(ARGS[1]) if len(ARGS) > 1 else 5
 EXACTLY_ONCE = len(ARGS) > 2 and ARGS[2] == "exactly_once"
 PARTITIONS = int(sys.argv[sys.argv.index("--partitions") + 1]) if "--partitions" in sys.argv \
     else 4
+SPREAD_S = float(sys.argv[sys.argv.index("--spread") + 1]) if "--spread" in sys.argv else 15
 CHUNKS = 10
 
 
@@ -37,7 +44,7 @@ def produce_gradually(workdir, bootstrap, pages, done):
         with open(chunk, "w") as f:
             f.writelines(lines[n * size:(n + 1) * size])
         h.produce(bootstrap, "pages", chunk)
-        time.sleep(1.5)
+        time.sleep(SPREAD_S / CHUNKS)
     done.set()
 
 

@@ -33,8 +33,11 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 # Any 22-character base64url text is a valid cluster id; a fixed one keeps runs alike.
 CLUSTER_ID = "bmVhcmR1cC10ZXN0cy0xMQ"
+# -XX:TieredStopAtLevel=1 (the quick C1 compiler only): measured on 2 busy cores, the broker
+# listens after a median 8.0 s instead of 12.3 s and holds 178 MiB instead of 215 MiB.
 JVM_OPTIONS = ["-Xms64m", "-Xmx512m", "-XX:+UseG1GC", "-XX:MaxGCPauseMillis=20",
-               "-XX:+ExitOnOutOfMemoryError", "-Djava.awt.headless=true"]
+               "-XX:TieredStopAtLevel=1", "-XX:+ExitOnOutOfMemoryError",
+               "-Djava.awt.headless=true"]
 
 
 def die_with_parent():
