@@ -21,9 +21,12 @@ RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PRE
  && DESTDIR=/out cmake --install /build
 
 FROM debian:12-slim
-# Runtime libraries only (the shared libraries behind scripts/install-deps.sh's -dev packages).
+# Runtime libraries only (the shared libraries behind scripts/install-deps.sh's -dev packages),
+# and the CA certificates that TLS brokers are verified against (security.protocol SSL or
+# SASL_SSL without ssl.ca.location: librdkafka then uses OpenSSL's store, /etc/ssl/certs).
 RUN apt-get update \
  && apt-get install -y --no-install-recommends \
+      ca-certificates \
       libicu72 libuchardet0 libxml2 libxxhash0 liblmdb0 librdkafka1 librdkafka++1 \
       libyaml-cpp0.7 libspdlog1.10 libfmt9 libsystemd0 libcpp-httplib0.11 \
  && rm -rf /var/lib/apt/lists/*

@@ -15,6 +15,7 @@
 
 #include "cli/commands.h"
 #include "common/log.h"
+#include "kafka/admin.h"
 #include "kafka/mock_cluster.h"
 
 namespace neardup::cli {
@@ -37,26 +38,6 @@ Limits of librdkafka 2.0's mock cluster: it keeps only about 5 MB per partition 
 are dropped: spread data over partitions); a batch larger than that survives only as the first
 batch of an empty partition, and is lost together with the next batch appended there; it accepts
 transactions but does not apply their offsets to the group nor hide aborted records.)";
-
-struct TopicSpec {
-  std::string name;
-  int partitions = 1;
-};
-
-std::expected<TopicSpec, std::string> parse_topic_spec(const std::string& text) {
-  auto colon = text.rfind(':');
-  TopicSpec spec{text, 1};
-  if (colon != std::string::npos) {
-    spec.name = text.substr(0, colon);
-    std::string_view count(text.data() + colon + 1, text.size() - colon - 1);
-    auto [end, ec] = std::from_chars(count.data(), count.data() + count.size(), spec.partitions);
-    if (ec != std::errc() || end != count.data() + count.size() || spec.partitions < 1) {
-      return std::unexpected("--topic " + text + ": PARTITIONS must be a positive integer");
-    }
-  }
-  if (spec.name.empty()) return std::unexpected("--topic " + text + ": empty topic name");
-  return spec;
-}
 
 std::optional<std::int32_t> parse_broker_id(const std::string& text) {
   if (text == "all") return -1;
@@ -114,7 +95,7 @@ std::string run_control_command(kafka::MockCluster& cluster, const std::string& 
     return result({});
   }
   if (verb == "topic") {
-    auto spec = parse_topic_spec(a);
+    auto spec = kafka::parse_topic_spec(a);
     if (!spec) return "error " + line + ": " + spec.error();
     return result(cluster.create_topic(spec->name, spec->partitions, 1));
   }
@@ -218,9 +199,9 @@ void register_broker(CLI::App& root, CommandRegistry& registry) {
   sub->add_option("--control", options->control_file,
                   "poll this file for fault-injection commands (each new line is one)");
   registry.add(sub, [options]() {
-    std::vector<TopicSpec> topics;
+    std::vector<kafka::TopicSpec> topics;
     for (const auto& text : options->topics) {
-      auto spec = parse_topic_spec(text);
+      auto spec = kafka::parse_topic_spec(text);
       if (!spec) {
         std::cerr << "neardup broker: " << spec.error() << "\n";
         return kExitUsage;

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.h"
+#include "kafka/admin.h"
 #include "kafka/client.h"
 #include "message/record.h"
 
@@ -21,29 +22,6 @@ nlohmann::json value_json(const char* data, std::size_t size) {
   auto parsed = nlohmann::json::parse(data, data + size, nullptr, /*allow_exceptions=*/false);
   if (!parsed.is_discarded()) return parsed;
   return std::string(data, size);
-}
-
-std::expected<std::vector<std::int32_t>, std::string> topic_partitions(
-    RdKafka::KafkaConsumer& consumer, const std::string& topic) {
-  std::string error;
-  std::unique_ptr<RdKafka::Topic> handle(RdKafka::Topic::create(&consumer, topic, nullptr, error));
-  if (!handle) return std::unexpected("topic " + topic + ": " + error);
-  RdKafka::Metadata* raw = nullptr;
-  RdKafka::ErrorCode err = consumer.metadata(false, handle.get(), &raw, 10000);
-  std::unique_ptr<RdKafka::Metadata> metadata(raw);
-  if (err != RdKafka::ERR_NO_ERROR) {
-    return std::unexpected("metadata for " + topic + ": " + RdKafka::err2str(err));
-  }
-  std::vector<std::int32_t> partitions;
-  for (const RdKafka::TopicMetadata* t : *metadata->topics()) {
-    if (t->topic() != topic) continue;
-    if (t->err() != RdKafka::ERR_NO_ERROR) {
-      return std::unexpected("topic " + topic + ": " + RdKafka::err2str(t->err()));
-    }
-    for (const RdKafka::PartitionMetadata* p : *t->partitions()) partitions.push_back(p->id());
-  }
-  if (partitions.empty()) return std::unexpected("topic " + topic + " has no partitions");
-  return partitions;
 }
 
 }  // namespace
@@ -97,7 +75,7 @@ void register_consume(CLI::App& root, CommandRegistry& registry) {
       std::cerr << "neardup consume: " << consumer.error() << "\n";
       return kExitFailure;
     }
-    auto partitions = topic_partitions(**consumer, options->topic);
+    auto partitions = kafka::topic_partitions(**consumer, options->topic, 10000);
     if (!partitions) {
       std::cerr << "neardup consume: " << partitions.error() << "\n";
       return kExitFailure;

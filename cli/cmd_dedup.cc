@@ -11,9 +11,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "common/parallel.h"
-#include "message/record.h"
-#include "message/tag.h"
-#include "pipeline/pipeline.h"
+#include "message/processing.h"
 #include "store/index.h"
 
 namespace neardup::cli {
@@ -26,8 +24,7 @@ struct DedupCounts {
 struct Line {
   std::uint64_t number = 0;
   std::string text;
-  std::expected<Page, RecordError> page = std::unexpected(RecordError{});
-  PageFingerprint result;
+  ProcessedRecord record;
 };
 
 void print_progress(const DedupCounts& counts, double seconds, bool final_line) {
@@ -61,6 +58,7 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
       return kExitUsage;
     }
     config->store.path = options->store;
+    const auto shared_config = std::make_shared<const Config>(*config);
     auto index = Index::open(config->store);
     if (!index) {
       std::cerr << "neardup dedup: " << index.error().message << "\n";
@@ -117,51 +115,38 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
       if (chunk.empty()) break;
 
       parallel_for(chunk.size(), config->pipeline.threads, [&](std::size_t i) {
-        Line& line = chunk[i];
-        line.page = parse_page(line.text, config->input);
-        if (line.page) {
-          line.result = fingerprint_page(line.page->body, line.page->content_type, *config);
-        }
+        chunk[i].record = process_record(chunk[i].text, shared_config, scheme);
       });
 
       std::vector<IndexItem> items;
-      std::vector<std::size_t> item_line;
-      for (std::size_t i = 0; i < chunk.size(); ++i) {
-        Line& line = chunk[i];
-        if (!line.page) {
-          ++counts.bad;
-          std::cerr << "neardup dedup: line " << line.number << ": " << line.page.error().code
-                    << ": " << line.page.error().detail << "\n";
-          if (dead) std::fprintf(dead, "%s\n", line.text.c_str());
-          continue;
-        }
-        auto request = index_request(*line.page, line.result, scheme, *config);
-        if (!request) continue;
-        items.push_back(IndexItem{.page = std::move(request)});
-        item_line.push_back(i);
-      }
+      items.reserve(chunk.size());
+      for (const Line& line : chunk) items.push_back(index_item(line.record));
       auto verdicts = (*index)->apply(items);
       if (!verdicts) {
         std::cerr << "neardup dedup: index: " << verdicts.error().message << "\n";
         exit_code = kExitFailure;
         break;
       }
-      std::vector<const Verdict*> verdict_of(chunk.size(), nullptr);
-      for (std::size_t j = 0; j < item_line.size(); ++j) verdict_of[item_line[j]] = &(*verdicts)[j];
-
       for (std::size_t i = 0; i < chunk.size(); ++i) {
-        Line& line = chunk[i];
-        if (!line.page) continue;
-        static const Verdict kNone;
-        Tag tag = make_tag(line.result, verdict_of[i] ? *verdict_of[i] : kNone, scheme);
+        const Line& line = chunk[i];
+        Outcome outcome = render_outcome(line.record, (*verdicts)[i]);
+        if (outcome.dead_letter) {
+          ++counts.bad;
+          std::cerr << "neardup dedup: line " << line.number << ": " << outcome.error.code << ": "
+                    << outcome.error.detail << "\n";
+          if (dead) std::fprintf(dead, "%s\n", line.text.c_str());
+          continue;
+        }
         ++counts.pages;
-        if (tag.status == "unique") ++counts.unique;
-        else if (tag.status == "duplicate") ++counts.duplicate;
-        else ++counts.skipped;
-        std::string record =
-            render_output(*line.page, tag, config->output, config->input.fields);
-        record += '\n';
-        std::fwrite(record.data(), 1, record.size(), out);
+        if (outcome.tag.status == "unique") {
+          ++counts.unique;
+        } else if (outcome.tag.status == "duplicate") {
+          ++counts.duplicate;
+        } else {
+          ++counts.skipped;
+        }
+        outcome.value += '\n';
+        std::fwrite(outcome.value.data(), 1, outcome.value.size(), out);
       }
       if (progress) print_progress(counts, elapsed(), false);
     }

@@ -29,6 +29,7 @@ void register_stats(CLI::App& root, CommandRegistry& registry);
 void register_broker(CLI::App& root, CommandRegistry& registry);
 void register_produce(CLI::App& root, CommandRegistry& registry);
 void register_consume(CLI::App& root, CommandRegistry& registry);
+void register_topics(CLI::App& root, CommandRegistry& registry);
 void register_dedup(CLI::App& root, CommandRegistry& registry);
 void register_bench(CLI::App& root, CommandRegistry& registry);
 

@@ -24,6 +24,7 @@ int main(int argc, char** argv) {
   register_broker(app, registry);
   register_produce(app, registry);
   register_consume(app, registry);
+  register_topics(app, registry);
   register_dedup(app, registry);
   register_bench(app, registry);
 

@@ -12,10 +12,12 @@
 #include <cerrno>
 #include <charconv>
 #include <concepts>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <limits>
+#include <optional>
 #include <set>
 #include <span>
 #include <sstream>
@@ -23,6 +25,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "common/secret.h"
 #include "config/yaml_gate.h"
 
 namespace neardup {
@@ -233,6 +236,8 @@ void for_each_key(C& c, F&& f) {
     c.kafka.dead_letter_topic);
   f(Key{.path = "kafka.exactly_once"}, c.kafka.exactly_once);
   f(Key{.path = "kafka.properties"}, c.kafka.properties);
+  f(Key{.path = "kafka.consumer_properties"}, c.kafka.consumer_properties);
+  f(Key{.path = "kafka.producer_properties"}, c.kafka.producer_properties);
 
   f(Key{.path = "input.fields.url", .check = is_non_empty, .expect = kFieldName},
     c.input.fields.url);
@@ -530,8 +535,24 @@ constexpr std::array<std::pair<std::string_view, std::string_view>, 4> kManagedP
      "managed by neardup, which stores an offset only once its output is delivered"},
 }};
 
-void read(const Found& found, const Key& key, std::map<std::string, std::string>& field,
-          Errors& errors) {
+// A property value: a scalar, or {file: PATH} / {env: NAME}.
+std::optional<PropertyValue> property_value(const YAML::Node& node) {
+  if (node.IsScalar()) return PropertyValue(node.Scalar());
+  if (!node.IsMap() || node.size() != 1) return std::nullopt;
+  const auto entry = node.begin();
+  if (!entry->first.IsScalar() || !entry->second.IsScalar() || entry->second.Scalar().empty()) {
+    return std::nullopt;
+  }
+  if (entry->first.Scalar() == "file") {
+    return PropertyValue(PropertyValue::Source::kFile, entry->second.Scalar());
+  }
+  if (entry->first.Scalar() == "env") {
+    return PropertyValue(PropertyValue::Source::kEnv, entry->second.Scalar());
+  }
+  return std::nullopt;
+}
+
+void read(const Found& found, const Key& key, PropertyMap& field, Errors& errors) {
   const YAML::Node& node = found.value;
   if (node.IsNull()) {
     field.clear();
@@ -543,7 +564,7 @@ void read(const Found& found, const Key& key, std::map<std::string, std::string>
         cat("must be a map of librdkafka property names to values, got ", describe(node, false)));
     return;
   }
-  std::map<std::string, std::string> properties;
+  PropertyMap properties;
   for (const auto& entry : node) {
     const std::string name = entry.first.IsScalar() ? entry.first.Scalar() : std::string();
     const std::string path = cat(key.path, ".", name);
@@ -555,11 +576,12 @@ void read(const Found& found, const Key& key, std::map<std::string, std::string>
       errors.add(entry.first.Mark(), path, "duplicate key");
     } else if (managed != kManagedProperties.end()) {
       errors.add(entry.first.Mark(), path, managed->second);
-    } else if (!entry.second.IsScalar()) {
-      errors.add(entry.first.Mark(), path,
-                 cat("must be a string, number or boolean, got ", describe(entry.second, false)));
+    } else if (auto value = property_value(entry.second)) {
+      properties[name] = std::move(*value);
     } else {
-      properties[name] = entry.second.Scalar();
+      errors.add(entry.first.Mark(), path,
+                 cat("must be a string, number or boolean, or {file: PATH} or {env: NAME}, got ",
+                     describe(entry.second, false)));
     }
   }
   field = std::move(properties);
@@ -795,13 +817,39 @@ std::string canonical(const std::string& value) { return quote(value); }
 std::string canonical(bool value) { return value ? "true" : "false"; }
 std::string canonical(std::unsigned_integral auto value) { return std::to_string(value); }
 std::string canonical(double value) { return canonical_real(value); }
-std::string canonical(const std::map<std::string, std::string>& value) {
+std::string canonical(const PropertyValue& value) {
+  switch (value.source) {
+    case PropertyValue::Source::kFile:
+      return cat("{file: ", quote(value.text), "}");
+    case PropertyValue::Source::kEnv:
+      return cat("{env: ", quote(value.text), "}");
+    case PropertyValue::Source::kText:
+      break;
+  }
+  return quote(value.text);
+}
+std::string canonical(const PropertyMap& value) {
   std::string out = "{";
-  for (const auto& [name, text] : value) {
+  for (const auto& [name, property] : value) {
     if (out.size() > 1) out += ", ";
-    out += cat(quote(name), ": ", quote(text));
+    out += cat(quote(name), ": ", canonical(property));
   }
   return out + "}";
+}
+
+// canonical(), but the text of secret properties is left out: what to_yaml prints.
+template <class T>
+std::string printable(const T& value) {
+  return canonical(value);
+}
+std::string printable(const PropertyMap& value) {
+  PropertyMap shown = value;
+  for (auto& [name, property] : shown) {
+    if (is_secret_property(name) && property.source == PropertyValue::Source::kText) {
+      property.text = "<redacted>";
+    }
+  }
+  return canonical(shown);
 }
 
 bool changes_fingerprints(std::string_view path) {
@@ -811,6 +859,34 @@ bool changes_fingerprints(std::string_view path) {
 }
 
 }  // namespace
+
+std::expected<std::string, std::string> resolve_property(const PropertyValue& value) {
+  switch (value.source) {
+    case PropertyValue::Source::kText:
+      return value.text;
+    case PropertyValue::Source::kEnv: {
+      const char* text = std::getenv(value.text.c_str());
+      if (text == nullptr)
+        return std::unexpected(cat("environment variable ", value.text, " is not set"));
+      return std::string(text);
+    }
+    case PropertyValue::Source::kFile:
+      break;
+  }
+  std::ifstream file(value.text, std::ios::binary);
+  std::ostringstream text;
+  if (file) text << file.rdbuf();
+  if (!file || file.bad()) {
+    return std::unexpected(cat("file ", value.text, ": cannot read: ", std::strerror(errno)));
+  }
+  std::string contents = text.str();
+  if (contents.ends_with("\r\n")) {
+    contents.resize(contents.size() - 2);
+  } else if (contents.ends_with('\n')) {
+    contents.pop_back();
+  }
+  return contents;
+}
 
 std::expected<Config, std::string> parse_config(const std::string& yaml_text) {
   // libyaml checks the text first (config/yaml_gate.h): yaml-cpp sees only well-formed,
@@ -917,7 +993,7 @@ std::string to_yaml(const Config& config) {
       out += cat(std::string(2 * depth, ' '), parts[depth], ":\n");
       open.push_back(parts[depth]);
     }
-    std::string value = canonical(field);
+    std::string value = printable(field);
     if constexpr (std::is_integral_v<std::remove_cvref_t<decltype(field)>> &&
                   !std::is_same_v<std::remove_cvref_t<decltype(field)>, bool>) {
       if (key.size) value = format_size(field);

@@ -11,9 +11,33 @@
 #include <map>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace neardup {
+
+// A librdkafka property's value: the text itself, or where to read it when the daemon starts, so
+// that secrets need not be written into the YAML:
+//   sasl.password: {file: /etc/neardup/kafka-password}  # the file, less one trailing newline
+//   sasl.password: {env: NEARDUP_KAFKA_PASSWORD}          # an environment variable
+struct PropertyValue {
+  enum class Source : std::uint8_t { kText, kFile, kEnv };
+  PropertyValue() = default;
+  PropertyValue(std::string value) : text(std::move(value)) {}  // NOLINT: a plain value
+  PropertyValue(const char* value) : text(value) {}             // NOLINT: a plain value
+  PropertyValue(Source from, std::string where) : source(from), text(std::move(where)) {}
+
+  Source source = Source::kText;
+  std::string text;  // the value, the file's path or the variable's name
+
+  bool operator==(const PropertyValue&) const = default;
+};
+using PropertyMap = std::map<std::string, PropertyValue>;
+
+// The property's value: its text, the file's contents (less one trailing newline) or the
+// variable's value. Errors name the file or the variable and why ("file /etc/x: cannot read:
+// No such file or directory", "environment variable X is not set"), never a value.
+std::expected<std::string, std::string> resolve_property(const PropertyValue& value);
 
 struct KafkaConfig {
   std::string bootstrap_servers = "127.0.0.1:9092";
@@ -22,8 +46,12 @@ struct KafkaConfig {
   std::string output_topic = "pages-tagged";
   std::string dead_letter_topic = "pages-dead";
   bool exactly_once = false;
-  // Extra librdkafka properties, passed through verbatim (e.g. "security.protocol").
-  std::map<std::string, std::string> properties;
+  // Extra librdkafka properties, passed through verbatim (e.g. "security.protocol"): `properties`
+  // to both clients, then `consumer_properties` to the consumer and `producer_properties` to the
+  // producer only (a later one overrides an earlier one).
+  PropertyMap properties;
+  PropertyMap consumer_properties;
+  PropertyMap producer_properties;
 
   bool operator==(const KafkaConfig&) const = default;
 };
@@ -215,7 +243,9 @@ bool is_restart_only(std::string_view path);
 
 // The config as YAML text that parse_config accepts and that parses back to an equal Config
 // (every key, sections in the order of examples/neardup.yaml; sizes with a binary suffix where
-// exact, fingerprint.seed in hex). For `neardupd --check-config`, which prints the effective
+// exact, fingerprint.seed in hex) — except that the text of a secret property
+// (is_secret_property, common/secret.h) is printed as "<redacted>"; {file: ...} and {env: ...}
+// values are printed as they are. For `neardupd --check-config`, which prints the effective
 // configuration.
 std::string to_yaml(const Config& config);
 

@@ -6,6 +6,7 @@
 #include <xxhash.h>
 
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <string>
@@ -14,6 +15,7 @@ namespace neardup {
 namespace {
 
 using ::testing::HasSubstr;
+using ::testing::Not;
 
 // The error parse_config gives for `yaml`; fails the test if the text is accepted.
 std::string error_of(const std::string& yaml) {
@@ -221,20 +223,61 @@ TEST(Config, KafkaPropertiesAreStringifiedScalars) {
   Config config = parsed(
       "kafka:\n  properties:\n    security.protocol: SSL\n    fetch.max.bytes: 1048576\n"
       "    enable.partition.eof: false\n");
-  EXPECT_EQ(config.kafka.properties,
-            (std::map<std::string, std::string>{{"security.protocol", "SSL"},
-                                                {"fetch.max.bytes", "1048576"},
-                                                {"enable.partition.eof", "false"}}));
+  EXPECT_EQ(config.kafka.properties, (PropertyMap{{"security.protocol", "SSL"},
+                                                  {"fetch.max.bytes", "1048576"},
+                                                  {"enable.partition.eof", "false"}}));
+}
+
+TEST(Config, ClientSpecificPropertiesHaveTheirOwnMaps) {
+  Config config = parsed(
+      "kafka:\n  consumer_properties:\n    session.timeout.ms: 6000\n"
+      "  producer_properties:\n    linger.ms: 20\n");
+  EXPECT_EQ(config.kafka.consumer_properties, (PropertyMap{{"session.timeout.ms", "6000"}}));
+  EXPECT_EQ(config.kafka.producer_properties, (PropertyMap{{"linger.ms", "20"}}));
+  EXPECT_TRUE(config.kafka.properties.empty());
+  EXPECT_THAT(error_of("kafka:\n  consumer_properties:\n    group.id: other\n"),
+              HasSubstr("kafka.consumer_properties.group.id: set kafka.group_id instead"));
+}
+
+TEST(Config, APropertyValueMayComeFromAFileOrAnEnvironmentVariable) {
+  Config config = parsed(
+      "kafka:\n  properties:\n    sasl.password: {file: /etc/neardup/kafka-password}\n"
+      "    ssl.key.password:\n      env: NEARDUP_TEST_SECRET\n");
+  EXPECT_EQ(config.kafka.properties.at("sasl.password"),
+            PropertyValue(PropertyValue::Source::kFile, "/etc/neardup/kafka-password"));
+  EXPECT_EQ(config.kafka.properties.at("ssl.key.password"),
+            PropertyValue(PropertyValue::Source::kEnv, "NEARDUP_TEST_SECRET"));
+  EXPECT_THAT(error_of("kafka:\n  properties:\n    sasl.password: {path: /x}\n"),
+              HasSubstr("kafka.properties.sasl.password: must be a string, number or boolean, "
+                        "or {file: PATH} or {env: NAME}"));
+}
+
+TEST(ResolveProperty, ReadsTextFilesAndEnvironmentVariables) {
+  EXPECT_EQ(resolve_property(PropertyValue("plain")), "plain");
+
+  const std::string path = ::testing::TempDir() + "/neardup-secret";
+  std::ofstream(path) << "s3cret\n";
+  EXPECT_EQ(resolve_property({PropertyValue::Source::kFile, path}), "s3cret");
+  auto missing = resolve_property({PropertyValue::Source::kFile, path + ".missing"});
+  ASSERT_FALSE(missing);
+  EXPECT_THAT(missing.error(), HasSubstr("file " + path + ".missing: cannot read: "));
+
+  ::setenv("NEARDUP_TEST_SECRET", "from-env", 1);
+  EXPECT_EQ(resolve_property({PropertyValue::Source::kEnv, "NEARDUP_TEST_SECRET"}), "from-env");
+  ::unsetenv("NEARDUP_TEST_SECRET");
+  EXPECT_EQ(resolve_property({PropertyValue::Source::kEnv, "NEARDUP_TEST_SECRET"}).error(),
+            "environment variable NEARDUP_TEST_SECRET is not set");
 }
 
 TEST(Config, KafkaPropertiesMustBeAMapOfScalars) {
   EXPECT_THAT(error_of("kafka:\n  properties: [a]\n"),
               HasSubstr("kafka.properties: must be a map of librdkafka property names"));
   EXPECT_THAT(error_of("kafka:\n  properties:\n    ssl:\n      key: x\n"),
-              HasSubstr("line 3: kafka.properties.ssl: must be a string, number or boolean"));
+              HasSubstr("line 3: kafka.properties.ssl: must be a string, number or boolean, or "
+                        "{file: PATH} or {env: NAME}"));
   EXPECT_THAT(error_of("kafka:\n  properties:\n    client.id:\n"),
-              HasSubstr("kafka.properties.client.id: must be a string, number or boolean, got "
-                        "nothing"));
+              HasSubstr("kafka.properties.client.id: must be a string, number or boolean, or "
+                        "{file: PATH} or {env: NAME}, got nothing"));
 }
 
 TEST(Config, KafkaPropertiesThatNeardupSetsAreRejected) {
@@ -644,8 +687,11 @@ TEST(ToYaml, NonDefaultConfigRoundTrips) {
   config.kafka.bootstrap_servers = "b1:9092,b2:9092";
   config.kafka.exactly_once = true;
   config.kafka.properties = {{"security.protocol", "SASL_SSL"},
-                             {"sasl.password", "p\"a:ss #\\ word\n"},
-                             {"client.id", "true"}};
+                             {"sasl.password", {PropertyValue::Source::kFile, "/etc/p: w"}},
+                             {"client.id", "p\"a:ss #\\ word\n"}};
+  config.kafka.consumer_properties = {{"session.timeout.ms", "6000"}};
+  config.kafka.producer_properties = {
+      {"ssl.key.password", {PropertyValue::Source::kEnv, "KEY_PASSWORD"}}};
   config.input.fields.url = "link";
   config.input.max_body_bytes = 12345;
   config.output.include_body = false;
@@ -666,6 +712,21 @@ TEST(ToYaml, NonDefaultConfigRoundTrips) {
   config.log.level = "off";
   std::string yaml = to_yaml(config);
   EXPECT_EQ(parsed(yaml), config) << yaml;
+}
+
+TEST(ToYaml, NeverPrintsTheTextOfASecret) {
+  Config config;
+  config.kafka.properties = {{"sasl.password", "hunter2"}, {"sasl.username", "neardup"}};
+  config.kafka.consumer_properties = {{"ssl.key.password", "k3y"}};
+  std::string yaml = to_yaml(config);
+  EXPECT_THAT(yaml, Not(HasSubstr("hunter2")));
+  EXPECT_THAT(yaml, Not(HasSubstr("k3y")));
+  EXPECT_THAT(yaml, HasSubstr("\"sasl.password\": \"<redacted>\""));
+  EXPECT_THAT(yaml, HasSubstr("\"sasl.username\": \"neardup\""));
+  // A changed secret is still a change that needs a restart.
+  Config changed = config;
+  changed.kafka.properties["sasl.password"] = "hunter3";
+  EXPECT_EQ(restart_only_changes(config, changed), (std::vector<std::string>{"kafka.properties"}));
 }
 
 TEST(ToYaml, PrintsSizesWithSuffixesAndTheSeedInHex) {

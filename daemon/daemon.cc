@@ -1,6 +1,7 @@
 #include "daemon/daemon.h"
 
 #include <algorithm>
+#include <charconv>
 #include <chrono>
 #include <condition_variable>
 #include <deque>
@@ -13,10 +14,13 @@
 #include "common/log.h"
 #include "common/parallel.h"
 #include "daemon/consumer_stats.h"
+#include "daemon/in_flight.h"
+#include "daemon/lanes.h"
 #include "daemon/offset_tracker.h"
-#include "message/record.h"
-#include "message/tag.h"
-#include "pipeline/pipeline.h"
+#include "daemon/publisher.h"
+#include "daemon/work.h"
+#include "kafka/admin.h"
+#include "message/processing.h"
 
 namespace neardup::daemon {
 namespace {
@@ -27,33 +31,6 @@ using std::chrono::milliseconds;
 // The producer's local limit; the broker (message.max.bytes / max.message.bytes) has the last
 // word, and a record it refuses as too large is republished without its body.
 constexpr const char* kProducerMessageMaxBytes = "1000000000";
-
-// One consumed record on its way through the pipeline.
-struct Work {
-  PartitionId partition;
-  std::int64_t offset = 0;
-  std::int64_t timestamp_ms = 0;
-  std::optional<std::string> key;
-  kafka::Headers headers;
-  std::string value;
-
-  // Filled by a pipeline worker. The running config when the worker took the page and its
-  // scheme: the page's stages, index request and output all use this one snapshot.
-  std::shared_ptr<const Config> config;
-  std::string scheme;
-  std::expected<Page, RecordError> page = std::unexpected(RecordError{});
-  PageFingerprint result;
-  bool ready = false;  // guarded by the sequencer's mutex
-
-  // Filled by the index thread.
-  Verdict verdict;
-  bool shrunk = false;  // republished without its body after the broker refused its size
-  // When produce() took the output: the produce stage lasts until its delivery report.
-  Clock::time_point produced_at;
-};
-using WorkPtr = std::shared_ptr<Work>;
-
-bool is_own_header(const std::string& name) { return name.starts_with("neardup-"); }
 
 double seconds(Clock::duration d) { return std::chrono::duration<double>(d).count(); }
 
@@ -71,7 +48,28 @@ void observe_stages(ops::DaemonMetrics& metrics, const StageTimes& times) {
 
 }  // namespace
 
-kafka::Properties consumer_properties(const Config& config) {
+namespace {
+
+// `properties` followed by kafka.properties and then one client's own map (`client`, at
+// `client_path`), with {file: ...} and {env: ...} values read.
+std::expected<kafka::Properties, std::string> with_configured(kafka::Properties properties,
+                                                              const Config& config,
+                                                              const PropertyMap& client,
+                                                              const std::string& client_path) {
+  for (const auto& [extra, path] : {std::pair{&config.kafka.properties, "kafka.properties"},
+                                    std::pair{&client, client_path.c_str()}}) {
+    for (const auto& [name, value] : *extra) {
+      auto text = resolve_property(value);
+      if (!text) return std::unexpected(std::string(path) + "." + name + ": " + text.error());
+      properties.emplace_back(name, std::move(*text));
+    }
+  }
+  return properties;
+}
+
+}  // namespace
+
+std::expected<kafka::Properties, std::string> consumer_properties(const Config& config) {
   kafka::Properties properties = {
       {"bootstrap.servers", config.kafka.bootstrap_servers},
       {"group.id", config.kafka.group_id},
@@ -87,11 +85,11 @@ kafka::Properties consumer_properties(const Config& config) {
       // Per-partition consumer_lag for neardup_consumer_lag (event_cb, EVENT_STATS).
       {"statistics.interval.ms", std::to_string(kStatisticsMillis)},
   };
-  for (const auto& property : config.kafka.properties) properties.push_back(property);
-  return properties;
+  return with_configured(std::move(properties), config, config.kafka.consumer_properties,
+                         "kafka.consumer_properties");
 }
 
-kafka::Properties producer_properties(const Config& config) {
+std::expected<kafka::Properties, std::string> producer_properties(const Config& config) {
   kafka::Properties properties = {
       {"bootstrap.servers", config.kafka.bootstrap_servers},
       {"enable.idempotence", "true"},
@@ -105,12 +103,16 @@ kafka::Properties producer_properties(const Config& config) {
   if (config.kafka.exactly_once) {
     properties.emplace_back("transactional.id", "neardupd-" + config.kafka.group_id);
   }
-  for (const auto& property : config.kafka.properties) properties.push_back(property);
-  return properties;
+  return with_configured(std::move(properties), config, config.kafka.producer_properties,
+                         "kafka.producer_properties");
 }
 
-struct Daemon::Impl : public RdKafka::DeliveryReportCb,
-                      public RdKafka::EventCb,
+// The daemon's consumer side and its threads. The parts with rules of their own are delegated:
+// per-partition ordering to Lanes, the bounds on in-flight records to InFlight, which offsets
+// may be stored to OffsetTracker, rendering and delivery accounting of outputs and dead
+// letters to Publisher (and render_outgoing), the page -> index item -> output glue to
+// message/processing.h.
+struct Daemon::Impl : public RdKafka::EventCb,
                       public RdKafka::RebalanceCb,
                       public RdKafka::OffsetCommitCb {
   Impl(const ops::ConfigHolder& holder_in, std::unique_ptr<Index> index_in,
@@ -120,7 +122,11 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
         index(std::move(index_in)),
         metrics(metrics_in),
         stop_requested(stop_requested_in),
-        log(logger("daemon")) {}
+        log(logger("daemon")),
+        in_flight(kMaxInFlightBytes),
+        publisher(startup->kafka, startup->kafka.exactly_once, metrics,
+                  {.delivered = [this](const Work& work) { delivered(work); },
+                   .fail = [this](const std::string& message) { fail(message); }}) {}
 
   // --- configuration and clients ---
   // The running config, swapped by reloads: read once per page (workers), per batch (index
@@ -138,11 +144,12 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
 
   // --- delivery state ---
   OffsetTracker tracker;
+  InFlight in_flight;
+  Publisher publisher;
   std::map<PartitionId, std::int64_t> stored;  // consumer thread only
   std::set<PartitionId> assigned;              // consumer thread only
   bool paused = false;                         // consumer thread only
-  std::atomic<std::uint64_t> in_flight{0}, in_flight_bytes{0};
-  std::atomic<std::uint64_t> pages_in{0}, outputs{0}, dead_letters{0}, replayed{0};
+  std::atomic<std::uint64_t> pages_in{0}, replayed{0};
   // Clock::time_point of the consume loop's last poll, as ticks (health()).
   std::atomic<Clock::rep> last_poll{Clock::now().time_since_epoch().count()};
 
@@ -156,10 +163,9 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
   std::deque<WorkPtr> work_queue;
   std::vector<std::jthread> workers;
 
-  // --- sequencer: per-partition lanes in offset order, read by the index thread ---
-  std::mutex lane_mutex;
-  std::condition_variable lane_cv;
-  std::map<PartitionId, std::deque<WorkPtr>> lanes;
+  // --- index thread ---
+  Lanes lanes;
+  std::mutex trims_mutex;
   std::vector<std::pair<std::string, std::int64_t>> trims;  // committed offsets to trim
   std::jthread index_thread;
   std::jthread poll_thread;
@@ -209,66 +215,45 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
     }
   }
 
-  // Sets neardup_consumer_lag{partition} from a statistics report, for assigned partitions
-  // only: both this and rebalance_cb run on the consumer thread, so a report that arrives after
-  // a revoke cannot bring a removed partition back.
+  // Labels of neardup_consumer_lag: the group, the topic and the partition.
+  std::vector<std::string> lag_labels(const PartitionId& id) const {
+    return {startup->kafka.group_id, id.first, std::to_string(id.second)};
+  }
+
+  // Sets neardup_consumer_lag from a statistics report, for assigned partitions only: both this
+  // and rebalance_cb run on the consumer thread, so a report that arrives after a revoke cannot
+  // bring a removed partition back.
   void record_consumer_lag(const std::string& json) {
     if (!metrics) return;
     for (const auto& [id, lag] : consumer_lags(json)) {
       if (!assigned.contains(id)) continue;
-      metrics->consumer_lag.labels({partition_key(id)}).set(static_cast<double>(lag));
+      metrics->consumer_lag.labels(lag_labels(id)).set(static_cast<double>(lag));
     }
   }
 
-  // Delivery reports, served by poll_thread.
-  void dr_cb(RdKafka::Message& message) override {
-    std::unique_ptr<WorkPtr> opaque(static_cast<WorkPtr*>(message.msg_opaque()));
-    if (!opaque) return;
-    const WorkPtr& work = *opaque;
-    if (message.err() == RdKafka::ERR_MSG_SIZE_TOO_LARGE && !work->shrunk) {
-      log->warn("record too large for topic={} source={}/{}/{}: republished without its body",
-                message.topic_name(), work->partition.first, work->partition.second, work->offset);
-      work->shrunk = true;
-      publish(work);
-      return;
-    }
-    if (message.err() != RdKafka::ERR_NO_ERROR) {
-      // librdkafka has retried until message.timeout.ms: the output is lost, so the offset must
-      // never be stored. Stop; a restart replays it with its stored verdict.
-      fail("delivery failed topic=" + message.topic_name() +
-           " source=" + partition_key(work->partition) + "/" + std::to_string(work->offset) +
-           " error=" + kafka::error_name(message.err()) + ": " + message.errstr());
-      return;
-    }
-    if (metrics)
-      metrics->stage(ops::Stage::kProduce).observe(seconds(Clock::now() - work->produced_at));
-    if (!startup->kafka.exactly_once) acknowledge(*work);
+  // A record's output or dead letter was written (Publisher, on its delivery report).
+  void delivered(const Work& work) {
+    // Under exactly_once a record is acknowledged when its transaction commits.
+    if (!startup->kafka.exactly_once) acknowledge(work);
   }
 
   void acknowledge(const Work& work) {
-    tracker.delivered(work.partition, work.offset);
-    in_flight_bytes -= work.value.size();
-    in_flight -= 1;
+    tracker.delivered(work.input.partition, work.input.offset);
+    in_flight.remove(work.input.value.size());
   }
 
   void rebalance_cb(RdKafka::KafkaConsumer* kafka_consumer, RdKafka::ErrorCode err,
                     std::vector<RdKafka::TopicPartition*>& partitions) override {
     const bool cooperative = kafka_consumer->rebalance_protocol() == "COOPERATIVE";
     if (err == RdKafka::ERR__ASSIGN_PARTITIONS) {
-      RdKafka::Error* error = nullptr;
-      RdKafka::ErrorCode code = RdKafka::ERR_NO_ERROR;
       if (cooperative) {
-        error = kafka_consumer->incremental_assign(partitions);
-      } else {
-        code = kafka_consumer->assign(partitions);
-      }
-      if (error) {
-        fail("incremental_assign: " + error->str());
-        delete error;
-        return;
-      }
-      if (code != RdKafka::ERR_NO_ERROR) {
-        fail("assign: " + RdKafka::err2str(code));
+        if (auto assigned_now = kafka::check(kafka_consumer->incremental_assign(partitions));
+            !assigned_now) {
+          fail("incremental_assign: " + assigned_now.error().message);
+          return;
+        }
+      } else if (RdKafka::ErrorCode code = kafka_consumer->assign(partitions); code) {
+        fail("assign: " + kafka::error_name(code) + ": " + RdKafka::err2str(code));
         return;
       }
       std::string names;
@@ -316,12 +301,12 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
       tracker.forget(id);
       stored.erase(id);
       assigned.erase(id);
-      if (metrics) metrics->consumer_lag.remove({partition_key(id)});
+      if (metrics) metrics->consumer_lag.remove(lag_labels(id));
     }
     if (cooperative) {
-      if (RdKafka::Error* error = kafka_consumer->incremental_unassign(partitions)) {
-        log->warn("incremental_unassign: {}", error->str());
-        delete error;
+      if (auto unassigned = kafka::check(kafka_consumer->incremental_unassign(partitions));
+          !unassigned) {
+        log->warn("incremental_unassign: {}", unassigned.error().message);
       }
     } else {
       kafka_consumer->unassign();
@@ -335,14 +320,17 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
       log->warn("offset commit failed error={}", kafka::error_name(err));
       return;
     }
-    std::lock_guard lock(lane_mutex);
-    for (auto* tp : offsets) {
-      log->debug("committed partition={}/{} offset={} error={}", tp->topic(), tp->partition(),
-                 tp->offset(), kafka::error_name(tp->err()));
-      if (tp->err() == RdKafka::ERR_NO_ERROR && tp->offset() >= 0) {
-        trims.emplace_back(partition_key({tp->topic(), tp->partition()}), tp->offset());
+    {
+      std::lock_guard lock(trims_mutex);
+      for (auto* tp : offsets) {
+        log->debug("committed partition={}/{} offset={} error={}", tp->topic(), tp->partition(),
+                   tp->offset(), kafka::error_name(tp->err()));
+        if (tp->err() == RdKafka::ERR_NO_ERROR && tp->offset() >= 0) {
+          trims.emplace_back(partition_key({tp->topic(), tp->partition()}), tp->offset());
+        }
       }
     }
+    lanes.wake();
   }
 
   // ---------------------------------------------------------------- consumer thread
@@ -384,39 +372,32 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
   void apply_backpressure() {
     const std::uint64_t max_pages =
         std::max<std::uint32_t>(holder.current()->pipeline.max_in_flight, 1);
-    const bool over = in_flight >= max_pages || in_flight_bytes >= kMaxInFlightBytes;
-    const bool under =
-        in_flight <= max_pages * 3 / 4 && in_flight_bytes <= kMaxInFlightBytes * 3 / 4;
-    if (!paused && over) {
+    if (!paused && in_flight.over(max_pages)) {
       auto partitions = assignment();
       consumer->pause(partitions.get());
       paused = true;
-      log->debug("paused in_flight={} bytes={}", in_flight.load(), in_flight_bytes.load());
-    } else if (paused && under && !stop_requested) {
+      log->debug("paused in_flight={} bytes={}", in_flight.records(), in_flight.bytes());
+    } else if (paused && in_flight.under(max_pages) && !stop_requested) {
       auto partitions = assignment();
       consumer->resume(partitions.get());
       paused = false;
-      log->debug("resumed in_flight={}", in_flight.load());
+      log->debug("resumed in_flight={}", in_flight.records());
     }
   }
 
   void accept(RdKafka::Message& message) {
-    auto work = std::make_shared<Work>();
-    work->partition = {message.topic_name(), message.partition()};
-    work->offset = message.offset();
-    work->timestamp_ms = message.timestamp().timestamp;
-    if (message.key()) work->key = *message.key();
-    work->headers = kafka::message_headers(message);
-    work->value.assign(static_cast<const char*>(message.payload()), message.len());
-    tracker.consumed(work->partition, work->offset);
-    in_flight += 1;
-    in_flight_bytes += work->value.size();
+    auto work = std::make_shared<Work>(ConsumedRecord{
+        .partition = {message.topic_name(), message.partition()},
+        .offset = message.offset(),
+        .timestamp_ms = message.timestamp().timestamp,
+        .key = message.key() ? std::optional<std::string>(*message.key()) : std::nullopt,
+        .headers = kafka::message_headers(message),
+        .value = std::string(static_cast<const char*>(message.payload()), message.len())});
+    tracker.consumed(work->input.partition, work->input.offset);
+    in_flight.add(work->input.value.size());
     pages_in += 1;
     if (metrics) metrics->pages_in.inc();
-    {
-      std::lock_guard lock(lane_mutex);
-      lanes[work->partition].push_back(work);
-    }
+    lanes.append(work);
     {
       std::lock_guard lock(work_mutex);
       work_queue.push_back(std::move(work));
@@ -448,11 +429,12 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
       }
       if (Clock::now() - last_report > std::chrono::seconds(30)) {
         last_report = Clock::now();
+        const PublishedCounts published = publisher.counts();
         log->info(
             "progress pages_in={} outputs={} dead_letters={} replayed={} in_flight={} "
             "paused={}",
-            pages_in.load(), outputs.load(), dead_letters.load(), replayed.load(), in_flight.load(),
-            paused);
+            pages_in.load(), published.outputs, published.dead_letters, replayed.load(),
+            in_flight.records(), paused);
       }
     }
   }
@@ -498,178 +480,75 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
         config = std::move(current);
         scheme = scheme_id(*config);
       }
-      work->config = config;
-      work->scheme = scheme;
-      work->page = parse_page(work->value, config->input);
-      if (work->page) {
-        StageTimes times;
-        work->result = fingerprint_page(work->page->body, work->page->content_type, *config,
-                                        {.times = metrics ? &times : nullptr});
-        if (metrics) observe_stages(*metrics, times);
-      }
-      {
-        std::lock_guard lock(lane_mutex);
-        work->ready = true;
-      }
-      lane_cv.notify_one();
+      StageTimes times;
+      work->processed =
+          process_record(work->input.value, config, scheme, metrics ? &times : nullptr);
+      if (metrics) observe_stages(*metrics, times);
+      lanes.mark_ready(*work);
     }
   }
 
   // ---------------------------------------------------------------- index thread
 
-  // Ready pages at the heads of the lanes, at most `limit`. Caller holds lane_mutex.
-  std::size_t ready_count(std::size_t limit) const {
-    std::size_t count = 0;
-    for (const auto& [id, lane] : lanes) {
-      for (const WorkPtr& work : lane) {
-        if (!work->ready || count >= limit) break;
-        ++count;
-      }
-    }
-    return count;
-  }
-
-  std::vector<WorkPtr> next_batch(std::vector<std::pair<std::string, std::int64_t>>& trims_out) {
-    const std::shared_ptr<const Config> config = holder.current();  // once per batch
-    const std::size_t batch_size = std::max<std::uint32_t>(config->pipeline.batch_size, 1);
-    std::unique_lock lock(lane_mutex);
-    lane_cv.wait_for(lock, milliseconds(100),
-                     [&] { return pipeline_stop || !trims.empty() || ready_count(1) > 0; });
-    if (!pipeline_stop && ready_count(batch_size) > 0 && ready_count(batch_size) < batch_size) {
-      lane_cv.wait_for(lock, milliseconds(config->pipeline.batch_delay_ms),
-                       [&] { return pipeline_stop || ready_count(batch_size) >= batch_size; });
-    }
-    trims_out.swap(trims);
-    std::vector<WorkPtr> batch;
-    for (auto& [id, lane] : lanes) {
-      while (!lane.empty() && lane.front()->ready && batch.size() < batch_size) {
-        batch.push_back(std::move(lane.front()));
-        lane.pop_front();
-      }
-    }
-    std::erase_if(lanes, [](const auto& entry) { return entry.second.empty(); });
-    return batch;
-  }
-
-  IndexItem index_item(const Work& work) const {
-    IndexItem item;
-    item.source = SourceOffset{partition_key(work.partition), work.offset};
-    if (!work.page) {
-      item.decided =
-          Verdict{.status = Verdict::Status::kDeadLetter, .reason = work.page.error().code};
-    } else if (work.result.skip) {
-      item.decided =
-          Verdict{.status = Verdict::Status::kSkipped, .reason = work.result.skip->reason};
-    } else {
-      item.page =
-          index_request(*work.page, work.result, work.scheme, *work.config);
-      // First-seen time without fetched_at: the record's timestamp, the same on every replay.
-      if (!work.page->fetched_at_ms && work.timestamp_ms > 0)
-        item.page->seen_at_ms = work.timestamp_ms;
-    }
-    return item;
-  }
-
-  // Produces the page's output or dead letter. The delivery report acknowledges it.
-  void publish(const WorkPtr& work) {
-    kafka::OutgoingRecord record;
-    record.key = work->key ? &*work->key : nullptr;
-    for (const auto& header : work->headers) {
-      if (!is_own_header(header.first)) record.headers.push_back(header);
-    }
-    std::string value;
-    const bool dead = !work->page || work->verdict.status == Verdict::Status::kDeadLetter;
-    if (dead) {
-      record.topic = startup->kafka.dead_letter_topic;
-      std::string code = work->page ? work->verdict.reason : work->page.error().code;
-      std::string detail =
-          work->page ? "verdict stored for this offset" : work->page.error().detail;
-      if (work->shrunk) detail += " (value dropped: larger than the topic accepts)";
-      record.headers.emplace_back("neardup-error", code);
-      record.headers.emplace_back("neardup-error-detail", detail);
-      record.headers.emplace_back(
-          "neardup-source", partition_key(work->partition) + "/" + std::to_string(work->offset));
-      record.value = work->shrunk ? std::string_view() : std::string_view(work->value);
-      dead_letters += 1;
-      if (metrics) metrics->dead_letters.labels({code}).inc();
-    } else {
-      Tag tag = make_tag(work->result, work->verdict, work->scheme);
-      OutputConfig output = work->config->output;
-      if (work->shrunk) output.include_body = false;
-      value = render_output(*work->page, tag, output, work->config->input.fields);
-      record.topic = startup->kafka.output_topic;
-      record.headers.emplace_back("neardup-status", tag.status);
-      if (tag.status == "duplicate")
-        record.headers.emplace_back("neardup-duplicate-of", tag.duplicate_of);
-      record.headers.emplace_back("neardup-scheme", tag.scheme);
-      record.value = value;
-      outputs += 1;
-      if (metrics) metrics->pages_out_for(tag.status).inc();
-    }
-    auto* opaque = new WorkPtr(work);
-    work->produced_at = Clock::now();
-    RdKafka::ErrorCode code = kafka::produce(*producer, record, opaque, &pipeline_stop);
-    if (code == RdKafka::ERR_MSG_SIZE_TOO_LARGE && !work->shrunk) {
-      delete opaque;
-      work->shrunk = true;
-      publish(work);
-      return;
-    }
-    if (code != RdKafka::ERR_NO_ERROR) {
-      delete opaque;
-      fail("produce to " + std::string(record.topic) + " failed: " + kafka::error_name(code));
+  void trim(const std::string& partition, std::int64_t offset) {
+    if (auto trimmed = index->trim_pending(partition, offset); !trimmed) {
+      log->warn("trim_pending partition={} error={}", partition, trimmed.error().message);
     }
   }
 
-  bool publish_transaction(const std::vector<WorkPtr>& batch) {
-    if (RdKafka::Error* error = producer->begin_transaction()) {
-      fail("begin_transaction: " + error->str());
-      delete error;
+  // Under exactly_once: one transaction holds a batch's outputs and its input offsets.
+  bool publish_transaction(const std::vector<WorkPtr>& batch,
+                           const std::vector<Verdict>& verdicts) {
+    if (auto begun = kafka::check(producer->begin_transaction()); !begun) {
+      fail("begin_transaction: " + begun.error().message);
       return false;
     }
-    for (const WorkPtr& work : batch) publish(work);
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (!publisher.publish(batch[i], verdicts[i], &pipeline_stop)) return false;
+    }
     std::map<PartitionId, std::int64_t> next;
-    for (const WorkPtr& work : batch) next[work->partition] = work->offset + 1;
+    for (const WorkPtr& work : batch) next[work->input.partition] = work->input.offset + 1;
     kafka::TopicPartitions offsets;
     for (const auto& [id, offset] : next) offsets.add(id.first, id.second, offset);
     std::unique_ptr<RdKafka::ConsumerGroupMetadata> group(consumer->groupMetadata());
-    RdKafka::Error* error = producer->send_offsets_to_transaction(offsets.get(), group.get(), -1);
-    if (!error) error = producer->commit_transaction(-1);
-    if (error) {
+    auto committed =
+        kafka::check(producer->send_offsets_to_transaction(offsets.get(), group.get(), -1));
+    if (committed) committed = kafka::check(producer->commit_transaction(-1));
+    if (!committed) {
       // The index already holds these verdicts: after a restart the same outputs are
       // republished from the committed offsets.
-      std::string message = error->str();
-      bool abort = error->txn_requires_abort();
-      delete error;
-      if (abort) {
-        if (RdKafka::Error* abort_error = producer->abort_transaction(-1)) delete abort_error;
+      if (committed.error().txn_requires_abort) {
+        if (auto aborted = kafka::check(producer->abort_transaction(-1)); !aborted) {
+          log->warn("abort_transaction: {}", aborted.error().message);
+        }
       }
-      fail("transaction failed: " + message);
+      fail("transaction failed: " + committed.error().message);
       return false;
     }
     for (const WorkPtr& work : batch) acknowledge(*work);
-    for (const auto& [id, offset] : next) {
-      if (auto trimmed = index->trim_pending(partition_key(id), offset); !trimmed) {
-        log->warn("trim_pending partition={} error={}", partition_key(id), trimmed.error().message);
-      }
-    }
+    for (const auto& [id, offset] : next) trim(partition_key(id), offset);
     return true;
   }
 
   void index_loop() {
-    std::vector<std::pair<std::string, std::int64_t>> pending_trims;
     while (!pipeline_stop) {
-      std::vector<WorkPtr> batch = next_batch(pending_trims);
-      for (const auto& [partition, offset] : pending_trims) {
-        if (auto trimmed = index->trim_pending(partition, offset); !trimmed) {
-          log->warn("trim_pending partition={} error={}", partition, trimmed.error().message);
-        }
+      const std::shared_ptr<const Config> config = holder.current();  // once per batch
+      std::vector<WorkPtr> batch = lanes.take(config->pipeline.batch_size, milliseconds(100),
+                                              milliseconds(config->pipeline.batch_delay_ms));
+      std::vector<std::pair<std::string, std::int64_t>> committed;
+      {
+        std::lock_guard lock(trims_mutex);
+        committed.swap(trims);
       }
-      pending_trims.clear();
+      for (const auto& [partition, offset] : committed) trim(partition, offset);
       if (batch.empty() || failed) continue;
       std::vector<IndexItem> items;
       items.reserve(batch.size());
-      for (const WorkPtr& work : batch) items.push_back(index_item(*work));
+      for (const WorkPtr& work : batch) {
+        items.push_back(index_item(
+            work->processed, SourceOffset{partition_key(work->input.partition), work->input.offset},
+            work->input.timestamp_ms));
+      }
       const auto apply_start = Clock::now();
       auto verdicts = index->apply(items);
       if (metrics) metrics->stage(ops::Stage::kIndex).observe(seconds(Clock::now() - apply_start));
@@ -678,16 +557,18 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
         continue;
       }
       for (std::size_t i = 0; i < batch.size(); ++i) {
-        batch[i]->verdict = std::move((*verdicts)[i]);
-        if (batch[i]->verdict.replayed) replayed += 1;
-        if (metrics && items[i].page && !batch[i]->verdict.replayed) {
-          metrics->probe_candidates.observe(batch[i]->verdict.candidates);
+        const Verdict& verdict = (*verdicts)[i];
+        if (verdict.replayed) replayed += 1;
+        if (metrics && items[i].page && !verdict.replayed) {
+          metrics->probe_candidates.observe(verdict.candidates);
         }
       }
       if (startup->kafka.exactly_once) {
-        publish_transaction(batch);
+        publish_transaction(batch, *verdicts);
       } else {
-        for (const WorkPtr& work : batch) publish(work);
+        for (std::size_t i = 0; i < batch.size(); ++i) {
+          if (!publisher.publish(batch[i], (*verdicts)[i], &pipeline_stop)) break;
+        }
       }
     }
   }
@@ -706,7 +587,7 @@ struct Daemon::Impl : public RdKafka::DeliveryReportCb,
   void stop_threads() {
     pipeline_stop = true;
     work_cv.notify_all();
-    lane_cv.notify_all();
+    lanes.stop();
     workers.clear();
     if (index_thread.joinable()) index_thread.join();
     // Whatever was produced gets its delivery report before the poll thread goes.
@@ -728,10 +609,12 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
   auto impl = std::make_unique<Impl>(holder, std::move(index), daemon->stop_requested_, metrics);
   const std::shared_ptr<const Config>& config = impl->startup;
 
-  auto producer_conf = kafka::make_conf(producer_properties(*config));
+  auto producer_settings = producer_properties(*config);
+  if (!producer_settings) return std::unexpected(producer_settings.error());
+  auto producer_conf = kafka::make_conf(*producer_settings);
   if (!producer_conf) return std::unexpected("kafka producer: " + producer_conf.error());
   if (auto set = kafka::set_callback(**producer_conf, "dr_cb",
-                                     static_cast<RdKafka::DeliveryReportCb*>(impl.get()));
+                                     static_cast<RdKafka::DeliveryReportCb*>(&impl->publisher));
       !set) {
     return std::unexpected(set.error());
   }
@@ -743,15 +626,49 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
   auto producer = kafka::make_producer(**producer_conf);
   if (!producer) return std::unexpected(producer.error());
   impl->producer = std::move(*producer);
+  impl->publisher.attach(impl->producer.get());
+
+  // A misspelt topic must not be created by the broker nor waited for: check all three now.
+  if (auto present = kafka::require_topics(
+          *impl->producer,
+          {config->kafka.input_topic, config->kafka.output_topic, config->kafka.dead_letter_topic},
+          config->kafka.bootstrap_servers, kTopicCheckMillis);
+      !present) {
+    return std::unexpected(present.error());
+  }
+  // Records larger than their topic accepts are shrunk before producing when the limit is
+  // known; otherwise the broker's refusal decides (which a transaction cannot survive).
   if (config->kafka.exactly_once) {
-    if (RdKafka::Error* error = impl->producer->init_transactions(30000)) {
-      std::string message = "init_transactions: " + error->str();
-      delete error;
-      return std::unexpected(message);
+    // Inside a transaction a record the broker refuses cannot be republished: records larger
+    // than their topic accepts must be shrunk before producing, so the limits must be known.
+    // (At least once, the broker's refusal is enough: the record is republished smaller.)
+    auto limits = kafka::topic_configs(
+        *impl->producer, {config->kafka.output_topic, config->kafka.dead_letter_topic},
+        "max.message.bytes", kDescribeConfigsMillis);
+    if (!limits) {
+      impl->log->warn(
+          "max.message.bytes of the output topics unknown ({}): a record the broker "
+          "refuses as too large will stop the daemon",
+          limits.error());
+    }
+    for (const auto& [topic, text] : limits ? *limits : std::map<std::string, std::string>{}) {
+      std::uint64_t bytes = 0;
+      if (std::from_chars(text.data(), text.data() + text.size(), bytes).ec != std::errc()) {
+        return std::unexpected("topic " + topic + ": max.message.bytes is not a number: " + text);
+      }
+      impl->publisher.set_size_limit(topic, bytes);
+      impl->log->info("topic={} max.message.bytes={}", topic, bytes);
+    }
+  }
+  if (config->kafka.exactly_once) {
+    if (auto initialized = kafka::check(impl->producer->init_transactions(30000)); !initialized) {
+      return std::unexpected("init_transactions: " + initialized.error().message);
     }
   }
 
-  auto consumer_conf = kafka::make_conf(consumer_properties(*config));
+  auto consumer_settings = consumer_properties(*config);
+  if (!consumer_settings) return std::unexpected(consumer_settings.error());
+  auto consumer_conf = kafka::make_conf(*consumer_settings);
   if (!consumer_conf) return std::unexpected("kafka consumer: " + consumer_conf.error());
   for (auto set : {kafka::set_callback(**consumer_conf, "event_cb",
                                        static_cast<RdKafka::EventCb*>(impl.get())),
@@ -786,8 +703,9 @@ std::string Daemon::run() {
   // close() revokes the (drained) assignment through rebalance_cb and leaves the group.
   impl.consumer->close();
   impl.stop_threads();
+  const PublishedCounts published = impl.publisher.counts();
   impl.log->info("stopped pages_in={} outputs={} dead_letters={} replayed={} stop_ms={}",
-                 impl.pages_in.load(), impl.outputs.load(), impl.dead_letters.load(),
+                 impl.pages_in.load(), published.outputs, published.dead_letters,
                  impl.replayed.load(),
                  std::chrono::duration_cast<milliseconds>(Clock::now() - stop_started).count());
   finished_ = true;
@@ -810,7 +728,8 @@ std::expected<void, std::string> Daemon::health() const {
 }
 
 DaemonCounts Daemon::counts() const {
-  return DaemonCounts{impl_->pages_in.load(), impl_->outputs.load(), impl_->dead_letters.load(),
+  const PublishedCounts published = impl_->publisher.counts();
+  return DaemonCounts{impl_->pages_in.load(), published.outputs, published.dead_letters,
                       impl_->replayed.load()};
 }
 

@@ -50,13 +50,24 @@ inline constexpr int kDrainMillis = 8000;
 // up to kDrainMillis. Longer than this without a poll means the daemon is stuck (health()).
 inline constexpr int kStallMillis = 15000;
 
+// How long create() waits for the cluster's metadata to check that the topics exist.
+inline constexpr int kTopicCheckMillis = 30000;
+
+// How long create() waits for the output topics' max.message.bytes under kafka.exactly_once
+// (a real broker answers at once; librdkafka 2.0's mock cluster never does).
+inline constexpr int kDescribeConfigsMillis = 5000;
+
 // How often librdkafka reports consumer statistics (statistics.interval.ms), from which
 // neardup_consumer_lag{partition} is set; kafka.properties may override it.
 inline constexpr int kStatisticsMillis = 5000;
 
-// The librdkafka properties neardupd uses, before kafka.properties (which override them).
-kafka::Properties consumer_properties(const Config& config);
-kafka::Properties producer_properties(const Config& config);
+// The librdkafka properties of neardupd's consumer and producer: neardupd's own, then
+// kafka.properties, then kafka.consumer_properties / kafka.producer_properties (each overriding
+// the ones before), with {file: ...} and {env: ...} values read. The error names the property
+// and why its value could not be read ("kafka.properties.sasl.password: file /x: cannot read:
+// No such file or directory").
+std::expected<kafka::Properties, std::string> consumer_properties(const Config& config);
+std::expected<kafka::Properties, std::string> producer_properties(const Config& config);
 
 struct DaemonCounts {
   std::uint64_t pages_in = 0;

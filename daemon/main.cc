@@ -38,14 +38,16 @@ constexpr std::chrono::seconds kStatusPeriod{2};
 
 using Clock = std::chrono::steady_clock;
 
-// Builds both Kafka configurations so that a bad kafka.properties entry is a config error.
+// Builds both Kafka configurations so that a bad kafka.*properties entry, or a secret that
+// cannot be read, is a config error.
 std::expected<void, std::string> check_kafka_properties(const neardup::Config& config) {
   using namespace neardup;
-  if (auto conf = kafka::make_conf(daemon::consumer_properties(config)); !conf) {
-    return std::unexpected("kafka.properties: consumer: " + conf.error());
-  }
-  if (auto conf = kafka::make_conf(daemon::producer_properties(config)); !conf) {
-    return std::unexpected("kafka.properties: producer: " + conf.error());
+  for (auto [properties, client] : {std::pair{daemon::consumer_properties(config), "consumer"},
+                                    std::pair{daemon::producer_properties(config), "producer"}}) {
+    if (!properties) return std::unexpected(properties.error());
+    if (auto conf = kafka::make_conf(*properties); !conf) {
+      return std::unexpected(std::string("kafka properties: ") + client + ": " + conf.error());
+    }
   }
   return {};
 }

@@ -5,6 +5,8 @@
 #include <chrono>
 #include <thread>
 
+#include "common/secret.h"
+
 namespace neardup::kafka {
 namespace {
 
@@ -37,6 +39,12 @@ std::expected<std::unique_ptr<RdKafka::Conf>, std::string> make_conf(const Prope
   for (const auto& [name, value] : properties) {
     std::string error;
     if (conf->set(name, value, error) != RdKafka::Conf::CONF_OK) {
+      // librdkafka's reason may quote the value: a secret's is never repeated.
+      if (is_secret_property(name) && !value.empty()) {
+        for (auto at = error.find(value); at != std::string::npos; at = error.find(value, at)) {
+          error.replace(at, value.size(), "<redacted>");
+        }
+      }
       return std::unexpected(name + ": " + error);
     }
   }
@@ -114,6 +122,16 @@ Headers message_headers(RdKafka::Message& message) {
 std::string source_string(const RdKafka::Message& message) {
   return message.topic_name() + "/" + std::to_string(message.partition()) + "/" +
          std::to_string(message.offset());
+}
+
+std::expected<void, Error> check(RdKafka::Error* error) {
+  std::unique_ptr<RdKafka::Error> owned(error);
+  if (!owned) return {};
+  return std::unexpected(Error{.code = owned->code(),
+                               .message = owned->name() + ": " + owned->str(),
+                               .fatal = owned->is_fatal(),
+                               .retriable = owned->is_retriable(),
+                               .txn_requires_abort = owned->txn_requires_abort()});
 }
 
 std::string error_name(RdKafka::ErrorCode code) {

@@ -26,7 +26,8 @@ using Properties = std::vector<std::pair<std::string, std::string>>;
 std::expected<Properties, std::string> parse_properties(const std::vector<std::string>& texts);
 
 // A global configuration object with every property set. The error names the property and
-// repeats librdkafka's reason ("enable.idempotence: Invalid value ...").
+// repeats librdkafka's reason ("enable.idempotence: Invalid value ..."), with the value of a
+// secret property (common/secret.h) replaced by "<redacted>".
 std::expected<std::unique_ptr<RdKafka::Conf>, std::string> make_conf(const Properties& properties);
 
 // Sets one callback-valued property ("dr_cb", "event_cb", "rebalance_cb", "offset_commit_cb").
@@ -71,6 +72,20 @@ std::string source_string(const RdKafka::Message& message);
 
 // The enum name of an error ("NOT_LEADER_FOR_PARTITION", "_TRANSPORT").
 std::string error_name(RdKafka::ErrorCode code);
+
+// What an RdKafka::Error said (the transactional and incremental-rebalance calls return one
+// on failure), as a value: the object itself is deleted when it is read (check()).
+struct Error {
+  RdKafka::ErrorCode code = RdKafka::ERR_NO_ERROR;
+  std::string message;  // "NAME: description" (error_name and librdkafka's text)
+  bool fatal = false;
+  bool retriable = false;
+  bool txn_requires_abort = false;
+};
+
+// Takes ownership of a call's RdKafka::Error* (null means success) and turns it into a value:
+//   if (auto begun = kafka::check(producer->begin_transaction()); !begun) ... begun.error()
+std::expected<void, Error> check(RdKafka::Error* error);
 
 // Owns a list of TopicPartition pointers as librdkafka's C++ API hands them out.
 class TopicPartitions {

@@ -308,7 +308,7 @@ DaemonMetrics::DaemonMetrics(MetricsRegistry& r)
       index_bytes_family(r.gauge("neardup_index_bytes", "Bytes the index occupies on disk.")),
       index_bytes(index_bytes_family.get()),
       consumer_lag(r.gauge("neardup_consumer_lag", "Records behind the partition's high watermark.",
-                           {"partition"})),
+                           {"group", "topic", "partition"})),
       reloads(r.counter("neardup_reloads_total", "Configuration reloads (SIGHUP), by outcome.",
                         {"outcome"})),
       reloads_accepted(reloads.labels({"accepted"})),

@@ -236,8 +236,8 @@ struct DaemonMetrics {
   Family<Gauge>& index_bytes_family;
   Gauge& index_bytes;  // neardup_index_bytes: bytes on disk
 
-  // neardup_consumer_lag{partition}: high watermark minus the consumer position. Set per
-  // assigned partition; remove() the child on revoke.
+  // neardup_consumer_lag{group,topic,partition}: high watermark minus the consumer position.
+  // Set per assigned partition; remove() the child on revoke.
   Family<Gauge>& consumer_lag;
 
   Family<Counter>& reloads;  // neardup_reloads_total{outcome}

@@ -199,7 +199,7 @@ TEST(DaemonMetrics, HandlesReachTheRenderedSeries) {
   m.stage(Stage::kFingerprint).observe(0.002);
   m.probe_candidates.observe(3);
   m.index_documents.set(1234);
-  m.consumer_lag.labels({"3"}).set(17);
+  m.consumer_lag.labels({"neardup", "pages", "3"}).set(17);
   m.reloads_rejected.inc();
   std::string text = r.render();
   EXPECT_NE(text.find("neardup_pages_in_total 7\n"), std::string::npos);
@@ -212,7 +212,9 @@ TEST(DaemonMetrics, HandlesReachTheRenderedSeries) {
             std::string::npos);
   EXPECT_NE(text.find("neardup_probe_candidates_bucket{le=\"4\"} 1\n"), std::string::npos);
   EXPECT_NE(text.find("neardup_index_documents 1234\n"), std::string::npos);
-  EXPECT_NE(text.find("neardup_consumer_lag{partition=\"3\"} 17\n"), std::string::npos);
+  EXPECT_NE(
+      text.find("neardup_consumer_lag{group=\"neardup\",topic=\"pages\",partition=\"3\"} 17\n"),
+      std::string::npos);
   EXPECT_NE(text.find("neardup_reloads_total{outcome=\"rejected\"} 1\n"), std::string::npos);
 }
 

@@ -11,6 +11,9 @@ packages=(
   libcpp-httplib-dev libsystemd-dev systemd
   libgtest-dev libgmock-dev libbenchmark-dev
   kcat clang-format
+  # The Apache Kafka broker of the end-to-end tests (tests/kafka): Java to run it, Maven to
+  # fetch its pinned jars from Maven Central at build time.
+  openjdk-17-jre-headless maven
 )
 
 SUDO=""

@@ -1,5 +1,9 @@
-"""Processes for neardup's end-to-end tests: a development broker (`neardup broker`), neardupd
-daemons, and the `neardup produce/consume/dedup` tools. Python 3 standard library only.
+"""Processes for neardup's end-to-end tests: a broker, neardupd daemons, and the
+`neardup produce/consume/dedup` tools. Python 3 standard library only.
+
+The broker is chosen by NEARDUP_TEST_BROKER: `kafka` (the default) starts a real Apache Kafka
+broker from the jars in NEARDUP_KAFKA_LIB (tests/kafka/broker.py); `mock` starts the development
+broker (`neardup broker`, librdkafka's mock cluster).
 
 Every test gets a fresh temporary directory; every process it starts is stopped at exit.
 Binaries come from the NEARDUP and NEARDUPD environment variables (set by CTest).
@@ -19,6 +23,11 @@ import urllib.request
 NEARDUP = os.environ.get("NEARDUP", "neardup")
 NEARDUPD = os.environ.get("NEARDUPD", "neardupd")
 HERE = os.path.dirname(os.path.abspath(__file__))
+BROKER_KIND = os.environ.get("NEARDUP_TEST_BROKER", "kafka")
+KAFKA_LIB = os.environ.get("NEARDUP_KAFKA_LIB", "")
+
+sys.path.insert(0, os.path.join(HERE, "..", "kafka"))
+import broker as kafka_broker  # noqa: E402  (tests/kafka/broker.py)
 
 
 def log(message):
@@ -46,6 +55,7 @@ class Workdir:
     def __init__(self, name):
         self.path = tempfile.mkdtemp(prefix=f"neardup-e2e-{name}-")
         self.processes = []
+        self.cleanups = []  # callables run at close, e.g. stopping a broker
 
     def file(self, name):
         return os.path.join(self.path, name)
@@ -55,9 +65,14 @@ class Workdir:
             if process.poll() is None:
                 process.kill()
                 process.wait()
+        for cleanup in self.cleanups:
+            cleanup()
 
 
-class Broker:
+class MockBroker:
+    """The development broker: `neardup broker` (librdkafka's mock cluster)."""
+    kind = "mock"
+
     def __init__(self, workdir, topics, brokers=1):
         self.workdir = workdir
         self.control = workdir.file("broker.control")
@@ -69,26 +84,84 @@ class Broker:
             args += ["--topic", topic]
         self.stderr = open(workdir.file("broker.log"), "w")
         self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
-                                        stderr=self.stderr)
+                                        stderr=self.stderr,
+                                        preexec_fn=kafka_broker.die_with_parent)
         workdir.processes.append(self.process)
         wait_for(lambda: os.path.exists(bootstrap_file), 10, "the broker's bootstrap file")
         with open(bootstrap_file) as f:
             self.bootstrap = f.read().strip()
+        log(f"development broker (librdkafka's mock cluster, {brokers} brokers) on "
+            f"{self.bootstrap}")
 
     def command(self, line):
         with open(self.control, "a") as f:
             f.write(line + "\n")
+
+    def down(self):
+        """Every broker drops its connections and refuses new ones."""
+        self.command("down all")
+
+    def up(self):
+        self.command("up all")
 
     def stop(self):
         self.process.terminate()
         self.process.wait(timeout=10)
 
 
+class RealBroker:
+    """A single-node Apache Kafka broker process (tests/kafka/broker.py). An outage stops the
+    process; up() starts it again on the same data and ports."""
+    kind = "kafka"
+
+    def __init__(self, workdir, topics, message_max_bytes=None):
+        check(KAFKA_LIB, "NEARDUP_KAFKA_LIB is not set: run the tests through ctest, or set it "
+                         "to <build>/tests/kafka/lib (or NEARDUP_TEST_BROKER=mock)")
+        self.broker = kafka_broker.KafkaBroker(KAFKA_LIB, workdir.file("kafka"),
+                                               message_max_bytes=message_max_bytes,
+                                               log_path=workdir.file("broker.log"),
+                                               neardup=NEARDUP)
+        workdir.cleanups.append(self.broker.stop)
+        seconds = self.broker.start()
+        self.bootstrap = self.broker.bootstrap
+        start = time.monotonic()
+        self.broker.create_topics(topics)
+        log(f"kafka {self.broker.version} broker on {self.bootstrap}: formatted in "
+            f"{self.broker.format_seconds:.1f}s, listening {seconds:.1f}s after the start, RSS "
+            f"{self.broker.rss_kib() / 1024:.0f} MiB; topics {' '.join(topics)} created in "
+            f"{time.monotonic() - start:.1f}s")
+
+    def down(self):
+        """Stops the broker process (SIGTERM, a controlled shutdown)."""
+        start = time.monotonic()
+        self.broker.stop()
+        log(f"kafka broker stopped in {time.monotonic() - start:.1f}s")
+
+    def up(self):
+        seconds = self.broker.start()
+        log(f"kafka broker restarted: listening after {seconds:.1f}s")
+
+    def stop(self):
+        self.broker.stop()
+
+
+def Broker(workdir, topics, brokers=1, message_max_bytes=None):
+    """The broker NEARDUP_TEST_BROKER names, with `topics` (NAME:PARTITIONS[:KEY=VALUE,...];
+    topic configs apply to the real broker only). `brokers` > 1 applies to the mock only;
+    `message_max_bytes` (the broker's message.max.bytes) to the real broker only."""
+    if BROKER_KIND == "mock":
+        return MockBroker(workdir, topics, brokers)
+    check(BROKER_KIND == "kafka", f"NEARDUP_TEST_BROKER={BROKER_KIND}: expected kafka or mock")
+    return RealBroker(workdir, topics, message_max_bytes)
+
+
 DEFAULT_EXTRA = "pipeline:\n  batch_delay_ms: 5\n"
 
 
 def write_config(workdir, bootstrap, name="neardup.yaml", input_topic="pages", group="neardup",
-                 extra="", kafka_extra="", metrics_listen="", properties_extra=""):
+                 extra="", kafka_extra="", metrics_listen="", consumer_extra=""):
+    """A config for neardupd on `bootstrap`; `consumer_extra`: more lines (4-space indented)
+    under kafka.consumer_properties."""
     path = workdir.file(name)
     with open(path, "w") as f:
         f.write(f"""kafka:
@@ -97,11 +170,11 @@ def write_config(workdir, bootstrap, name="neardup.yaml", input_topic="pages", g
   input_topic: "{input_topic}"
   output_topic: "tagged"
   dead_letter_topic: "dead"
-{kafka_extra}  properties:
+{kafka_extra}  consumer_properties:
     # Restarts in these tests must not wait out the default 45 s session of a killed member.
     session.timeout.ms: "6000"
     heartbeat.interval.ms: "500"
-{properties_extra}store:
+{consumer_extra}store:
   path: "{workdir.file('store')}"
   expected_documents: 100000
   sync: false
@@ -125,7 +198,7 @@ class Daemon:
                 environment[key] = value
         self.process = subprocess.Popen([NEARDUPD, "--config", config], stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=self.stderr,
-                                        env=environment)
+                                        env=environment, preexec_fn=kafka_broker.die_with_parent)
         workdir.processes.append(self.process)
 
     def log_text(self):
@@ -218,10 +291,13 @@ def produce(bootstrap, topic, path, key_field="cluster"):
                     "--key-field", key_field], check=True, stderr=subprocess.DEVNULL)
 
 
-def consume(bootstrap, topic, count=0, timeout=5.0):
-    """All records of a topic, each {"key","headers","partition","offset","value"}."""
+def consume(bootstrap, topic, count=0, timeout=5.0, committed=True):
+    """All records of a topic, each {"key","headers","partition","offset","value"}: those of
+    committed transactions only (isolation.level=read_committed), or with committed=False also
+    those of aborted and open ones."""
     args = [NEARDUP, "consume", "--bootstrap", bootstrap, "--topic", topic, "--with-meta",
-            "--timeout", str(timeout)]
+            "--timeout", str(timeout), "--property",
+            f"isolation.level={'read_committed' if committed else 'read_uncommitted'}"]
     if count:
         args += ["--count", str(count)]
     result = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)

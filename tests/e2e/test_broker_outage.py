@@ -1,13 +1,16 @@
 #!/usr/bin/env python3
-"""Broker outage: every broker goes down for 10 s mid-run (`down all` on the control file), then
-comes back; the daemon waits, resumes and loses nothing."""
+"""Broker outage: mid-run the broker goes away for OUTAGE seconds (the real broker's process is
+stopped and later started again on the same data; the development broker's brokers are all set
+down and up), then comes back; the daemon waits, resumes, loses nothing and exits 0 on SIGTERM.
+
+  test_broker_outage.py [COUNT] [OUTAGE_SECONDS]"""
 import sys
 import time
 
 import harness as h
 
 COUNT = int(sys.argv[1]) if len(sys.argv) > 1 else 4000
-OUTAGE_S = 10
+OUTAGE_S = float(sys.argv[2]) if len(sys.argv) > 2 else 10
 
 
 def test(workdir):
@@ -21,14 +24,18 @@ def test(workdir):
     daemon = h.Daemon(workdir, config)
     daemon.wait_assigned()
     time.sleep(0.5)
-    broker.command("down all")
-    h.log(f"all brokers down for {OUTAGE_S}s")
-    time.sleep(OUTAGE_S)
+    before = len(h.consume(broker.bootstrap, "tagged", timeout=0.3))
+    h.check(before < COUNT, "the daemon had finished before the outage")
+    down = time.monotonic()
+    broker.down()
+    h.log(f"broker down with {before}/{COUNT} outputs published; staying down for {OUTAGE_S:.0f}s")
+    time.sleep(max(0.0, OUTAGE_S - (time.monotonic() - down)))
     h.check(daemon.alive(), "the daemon exited during the outage")
-    broker.command("up all")
+    broker.up()
     up = time.monotonic()
-    records = h.settled_outputs(broker.bootstrap, urls, expected, timeout=120)
-    h.log(f"all outputs present and settled {time.monotonic() - up:.1f}s after the brokers "
+    h.log(f"broker back after {up - down:.1f}s")
+    records = h.settled_outputs(broker.bootstrap, urls, expected, timeout=180)
+    h.log(f"all outputs present and settled {time.monotonic() - up:.1f}s after the broker "
           f"came back")
     h.check(daemon.alive(), "the daemon exited after the outage")
     seconds = daemon.stop()

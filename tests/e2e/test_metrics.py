@@ -3,7 +3,8 @@
 drained. The counters must add up: pages_in_total = sum of pages_out_total{status} +
 dead_letters_total{reason} = the records fed; index_documents = unique + duplicate outputs of
 this run; the pipeline stage histograms count every page that reached the stage; every
-assigned partition has a consumer_lag that falls to 0; /healthz answers 200."""
+assigned partition has a consumer_lag (labelled with the group, topic and partition) that falls
+to 0; /healthz answers 200."""
 import json
 import time
 import urllib.request
@@ -24,7 +25,7 @@ def test(workdir):
         lines = f.read().splitlines()
     config = h.write_config(workdir, broker.bootstrap,
                             metrics_listen=f"127.0.0.1:{h.free_port()}",
-                            properties_extra='    statistics.interval.ms: "500"\n')
+                            consumer_extra='    statistics.interval.ms: "500"\n')
     daemon = h.Daemon(workdir, config)
     url = daemon.metrics_url()
     daemon.wait_assigned()
@@ -67,7 +68,12 @@ def test(workdir):
             if n == "neardup_dead_letters_total"}
     documents = h.metric(samples, "neardup_index_documents")
     counts = {s: h.metric(samples, "neardup_stage_seconds_count", stage=s) for s in STAGES}
-    lags = {labels[0][1]: v for (n, labels), v in samples.items() if n == "neardup_consumer_lag"}
+    lags = {labels: v for (n, labels), v in samples.items() if n == "neardup_consumer_lag"}
+    h.check(set(lags) == {(("group", "neardup"), ("topic", "pages"), ("partition", str(p)))
+                          for p in range(3)},
+            f"consumer_lag labels {sorted(lags)}: expected group, topic and partition of each of "
+            f"the 3 input partitions")
+    lags = {dict(labels)["partition"]: v for labels, v in lags.items()}
     h.check(pages_in == fed, f"pages_in_total {pages_in} != {fed} fed")
     h.check(pages_in == sum(status.values()) + sum(dead.values()), "in != out + dead")
     h.check(dead == {"not_json": 1, "missing_url": 1}, f"dead letters {dead}")

@@ -1,0 +1,63 @@
+// Per-partition ordering between the pipeline workers and the index thread (DESIGN.md §6).
+//
+// The consumer appends each record to its partition's lane, in offset order; workers finish
+// records in any order; the index thread takes from every lane the longest prefix of finished
+// ("ready") records. So a partition's records reach the index in offset order, the verdicts
+// are those of a sequential run, and one slow page holds up its own partition only.
+// Thread-safe: append (consumer thread), mark_ready (workers) and take (index thread) may run
+// at once.
+#pragma once
+
+#include <chrono>
+#include <condition_variable>
+#include <cstddef>
+#include <deque>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "daemon/work.h"
+
+namespace neardup::daemon {
+
+class Lanes {
+ public:
+  // Appends a record to its partition's lane. A partition's records must come in increasing
+  // offset order.
+  void append(WorkPtr work);
+
+  // The worker has filled work.processed: the record may go to the index once every earlier
+  // record of its partition has. Wakes take(). A record not in any lane is ignored.
+  void mark_ready(const Work& work);
+
+  // Removes and returns the ready prefixes of the lanes, at most `batch_size` records in all
+  // (lanes in partition order, each in offset order). Waits up to `first_wait` for a ready
+  // record; then, while fewer than `batch_size` are ready, up to `fill_wait` for more (a
+  // batch's delay). Returns early, possibly empty, on wake() or stop().
+  std::vector<WorkPtr> take(std::size_t batch_size, std::chrono::milliseconds first_wait,
+                            std::chrono::milliseconds fill_wait);
+
+  // Makes a waiting take() return now (e.g. there is other work for the index thread).
+  void wake();
+  // Makes every take(), now and later, return without waiting.
+  void stop();
+
+  // Records in the lanes, ready or not.
+  std::size_t size() const;
+
+ private:
+  struct Entry {
+    WorkPtr work;
+    bool ready = false;
+  };
+  // Ready records at the heads of the lanes, counting no further than `limit`.
+  std::size_t ready_count(std::size_t limit) const;
+
+  mutable std::mutex mutex_;
+  std::condition_variable cv_;
+  std::map<PartitionId, std::deque<Entry>> lanes_;
+  bool woken_ = false;
+  bool stopped_ = false;
+};
+
+}  // namespace neardup::daemon

@@ -1,0 +1,42 @@
+// The Kafka record neardupd publishes for one consumed record (DESIGN.md §3): its tagged output
+// to kafka.output_topic, or its dead letter to kafka.dead_letter_topic. Pure.
+//
+// Both keep the input's key and its headers, except those named neardup-*, which neardupd owns:
+// an output adds neardup-status, neardup-duplicate-of (duplicates) and neardup-scheme; a dead
+// letter carries the input's bytes unchanged plus neardup-error (the reason code),
+// neardup-error-detail and neardup-source ("topic/partition/offset").
+#pragma once
+
+#include <cstddef>
+#include <string>
+
+#include "config/config.h"
+#include "daemon/work.h"
+#include "kafka/client.h"
+#include "store/index.h"
+
+namespace neardup::daemon {
+
+struct Outgoing {
+  bool dead_letter = false;
+  std::string topic;
+  // The metric label: an output's status, or a dead letter's reason code.
+  std::string label;
+  const std::string* key = nullptr;  // the input's key (owned by the Work), or none
+  kafka::Headers headers;
+  std::string value;
+
+  // A view for kafka::produce, valid while this Outgoing and its Work live.
+  kafka::OutgoingRecord record() const;
+  // Bytes of key, value and headers: what the broker's max.message.bytes is checked against,
+  // less the record batch's own overhead.
+  std::size_t size() const;
+};
+
+// The record for `work` and its verdict. `shrunk`: the topic refused the full record as too
+// large, so an output goes without its body fields and a dead letter with an empty value (its
+// neardup-error-detail says so).
+Outgoing render_outgoing(const Work& work, const Verdict& verdict, const KafkaConfig& topics,
+                         bool shrunk);
+
+}  // namespace neardup::daemon

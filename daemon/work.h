@@ -1,0 +1,39 @@
+// One consumed record on its way through neardupd (DESIGN.md §6).
+//
+// Written in two phases, each by one thread, and read-only afterwards: the consumer thread fills
+// `input` when it creates the Work, before sharing it; one pipeline worker fills `processed`
+// and then calls Lanes::mark_ready, whose mutex publishes it to the index thread. The verdict
+// and the delivery state are not kept here: the index thread hands the verdict to the
+// Publisher, which keeps it with the record's delivery (daemon/publisher.h).
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+
+#include "daemon/offset_tracker.h"
+#include "kafka/client.h"
+#include "message/processing.h"
+
+namespace neardup::daemon {
+
+// A Kafka record as consumed.
+struct ConsumedRecord {
+  PartitionId partition;
+  std::int64_t offset = 0;
+  std::int64_t timestamp_ms = 0;
+  std::optional<std::string> key;
+  kafka::Headers headers;
+  std::string value;
+};
+
+struct Work {
+  explicit Work(ConsumedRecord record) : input(std::move(record)) {}
+
+  const ConsumedRecord input;
+  ProcessedRecord processed;  // by one pipeline worker, before Lanes::mark_ready
+};
+using WorkPtr = std::shared_ptr<Work>;
+
+}  // namespace neardup::daemon

@@ -1,0 +1,54 @@
+#include "message/processing.h"
+
+#include "message/tag.h"
+
+namespace neardup {
+
+ProcessedRecord process_record(std::string_view record, std::shared_ptr<const Config> config,
+                               std::string scheme, StageTimes* times) {
+  ProcessedRecord processed{.config = std::move(config), .scheme = std::move(scheme)};
+  const Config& c = *processed.config;
+  processed.page = parse_page(record, c.input);
+  if (processed.page) {
+    processed.result =
+        fingerprint_page(processed.page->body, processed.page->content_type, c, {.times = times});
+  }
+  return processed;
+}
+
+IndexItem index_item(const ProcessedRecord& record, std::optional<SourceOffset> source,
+                     std::int64_t record_time_ms) {
+  IndexItem item{.source = std::move(source)};
+  if (!record.page) {
+    item.decided =
+        Verdict{.status = Verdict::Status::kDeadLetter, .reason = record.page.error().code};
+  } else if (record.result.skip) {
+    item.decided =
+        Verdict{.status = Verdict::Status::kSkipped, .reason = record.result.skip->reason};
+  } else {
+    item.page = index_request(*record.page, record.result, record.scheme, *record.config);
+    if (!record.page->fetched_at_ms && record_time_ms > 0) item.page->seen_at_ms = record_time_ms;
+  }
+  return item;
+}
+
+Outcome render_outcome(const ProcessedRecord& record, const Verdict& verdict, bool omit_body) {
+  Outcome outcome;
+  if (!record.page) {
+    outcome.dead_letter = true;
+    outcome.error = record.page.error();
+    return outcome;
+  }
+  if (verdict.status == Verdict::Status::kDeadLetter) {
+    outcome.dead_letter = true;
+    outcome.error = RecordError{verdict.reason, "verdict stored for this offset"};
+    return outcome;
+  }
+  outcome.tag = make_tag(record.result, verdict, record.scheme);
+  OutputConfig output = record.config->output;
+  if (omit_body) output.include_body = false;
+  outcome.value = render_output(*record.page, outcome.tag, output, record.config->input.fields);
+  return outcome;
+}
+
+}  // namespace neardup
