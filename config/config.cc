@@ -833,7 +833,7 @@ std::expected<Config, std::string> load_config_file(const std::string& path) {
 }
 
 std::string scheme_id(const Config& config) {
-  std::string text = "neardup-scheme-v2\n";
+  std::string text = "neardup-scheme-v3\n";
   for (const Setting& setting : settings(config)) {
     if (changes_fingerprints(setting.path)) {
       text += cat(setting.path, "=", setting.value, "\n");

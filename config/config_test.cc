@@ -468,7 +468,7 @@ TEST(SchemeId, IsPinnedForAFixedConfig) {
                      .min_features = 16,
                      .max_text_bytes = 1 << 20};
   config.fingerprint.seed = 0;
-  EXPECT_EQ(scheme_id(config), "s-015f0ec9");
+  EXPECT_EQ(scheme_id(config), "s-4789dcbb");
 }
 
 TEST(SchemeId, IsTheDocumentedHashOfTheDocumentedText) {
@@ -476,7 +476,7 @@ TEST(SchemeId, IsTheDocumentedHashOfTheDocumentedText) {
   config.decode.default_charset = "utf-8";
   config.fingerprint.seed = 7;
   const std::string text =
-      "neardup-scheme-v2\n"
+      "neardup-scheme-v3\n"
       "decode.default_charset=\"utf-8\"\n"
       "decode.detect=" +
       std::string(config.decode.detect ? "true" : "false") +
