@@ -212,7 +212,7 @@ std::expected<Config, std::string> parse_config(const std::string& yaml_text);
 std::expected<Config, std::string> load_config_file(const std::string& path);
 
 // The fingerprint scheme id: "s-" + 8 lower-case hex digits, the high 32 bits of
-// XXH3_64bits (seed 0) over the text "neardup-scheme-v2\n" followed by one line
+// XXH3_64bits (seed 0) over the text "neardup-scheme-v3\n" followed by one line
 // "<key path>=<value>\n" for every key of the decode, denoise, features, fingerprint and
 // minhash sections, in the order of examples/neardup.yaml. Values: integers in decimal, booleans as
 // true/false, strings double-quoted with \\, \" and control bytes (\xHH) escaped. Equal ids
@@ -220,7 +220,9 @@ std::expected<Config, std::string> load_config_file(const std::string& path);
 // does. The id depends on nothing but the values, so it is the same on every run and machine.
 // (A change to a stage's algorithm that alters fingerprints must bump the version: v2 keeps
 // shingles inside paragraphs, skips repeated paragraphs, weighs short paragraphs less and
-// drops number tokens; v3 adds the MinHash sketch.)
+// drops number tokens; v3 adds the MinHash sketch, folds typography and mojibake before
+// tokenising and drops captions, teasers, orphaned headings and rights notices from the main
+// text.)
 std::string scheme_id(const Config& config);
 
 // The key paths, among those that cannot change without a restart (kafka.*, store.*,

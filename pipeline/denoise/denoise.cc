@@ -4,6 +4,7 @@
 
 #include "pipeline/denoise/html_outline.h"
 #include "pipeline/denoise/main_content.h"
+#include "pipeline/denoise/notices.h"
 
 namespace neardup {
 namespace {
@@ -74,6 +75,7 @@ MainText denoise(std::string_view utf8_html, std::string_view content_type,
     denoise_internal::MainContentError error{};
     auto paragraphs = denoise_internal::find_main_content(outline, deadline, error);
     if (paragraphs) {
+      denoise_internal::drop_notices(*paragraphs);
       result.paragraphs = std::move(*paragraphs);
     } else {
       fall_back(

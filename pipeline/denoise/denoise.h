@@ -4,9 +4,11 @@
 // the input is UTF-8), drops script/style/noscript/template/svg/iframe and hidden elements
 // (hidden, aria-hidden="true", display:none, visibility:hidden), drops nav/header/footer/aside/
 // form/button/select and class/id-named chrome (menus, comments, share bars, related links,
-// cookie banners...) unless such an element holds most of the page's prose, then scores
-// paragraphs and their containers Readability-style (main_content.h) and keeps the main
-// content. Paragraphs follow block boundaries (p, div, li, td, br, ...), whitespace collapsed.
+// cookie banners, captions and photo credits...) unless such an element holds most of the
+// page's prose, then scores paragraphs and their containers Readability-style (main_content.h)
+// and keeps the main content, less teasers for other pages and the site's rights notices and
+// credit lines (notices.h). Paragraphs follow block boundaries (p, div, li, td, br, ...),
+// whitespace collapsed.
 // Past denoise.max_nodes elements or denoise.max_millis it falls back to all visible text
 // and says so. Non-HTML input (text/plain) passes through, one paragraph per non-blank line.
 // Pure: safe on any number of threads.

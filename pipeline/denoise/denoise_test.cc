@@ -306,6 +306,97 @@ TEST(Denoise, KeepsQuotationInsideArticle) {
   EXPECT_TRUE(contains(text, kParagraph2));
 }
 
+// A teaser for another article: a linked heading and a short blurb.
+std::string teaser_card(int i) {
+  return "<div class=\"card\"><h3><a href=\"/story/" + std::to_string(i) +
+         "\">Another story number " + std::to_string(i) +
+         "</a></h3><p>A short summary of another story, long enough to be scored.</p></div>";
+}
+
+TEST(Denoise, DropsCaptionsAndPhotoCreditsNamedAsSuch) {
+  const std::string page =
+      "<html><body><div class=\"story\"><p>" + std::string(kParagraph1) +
+      "</p><div class=\"photo\"><img src=\"a.jpg\" alt=\"\"><p class=\"credit\">Jane Doe, "
+      "AP</p><span class=\"ppy-extcaption\"><p>The river park at dawn, seen from the old mill, "
+      "where the boardwalk will start next May.</p></span></div><p>" +
+      std::string(kParagraph2) + "</p><p>" + std::string(kParagraph3) + "</p></div></body></html>";
+  const std::string text = joined(denoise(page, "", DenoiseConfig{}));
+  EXPECT_EQ(text, std::string(kParagraph1) + "\n" + std::string(kParagraph2) + "\n" +
+                      std::string(kParagraph3));
+}
+
+TEST(Denoise, KeepsContentWhoseContainerIsNamedLikeACaption) {
+  const std::string page =
+      "<html><body><div class=\"caption-free\">" + article_paragraphs() + "</div></body></html>";
+  EXPECT_TRUE(contains(joined(denoise(page, "", DenoiseConfig{})), kParagraph3));
+}
+
+TEST(Denoise, DropsTeaserCardsAndTheirOrphanedHeading) {
+  std::string cards;
+  for (int i = 0; i < 4; ++i) cards += teaser_card(i);
+  const std::string page = "<html><body><div class=\"story\">" + article_paragraphs() +
+                           "<div class=\"more\"><h2>More from the city desk</h2>" + cards +
+                           "</div></div></body></html>";
+  const std::string text = joined(denoise(page, "", DenoiseConfig{}));
+  EXPECT_TRUE(contains(text, kParagraph3));
+  EXPECT_FALSE(contains(text, "Another story")) << text;
+  EXPECT_FALSE(contains(text, "A short summary")) << text;
+  EXPECT_FALSE(contains(text, "More from the city desk")) << text;
+}
+
+TEST(Denoise, KeepsSubheadingsFollowedByTheirSection) {
+  const std::string page = "<html><body><article><p>" + std::string(kParagraph1) +
+                           "</p><div class=\"sub\"><h2>What critics say</h2></div><p>" +
+                           std::string(kParagraph2) + "</p><h3>When it opens</h3><p>" +
+                           std::string(kParagraph3) + "</p></article></body></html>";
+  EXPECT_EQ(joined(denoise(page, "", DenoiseConfig{})),
+            std::string(kParagraph1) + "\nWhat critics say\n" + std::string(kParagraph2) +
+                "\nWhen it opens\n" + std::string(kParagraph3));
+}
+
+TEST(Denoise, DropsHeadingsLeftWithoutASection) {
+  const std::string page = "<html><body><div class=\"story\">" + article_paragraphs() +
+                           "<div class=\"tools\"><h2>User tools</h2><ul>" + nav_links(4) +
+                           "</ul></div></div></body></html>";
+  const std::string text = joined(denoise(page, "", DenoiseConfig{}));
+  EXPECT_TRUE(contains(text, kParagraph3));
+  EXPECT_FALSE(contains(text, "User tools")) << text;
+}
+
+TEST(Denoise, DropsLinkedItemsCutOffWithAnEllipsis) {
+  std::string items;
+  for (int i = 0; i < 3; ++i) {
+    items += "<li><a href=\"/t/" + std::to_string(i) +
+             "\">Topic</a> - The beginning of a summary of another story, cut off in the "
+             "middle of a sentence..." +
+             (i == 0 ? std::string(" <a href=\"/more\">more</a>") : std::string()) + "</li>";
+  }
+  const std::string page = "<html><body><div class=\"story\">" + article_paragraphs() + "<ul>" +
+                           items + "</ul></div></body></html>";
+  const std::string text = joined(denoise(page, "", DenoiseConfig{}));
+  EXPECT_TRUE(contains(text, kParagraph3));
+  EXPECT_FALSE(contains(text, "summary of another story")) << text;
+}
+
+TEST(Denoise, KeepsListItemsThatEndWithAnEllipsisWithoutLinks) {
+  const std::string page = "<html><body><div class=\"story\">" + article_paragraphs() +
+                           "<ul><li>First, the council will drain the old pond and plant reeds "
+                           "along the bank...</li><li>then the boardwalk, and then the visitor "
+                           "centre by the mill.</li></ul></div></body></html>";
+  EXPECT_TRUE(
+      contains(joined(denoise(page, "", DenoiseConfig{})), "plant reeds along the bank..."));
+}
+
+TEST(Denoise, DropsRightsNoticesAndTheSiteTextAfterThem) {
+  const std::string page =
+      "<html><body><div class=\"story\">" + article_paragraphs() +
+      "<p>Copyright 2012 The Associated Press. All rights reserved.</p>"
+      "<div>For more information about reprints and permissions, visit our help pages; to "
+      "report a correction, write to the standards editor.</div></div></body></html>";
+  const std::string text = joined(denoise(page, "", DenoiseConfig{}));
+  EXPECT_TRUE(text.ends_with(kParagraph3)) << text;
+}
+
 TEST(Denoise, ConcurrentCallsGiveIdenticalResults) {
   const std::string page = noisy_page();
   const MainText expected = denoise(page, "", DenoiseConfig{});

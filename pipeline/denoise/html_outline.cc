@@ -112,14 +112,6 @@ std::string_view as_view(const xmlChar* s) {
   return s == nullptr ? std::string_view() : std::string_view(reinterpret_cast<const char*>(s));
 }
 
-// Lower-cases ASCII letters of s into out (reused, so no allocation per element).
-void lower_into(std::string_view s, std::string& out) {
-  out.assign(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-}
-
 // Class and id vocabularies after Mozilla's Readability.js (REGEXPS.unlikelyCandidates,
 // okMaybeItsACandidate, positive, negative, byline), extended with a few common chrome names.
 // Each pattern is a case-insensitive substring; one pass over the name finds them all.
@@ -129,6 +121,7 @@ enum NameBit : std::uint8_t {
   kNameNegative = 4,  // weight -25
   kNamePositive = 8,  // weight +25
   kNameByline = 16,
+  kNameCaption = 32,  // a caption or photo credit, whatever else the name says
 };
 
 struct NamePattern {
@@ -150,6 +143,7 @@ constexpr std::array kNamePatterns = std::to_array<NamePattern>({
     {"body", kNameMaybe | kNamePositive},
     {"breadcrumb", kNameUnlikely},
     {"byline", kNameByline},
+    {"caption", kNameCaption},
     {"column", kNameMaybe},
     {"combx", kNameUnlikely | kNameNegative},
     {"com-", kNameNegative},
@@ -160,6 +154,7 @@ constexpr std::array kNamePatterns = std::to_array<NamePattern>({
     {"content", kNameMaybe | kNamePositive},
     {"cookie", kNameUnlikely},
     {"cover-wrap", kNameUnlikely},
+    {"credit", kNameCaption},
     {"dateline", kNameByline},
     {"disqus", kNameUnlikely},
     {"entry", kNamePositive},
@@ -254,6 +249,15 @@ std::uint8_t name_bits(std::string_view n) {
 }
 
 bool is_unlikely(std::uint8_t bits) { return (bits & kNameUnlikely) && !(bits & kNameMaybe); }
+
+// The ElementFlag bits a class or id with these NameBits sets.
+std::uint16_t name_flags(std::uint8_t bits) {
+  std::uint16_t flags = 0;
+  if (is_unlikely(bits)) flags |= kUnlikelyClass;
+  if (bits & kNameByline) flags |= kBylineClass;
+  if (bits & kNameCaption) flags |= kCaptionClass;
+  return flags;
+}
 
 int name_weight(std::uint8_t bits) {
   return ((bits & kNamePositive) ? 25 : 0) - ((bits & kNameNegative) ? 25 : 0);
@@ -387,8 +391,7 @@ std::uint16_t OutlineBuilder::classify(const xmlChar** attrs, std::int8_t& weigh
         if (name == "id") {
           lower_into(value, scratch_);
           const std::uint8_t bits = name_bits(scratch_);
-          if (is_unlikely(bits)) flags |= kUnlikelyClass;
-          if (bits & kNameByline) flags |= kBylineClass;
+          flags |= name_flags(bits);
           w += name_weight(bits);
         }
         break;
@@ -409,8 +412,7 @@ std::uint16_t OutlineBuilder::classify(const xmlChar** attrs, std::int8_t& weigh
         if (name == "class") {
           lower_into(value, scratch_);
           const std::uint8_t bits = name_bits(scratch_);
-          if (is_unlikely(bits)) flags |= kUnlikelyClass;
-          if (bits & kNameByline) flags |= kBylineClass;
+          flags |= name_flags(bits);
           w += name_weight(bits);
           class_hash = value.empty() ? 0 : fnv1a(value);
         } else if (name == "style") {
@@ -606,6 +608,13 @@ void OutlineBuilder::characters(std::string_view text) {
 }
 
 }  // namespace
+
+void lower_into(std::string_view s, std::string& out) {
+  out.assign(s);
+  for (char& c : out) {
+    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+  }
+}
 
 void append_collapsed(std::string_view text, std::string& out) {
   bool space = out.empty() || out.back() == ' ';

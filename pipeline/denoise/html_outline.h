@@ -98,6 +98,7 @@ enum ElementFlag : std::uint16_t {
   kInvisible = 1 << 4,       // the element or an ancestor is not rendered
   kInCode = 1 << 5,          // has a code or pre ancestor (class names there are not chrome)
   kInFigure = 1 << 6,        // has a figure ancestor
+  kCaptionClass = 1 << 7,    // class/id names a caption or a photo credit
 };
 
 struct OutlineElement {
@@ -151,6 +152,9 @@ void append_paragraphs(const Outline& outline, std::size_t begin, std::size_t en
 // Appends text to out, collapsing whitespace runs (including no-break spaces) to one space and
 // never starting out with a space.
 void append_collapsed(std::string_view text, std::string& out);
+
+// Copies s into out (reused, so no allocation per call) with ASCII letters lower-cased.
+void lower_into(std::string_view s, std::string& out);
 
 // Removes one trailing space, if any.
 inline void trim_trailing_space(std::string& s) {

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <array>
 #include <cstdint>
+#include <string_view>
 
 namespace neardup::denoise_internal {
 namespace {
@@ -27,6 +28,7 @@ struct Stats {
   std::int32_t embed = 0;
   std::int32_t tr = 0;
   std::int32_t data_table_marks = 0;  // th, thead, caption
+  std::int32_t linked_headings = 0;   // headings whose text is (almost) all one link
 
   void add(const Stats& o) {
     chars += o.chars;
@@ -40,6 +42,7 @@ struct Stats {
     embed += o.embed;
     tr += o.tr;
     data_table_marks += o.data_table_marks;
+    linked_headings += o.linked_headings;
   }
   void subtract(const Stats& o) {
     chars -= o.chars;
@@ -53,6 +56,7 @@ struct Stats {
     embed -= o.embed;
     tr -= o.tr;
     data_table_marks -= o.data_table_marks;
+    linked_headings -= o.linked_headings;
   }
   double link_density() const {
     return chars == 0 ? 0.0 : static_cast<double>(link_chars) / static_cast<double>(chars);
@@ -60,6 +64,19 @@ struct Stats {
 };
 
 bool is_heading(Tag t) { return t >= Tag::kH1 && t <= Tag::kH6; }
+
+// A heading whose text is a link (allowing a bullet or a counter beside it) titles a teaser for
+// another page; article subheadings are not links.
+bool is_linked(const Stats& heading) {
+  return heading.chars > 0 && 10 * heading.link_chars >= 9 * heading.chars;
+}
+
+// Teasers (Extractor::is_teaser): at most this much text besides the linked headings, per
+// linked heading, and at most this much text in an item cut off with an ellipsis, of which at
+// most kMoreLinkChars in a trailing "more" link.
+constexpr std::int32_t kTeaserBlurbChars = 200;
+constexpr std::int32_t kTeaserItemChars = 400;
+constexpr std::uint32_t kMoreLinkChars = 25;
 
 // Readability.js _initializeNode: a prior by tag.
 double tag_prior(Tag t) {
@@ -168,6 +185,9 @@ class Extractor {
   std::int32_t pick_top() const;
   std::vector<std::int32_t> pick_with_siblings(std::int32_t top) const;
   void clean_conditionally(std::int32_t root, Heuristics h);
+  bool is_teaser(std::size_t e) const;
+  bool ends_with_ellipsis(std::size_t e) const;
+  void drop_orphan_headings(const std::vector<std::int32_t>& roots);
   bool reads_like_prose(std::int32_t e) const;
 
   std::size_t parent_of(std::size_t e) const {
@@ -183,6 +203,7 @@ class Extractor {
   std::vector<Stats> own_;          // runs owned directly (paragraph text)
   std::vector<double> score_;
   std::vector<std::uint8_t> scored_;
+  std::vector<std::int32_t> prose_before_;  // kept characters outside headings in runs [0, r)
 };
 
 void Extractor::mark_dropped(Heuristics h) {
@@ -195,6 +216,8 @@ void Extractor::mark_dropped(Heuristics h) {
     bool drop = (e.flags & kInvisible) != 0;
     if (!drop && (e.flags & kBoilerplateTag) && !holds_most_of_page(i)) drop = true;
     if (e.tag == Tag::kFigcaption) drop = true;
+    // Captions and photo credits are named as such; they are never body text.
+    if ((e.flags & kCaptionClass) && !(e.flags & kInCode) && !holds_most_of_page(i)) drop = true;
     if (!drop && h.strip_unlikely && !(e.flags & kInCode) && e.tag != Tag::kBody &&
         e.tag != Tag::kA && e.tag != Tag::kHtml) {
       if ((e.flags & kUnlikelyClass) && !holds_most_of_page(i)) drop = true;
@@ -257,6 +280,7 @@ void Extractor::gather_stats() {
       default:
         break;
     }
+    if (is_heading(o_.elements[i].tag) && is_linked(own_[i])) ++s.linked_headings;
     const std::int32_t p = o_.elements[i].parent;
     if (p >= 0) stats_[static_cast<std::size_t>(p)].add(s);
   }
@@ -397,7 +421,7 @@ void Extractor::clean_conditionally(std::int32_t root, Heuristics h) {
     if (drop_[i]) continue;
     const OutlineElement& e = o_.elements[i];
     const int weight = h.weight_classes ? e.class_weight : 0;
-    bool remove = false;
+    bool remove = is_teaser(i);
     if ((e.tag == Tag::kH1 || e.tag == Tag::kH2) && weight < 0) remove = true;
     switch (e.tag) {
       case Tag::kForm:
@@ -437,6 +461,84 @@ void Extractor::clean_conditionally(std::int32_t root, Heuristics h) {
   }
 }
 
+// A teaser for another page inside the content: a card or list whose headings are links with
+// a short blurb each ("Related stories", "Most read"), or an item that links elsewhere and
+// whose text is cut off with an ellipsis, before an optional "more" link.
+bool Extractor::is_teaser(std::size_t e) const {
+  switch (o_.elements[e].tag) {
+    case Tag::kArticle:
+    case Tag::kDiv:
+    case Tag::kLi:
+    case Tag::kOl:
+    case Tag::kSection:
+    case Tag::kUl:
+      break;
+    default:
+      return false;
+  }
+  const Stats& s = stats_[e];
+  if (s.linked_headings > 0 && s.chars - s.heading_chars <= kTeaserBlurbChars * s.linked_headings) {
+    return true;
+  }
+  return s.link_chars > 0 && s.chars <= kTeaserItemChars && ends_with_ellipsis(e);
+}
+
+// True when the kept text of e, less a trailing link of at most kMoreLinkChars, ends with
+// "..." or "…".
+bool Extractor::ends_with_ellipsis(std::size_t e) const {
+  const OutlineElement& el = o_.elements[e];
+  std::uint32_t trailing_link = 0;
+  for (std::uint32_t r = el.run_end; r-- > el.run_begin;) {
+    const TextRun& run = o_.runs[r];
+    if (run.element < 0 || drop_[static_cast<std::size_t>(run.element)]) continue;
+    std::string_view t = std::string_view(o_.text).substr(run.begin, run.end - run.begin);
+    while (!t.empty() && t.back() == ' ') t.remove_suffix(1);
+    if (t.empty()) continue;
+    if (run.in_link && trailing_link + run.chars <= kMoreLinkChars) {
+      trailing_link += run.chars;
+      continue;
+    }
+    return t.ends_with("...") || t.ends_with("\u2026");
+  }
+  return false;
+}
+
+// Drops the headings left without a section: no kept text follows them before the text that
+// precedes them ends (a "Related stories" or "User tools" heading whose links were removed, a
+// category label after the last paragraph).
+void Extractor::drop_orphan_headings(const std::vector<std::int32_t>& roots) {
+  prose_before_.assign(o_.runs.size() + 1, 0);
+  for (std::size_t r = 0; r < o_.runs.size(); ++r) {
+    const TextRun& run = o_.runs[r];
+    const bool prose =
+        run.element >= 0 && !drop_[static_cast<std::size_t>(run.element)] &&
+        (run.owner < 0 || !is_heading(o_.elements[static_cast<std::size_t>(run.owner)].tag));
+    prose_before_[r + 1] = prose_before_[r] + (prose ? static_cast<std::int32_t>(run.chars) : 0);
+  }
+  auto prose = [&](std::uint32_t begin, std::uint32_t end) {
+    return end > begin ? prose_before_[end] - prose_before_[begin] : 0;
+  };
+  for (std::int32_t root : roots) {
+    const auto root_end = static_cast<std::size_t>(o_.elements[static_cast<std::size_t>(root)].end);
+    for (auto i = static_cast<std::size_t>(root) + 1; i < root_end; ++i) {
+      const OutlineElement& he = o_.elements[i];
+      if (drop_[i] || !is_heading(he.tag) || he.tag == Tag::kH1) continue;
+      bool orphan = true;
+      for (std::int32_t a = he.parent; a >= root;
+           a = o_.elements[static_cast<std::size_t>(a)].parent) {
+        const OutlineElement& ae = o_.elements[static_cast<std::size_t>(a)];
+        if (prose(he.run_end, ae.run_end) > 0) {
+          orphan = false;
+          break;
+        }
+        if (prose(ae.run_begin, he.run_begin) > 0) break;
+      }
+      if (orphan)
+        std::fill(drop_.begin() + static_cast<std::ptrdiff_t>(i), drop_.begin() + he.end, 1);
+    }
+  }
+}
+
 std::optional<std::vector<std::string>> Extractor::run(Heuristics h, std::size_t& chars) {
   mark_dropped(h);
   gather_stats();
@@ -446,6 +548,7 @@ std::optional<std::vector<std::string>> Extractor::run(Heuristics h, std::size_t
   const std::vector<std::int32_t> roots = pick_with_siblings(top);
   if (h.clean_conditionally) {
     for (std::int32_t root : roots) clean_conditionally(root, h);
+    drop_orphan_headings(roots);
   }
   std::vector<std::string> paragraphs;
   for (std::int32_t root : roots) {

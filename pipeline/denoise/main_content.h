@@ -10,7 +10,12 @@
 // characters the page is retried with fewer heuristics, keeping the longest result.
 // Departures from Readability.js, each measured on AEB and the synthetic templates: class/id
 // chrome is stripped inside layout tables too, author lines up to 250 characters are dropped,
-// figure captions and <h1> headlines are not body text.
+// figure captions, elements named as captions or photo credits and <h1> headlines are not body
+// text. Cleaning also removes teasers for other pages (a card or list whose headings are links
+// with at most 200 characters of blurb each; an item of at most 400 characters that links
+// elsewhere and is cut off with an ellipsis, before an optional "more" link) and then the
+// headings left without a section (no kept text follows them inside the block that holds them
+// and the text before them).
 #pragma once
 
 #include <chrono>

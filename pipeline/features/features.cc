@@ -16,9 +16,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <span>
 #include <unordered_set>
 
 #include "pipeline/features/stop_words.h"
+#include "pipeline/features/typography.h"
 
 namespace neardup {
 namespace {
@@ -127,6 +129,11 @@ void for_each_token(std::string_view text, const FeaturesConfig& config, Scratch
   int32_t utf16_length = 0;
   u_strFromUTF8WithSub(buffer, text_length, &utf16_length, text.data(), text_length, 0xFFFD,
                        nullptr, &status);
+  if (U_SUCCESS(status)) {
+    const std::size_t folded =
+        fold_typography(std::span(buffer, static_cast<std::size_t>(utf16_length)));
+    utf16_length = static_cast<int32_t>(folded);
+  }
   scratch.utf16.releaseBuffer(U_SUCCESS(status) ? utf16_length : 0);
   if (U_FAILURE(status)) icu_unusable("UTF-8 conversion", status);
 

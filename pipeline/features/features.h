@@ -1,13 +1,15 @@
 // features: main text -> weighted features (DESIGN.md §2).
 //
-// The text (at most features.max_text_bytes of it) is converted to UTF-16 once, normalised with
-// ICU's "nfkc_cf" (NFKC and full case folding in one pass: "ＨＥＬＬＯ Straße" -> "hello
-// strasse"), and split with ICU's word break iterator, which segments Chinese, Japanese, Thai,
-// Lao, Khmer and Burmese through its dictionaries. Tokens whose break rule status is
-// UBRK_WORD_NONE (spaces, punctuation, symbols, emoji) are dropped, and so are numbers without
-// a letter (UBRK_WORD_NUMBER: dates, times, counters and prices differ between captures of one
-// page; "covid19" stays); letters, kana and ideographs stay. With features.stop_words, tokens
-// in the built-in stop-word lists (stop_words.h) are dropped.
+// The text (at most features.max_text_bytes of it) is converted to UTF-16 once, its typography
+// folded (typography.h: curly apostrophes and quotes, dashes, UTF-8 read as windows-1252),
+// normalised with ICU's "nfkc_cf" (NFKC and full case folding in one pass: "ＨＥＬＬＯ Straße"
+// -> "hello strasse"; no-break and zero-width spaces, the ellipsis), and split with ICU's word
+// break iterator, which segments Chinese, Japanese, Thai, Lao, Khmer and Burmese through its
+// dictionaries. Tokens whose break rule status is UBRK_WORD_NONE (spaces, punctuation,
+// symbols, emoji) are dropped, and so are numbers without a letter (UBRK_WORD_NUMBER: dates,
+// times, counters and prices differ between captures of one page; "covid19" stays); letters,
+// kana and ideographs stay. With features.stop_words, tokens in the built-in stop-word lists
+// (stop_words.h) are dropped.
 //
 // The text is read as paragraphs separated by '\n' (denoise's output); a paragraph whose
 // tokens repeat an earlier paragraph's exactly is skipped. Each feature is a shingle of

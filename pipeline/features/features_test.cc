@@ -102,6 +102,25 @@ TEST(Features, FullWidthAndCaseVariantsNormaliseToTheSameTokens) {
             extract_features("world cup", FeaturesConfig{}, 7)[0].hash);
 }
 
+TEST(Features, TypographicVariantsTokeniseAlike) {
+  const FeaturesConfig config;
+  EXPECT_THAT(tokenize("“Don’t,” she said — it’s…", config),
+              ElementsAre("don't", "she", "said", "it's"));
+  EXPECT_EQ(tokenize("“Don’t,” she said — it’s…", config),
+            tokenize("\"Don't,\" she said -- it's...", config));
+  // UTF-8 read as windows-1252 ("â€™", "â€”", "Ã©") and as ISO-8859-1 (C1 controls).
+  EXPECT_EQ(tokenize("It\xC3\xA2\xE2\x82\xAC\xE2\x84\xA2s a caf\xC3\x83\xC2\xA9\xC3\xA2\xE2\x82"
+                     "\xAC\xE2\x80\x9Dnear\xC3\xA2\xC2\x80\xC2\x94"
+                     "by",
+                     config),
+            tokenize("It’s a café—near—by", config));
+  // No-break, narrow no-break and zero-width spaces, the word joiner and soft hyphens.
+  EXPECT_EQ(tokenize("two\xC2\xA0words and\xE2\x80\xAFmore", config),
+            tokenize("two words and more", config));
+  EXPECT_EQ(tokenize("zero\xE2\x80\x8Bwidth word\xE2\x81\xA0joiner soft\xC2\xADhyphen", config),
+            tokenize("zerowidth wordjoiner softhyphen", config));
+}
+
 TEST(Features, NumbersAreNotTokens) {
   EXPECT_THAT(
       tokenize("Posted 11.01.2012 08:20, ２０２４ views, 3.14 and 1,000 more", FeaturesConfig{}),

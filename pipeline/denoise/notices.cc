@@ -1,0 +1,106 @@
+#include "pipeline/denoise/notices.h"
+
+#include <algorithm>
+#include <array>
+#include <cstdint>
+#include <span>
+#include <string_view>
+
+#include "pipeline/denoise/html_outline.h"
+
+namespace neardup::denoise_internal {
+namespace {
+
+// Phrases that reserve rights or forbid copying, in lower case, matched ignoring ASCII case.
+// Words that may start a sentence are left out where the rest of the phrase is specific
+// enough ("права защищены" of "Все права защищены"); Russian "перепечатка" is listed in both
+// cases because only ASCII is case-folded.
+constexpr auto kNoticePhrases = std::to_array<std::string_view>({
+    // English
+    "all rights reserved",
+    "may not be published",
+    "may not be reproduced",
+    "may not be republished",
+    "may not be copied",
+    "subject to copyright",
+    "disclaimer:",
+    // German, French, Spanish, Portuguese, Italian
+    "rechte vorbehalten",
+    "droits réservés",
+    "derechos reservados",
+    "direitos reservados",
+    "diritti riservati",
+    "riproduzione riservata",
+    // Polish, Russian
+    "prawa zastrzeżone",
+    "права защищены",
+    "перепечатк",
+    "Перепечатк",
+    // Chinese (simplified and traditional), Japanese
+    "版权所有",
+    "版權所有",
+    "未经授权",
+    "未經授權",
+    "不得转载",
+    "不得轉載",
+    "禁止转载",
+    "禁止轉載",
+    "均为转载",
+    "均為轉載",
+    "转载请注明",
+    "轉載請註明",
+    "免责声明",
+    "免責聲明",
+    "無断転載",
+    "無断複製",
+    "免責事項",
+});
+
+constexpr auto kCreditMarks = std::to_array<std::string_view>({"©", "copyright"});
+
+bool contains_any(std::string_view lower_text, std::span<const std::string_view> phrases) {
+  return std::ranges::any_of(
+      phrases, [&](std::string_view phrase) { return lower_text.find(phrase) != lower_text.npos; });
+}
+
+std::size_t code_points(std::string_view text) {
+  return static_cast<std::size_t>(std::ranges::count_if(
+      text, [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+}  // namespace
+
+void drop_notices(std::vector<std::string>& paragraphs) {
+  std::size_t total = 0;
+  for (const std::string& p : paragraphs) total += code_points(p);
+  std::vector<std::uint8_t> drop(paragraphs.size(), 0);
+  std::size_t end = paragraphs.size();  // a notice past the middle ends the text
+  std::size_t before = 0;               // code points of the paragraphs before paragraph i
+  std::string lower;
+  for (std::size_t i = 0; i < paragraphs.size(); ++i) {
+    const std::size_t length = code_points(paragraphs[i]);
+    if (length <= kNoticeChars) {
+      lower_into(paragraphs[i], lower);
+      if (contains_any(lower, kNoticePhrases)) {
+        drop[i] = 1;
+        if (2 * before >= total) {
+          end = i;
+          break;
+        }
+      } else if (contains_any(lower, kCreditMarks)) {
+        drop[i] = 1;
+      }
+    }
+    before += length;
+  }
+  const auto kept_count =
+      std::count(drop.begin(), drop.begin() + static_cast<std::ptrdiff_t>(end), 0);
+  if (kept_count == 0 || static_cast<std::size_t>(kept_count) == paragraphs.size()) return;
+  std::vector<std::string> kept;
+  for (std::size_t i = 0; i < end; ++i) {
+    if (!drop[i]) kept.push_back(std::move(paragraphs[i]));
+  }
+  paragraphs = std::move(kept);
+}
+
+}  // namespace neardup::denoise_internal
