@@ -1,9 +1,11 @@
-# neardupd container image (DESIGN.md §8): built and tested on Debian 12, run on
+# neardupd container image (docs/operations.md): built and tested on Debian 12, run on
 # debian:12-slim as a non-root user with the index on a volume.
 #
-#   docker build -t neardup .
+#   docker build -t neardup .        (or: podman build --isolation=chroot -t neardup:latest .)
 #   docker run -v neardup-state:/var/lib/neardup \
 #              -v ./neardup.yaml:/etc/neardup/neardup.yaml:ro -p 9464:9464 neardup
+#
+# scripts/container-check.sh builds it with podman and checks the runtime image.
 #
 # The built-in /etc/neardup/neardup.yaml is examples/neardup.yaml (all defaults); mount your
 # own (compose.yaml mounts deploy/neardup.compose.yaml). Metrics need metrics.listen on

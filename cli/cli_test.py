@@ -50,6 +50,63 @@ class CommandLine(unittest.TestCase):
     def test_unknown_option_is_a_usage_error(self):
         self.assertEqual(run("compare", "--no-such-option").returncode, 2)
 
+    def test_mistakes_get_did_you_mean_and_exit_two(self):
+        for args, message in [
+            (["dedpu", "--store", "x"],
+             "neardup: unknown command 'dedpu'; did you mean 'dedup'? (see neardup --help)"),
+            (["--verison"],
+             "neardup: unknown option '--verison'; did you mean '--version'? (see neardup --help)"),
+            (["dedup", "--stroe", "x"],
+             "neardup dedup: unknown option '--stroe'; did you mean '--store'? "
+             "(see neardup dedup --help)"),
+            ([], "neardup: a command is required, one of: fingerprint, extract, compare, decode, "
+                 "dedup, stats, bench, broker, produce, consume, topics, generate (see neardup --help)"),
+        ]:
+            proc = run(*args, check=2)
+            self.assertEqual(proc.stderr.decode().strip(), message)
+            self.assertEqual(proc.stdout, b"")
+
+    def test_every_command_help_shows_defaults_and_examples_without_parser_internals(self):
+        commands = ["fingerprint", "extract", "compare", "decode", "dedup", "stats", "bench",
+                    "broker", "produce", "consume", "generate"]
+        for command in commands:
+            text = run(command, "--help", check=0).stdout.decode()
+            self.assertIn("Examples:\n  neardup " + command, text, command)
+            for leftover in ("INT", "TEXT", "UINT", "FLOAT", "REQUIRED", "Excludes", " in ["):
+                self.assertNotIn(leftover, text, f"{command}: {leftover}")
+        self.assertIn("--in FILE", run("dedup", "--help").stdout.decode())
+        self.assertIn("[default: -]", run("dedup", "--help").stdout.decode())
+        self.assertIn("[default: url]", run("produce", "--help").stdout.decode())
+        self.assertIn("--brokers N", run("broker", "--help").stdout.decode())
+        self.assertIn("[default: 1]", run("broker", "--help").stdout.decode())
+
+    def test_a_missing_input_file_is_a_usage_error_for_every_command(self):
+        missing = os.path.join(self.dir, "missing.html")
+        page = f"{self.pages}/a.html"
+        for args in (["fingerprint", missing], ["extract", missing], ["decode", missing],
+                     ["compare", page, missing], ["compare", missing, page],
+                     ["dedup", "--store", os.path.join(self.dir, "i"), "--in", missing],
+                     ["bench", missing],
+                     ["produce", "--bootstrap", "127.0.0.1:1", "--topic", "t", "--in", missing]):
+            proc = run(*args)
+            self.assertEqual(proc.returncode, 2, args)
+            self.assertIn(b"missing.html", proc.stderr, args)
+
+    def test_man_page_and_bash_completion_come_from_the_help(self):
+        man = run("generate", "man", check=0).stdout.decode()
+        self.assertTrue(man.startswith(".TH NEARDUP 1 "))
+        for command in ("dedup", "broker", "compare"):
+            self.assertIn(f'.SS "neardup {command} ', man)
+        self.assertIn("\\fB\\-\\-store\\fR \\fIDIR\\fR", man)
+        self.assertIn(".SH EXIT STATUS", man)
+        script = run("generate", "complete-bash", check=0).stdout.decode()
+        # Complete a command name and an option with bash itself.
+        probe = script + (
+            'COMP_WORDS=(neardup ded); COMP_CWORD=1; _neardup; echo "${COMPREPLY[*]}"\n'
+            'COMP_WORDS=(neardup dedup --st); COMP_CWORD=2; _neardup; echo "${COMPREPLY[*]}"\n')
+        out = subprocess.run(["bash", "-c", probe], capture_output=True, text=True, check=True)
+        self.assertEqual(out.stdout.splitlines(), ["dedup", "--store"])
+
     def test_compare_exits_zero_for_near_duplicates_and_one_for_different_pages(self):
         same = run("compare", f"{self.pages}/a.html", f"{self.pages}/b.html", check=0)
         report = json.loads(same.stdout)
@@ -158,6 +215,49 @@ class CommandLine(unittest.TestCase):
                    stdin=(deep + "\n" + good + "\n").encode(), check=0)
         self.assertEqual([o["url"] for o in lines(proc.stdout)], ["https://a.example/1"])
         self.assertIn("line 1: too_deep", proc.stderr.decode())
+
+    def test_dedup_reads_gzip_input_by_its_magic_bytes(self):
+        crawl = self.sample_crawl()
+        plain = run("dedup", "--store", os.path.join(self.dir, "a"), stdin=crawl, check=0)
+        # A gzip file named like a plain one, and gzip on stdin.
+        gz = self.write("crawl.jsonl", gzip.compress(crawl))
+        from_file = run("dedup", "--store", os.path.join(self.dir, "b"), "--in", gz, check=0)
+        from_stdin = run("dedup", "--store", os.path.join(self.dir, "c"),
+                         stdin=gzip.compress(crawl), check=0)
+        self.assertEqual(from_file.stdout, plain.stdout)
+        self.assertEqual(from_stdin.stdout, plain.stdout)
+        self.assertIn(b" 0 bad", from_file.stderr)
+
+    def test_dedup_stops_when_no_first_line_is_a_page_and_says_what_the_input_is(self):
+        store = os.path.join(self.dir, "index")
+        out = os.path.join(self.dir, "out.jsonl")
+        cases = {
+            "zstd": (b"\x28\xb5\x2f\xfd" + b"\x01\x9a\x00frame\n" * 40, "zstd-compressed data"),
+            "html": (b"<!doctype html><html><body>" + b"<p>text</p>\n" * 40, "HTML or XML"),
+            "array": (b"[\n" + b'{"url": "u", "body": "b"},\n' * 40 + b"]\n", "a JSON array"),
+            "fields": (b'{"link": "https://a.example/", "html": "<p>x</p>"}\n' * 40,
+                       'JSON objects with the fields html, link but no "url"'),
+        }
+        for name, (data, looks) in cases.items():
+            path = self.write(name, data)
+            proc = run("dedup", "--store", store, "--in", path, "--out", out, check=2)
+            err = proc.stderr.decode()
+            self.assertIn(f"none of the first 16 lines of {path} is a page", err, name)
+            self.assertIn("the input looks like " + looks, err, name)
+            self.assertIn("Nothing was written.", err)
+            with open(out, "rb") as f:
+                self.assertEqual(f.read(), b"", name)
+        # One good page among the first lines: the run goes on, bad lines reported.
+        good = json.dumps({"url": "https://a.example/1", "body": "<p>" + "alpha beta " * 40 + "</p>"})
+        mixed = ("not json\n" * 15 + good + "\n" + "not json\n" * 20).encode()
+        proc = run("dedup", "--store", store, stdin=mixed, check=0)
+        self.assertEqual(len(lines(proc.stdout)), 1)
+        self.assertIn(b"35 bad", proc.stderr)
+
+    def test_dedup_help_documents_the_durability_choice(self):
+        text = run("dedup", "--help", check=0).stdout.decode()
+        self.assertIn("--sync", text)
+        self.assertIn("Off by default for offline runs", text)
 
     def test_stats_prints_the_design_and_document_count(self):
         store = os.path.join(self.dir, "index")

@@ -15,6 +15,20 @@ std::expected<Config, std::string> load_config_or_defaults(const std::string& pa
   return load_config_file(path);
 }
 
+void add_config_option(CLI::App* command, std::string& path) {
+  command->add_option("--config", path, "YAML config (see examples/neardup.yaml)")
+      ->option_text("FILE")
+      ->default_str("built-in defaults");
+}
+
+void add_kafka_target_options(CLI::App* command, std::string& bootstrap, std::string& topic,
+                              const std::string& topic_help) {
+  command->add_option("--bootstrap", bootstrap, "Kafka bootstrap.servers")
+      ->required()
+      ->option_text("HOST:PORT,...");
+  command->add_option("--topic", topic, topic_help)->required()->option_text("TOPIC");
+}
+
 std::expected<std::string, std::string> read_file(const std::string& path) {
   if (path == "-") {
     std::ostringstream buffer;
@@ -56,10 +70,11 @@ std::expected<std::vector<std::string>, std::string> expand_html_inputs(
 
 void add_input_files_options(CLI::App* command, InputFilesOptions& options,
                              const std::string& files_help) {
-  command->add_option("files", options.files, files_help)->required();
-  command->add_option("--config", options.config_path, "YAML config (defaults when omitted)");
+  command->add_option("files", options.files, files_help)->required()->option_text("FILE");
+  add_config_option(command, options.config_path);
   command->add_option("--content-type", options.content_type,
-                      "HTTP Content-Type to assume for every input");
+                      "HTTP Content-Type to assume for every input")
+      ->option_text("TYPE");
 }
 
 int visit_input_files(

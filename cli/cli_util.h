@@ -18,6 +18,13 @@ namespace neardup::cli {
 // Loads --config F, or the defaults when path is empty. Prints the error on failure.
 std::expected<Config, std::string> load_config_or_defaults(const std::string& path);
 
+// Adds --config FILE to a command that fingerprints pages.
+void add_config_option(CLI::App* command, std::string& path);
+
+// Adds --bootstrap HOST:PORT,... and --topic TOPIC (both required) to a Kafka tool.
+void add_kafka_target_options(CLI::App* command, std::string& bootstrap, std::string& topic,
+                              const std::string& topic_help);
+
 // Reads a whole file ("-" reads stdin).
 std::expected<std::string, std::string> read_file(const std::string& path);
 

@@ -7,6 +7,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "common/parallel.h"
 #include "pipeline/decode/decode.h"
 #include "pipeline/denoise/denoise.h"
@@ -39,13 +40,16 @@ void register_bench(CLI::App& root, CommandRegistry& registry) {
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand("bench", "Time the pipeline over HTML files in memory");
-  sub->add_option("inputs", options->inputs, "directories of HTML files, or files")->required();
-  sub->add_option("--config", options->config_path, "YAML config (defaults when omitted)");
+  sub->add_option("inputs", options->inputs, "directories of HTML files, or files")
+      ->required()
+      ->option_text("FILE");
+  add_config_option(sub, options->config_path);
   sub->add_option("--threads", options->threads, "worker threads (0: one per core)")
-      ->capture_default_str();
-  sub->add_option("--repeat", options->repeat, "timed passes; the median is reported")
-      ->capture_default_str()
+      ->option_text("N");
+  sub->add_option("--repeat", options->repeat, "timed passes, 1..1000; the median is reported")
+      ->option_text("N")
       ->check(CLI::Range(1u, 1000u));
+  set_examples(sub, {"neardup bench samples/pages", "neardup bench --threads 0 --repeat 5 crawl/"});
   registry.add(sub, [options]() {
     auto config = load_config_or_defaults(options->config_path);
     if (!config) {

@@ -1,5 +1,8 @@
 // neardup broker: a Kafka-protocol development cluster on loopback (librdkafka's mock
-// cluster), with fault injection from stdin and/or a control file, until SIGTERM/SIGINT.
+// cluster), with fault injection from a control file and/or stdin (--stdin only, so that
+// `neardup broker &` never stops for terminal input), until SIGTERM/SIGINT. A watcher
+// (kafka/mock_watcher.h) warns before a partition outgrows the mock's storage and refuses
+// topics it was not told to create.
 #include <poll.h>
 #include <signal.h>
 #include <unistd.h>
@@ -14,15 +17,18 @@
 #include <thread>
 
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "common/log.h"
 #include "kafka/admin.h"
 #include "kafka/mock_cluster.h"
+#include "kafka/mock_watcher.h"
 
 namespace neardup::cli {
 namespace {
 
 constexpr const char* kControlHelp =
-    R"(Fault-injection commands, one per line on stdin or appended to --control FILE:
+    R"(Fault-injection commands, one per line appended to --control FILE (or typed on stdin with
+--stdin):
   down BROKER_ID|all          disconnect a broker (or every broker) and refuse connections
   up BROKER_ID|all            accept connections again
   rtt BROKER_ID|all MS        add MS milliseconds of round-trip time to a broker
@@ -34,10 +40,15 @@ constexpr const char* kControlHelp =
   topic NAME:PARTITIONS       create another topic
 Each command is answered on stderr ("ok ..." or "error ...").
 
+Topics: only those given with --topic or the topic command exist. A topic a client asks for
+by another name (auto-creation) is refused: logged as an error and reported to clients as
+UNKNOWN_TOPIC_OR_PART.
+
 Limits of librdkafka 2.0's mock cluster: it keeps only about 5 MB per partition (older records
-are dropped: spread data over partitions); a batch larger than that survives only as the first
-batch of an empty partition, and is lost together with the next batch appended there; it accepts
-transactions but does not apply their offsets to the group nor hide aborted records.)";
+are dropped: spread data over partitions; a warning is logged at 4 MiB and at 5 MiB of records
+in a partition); a batch larger than that survives only as the first batch of an empty
+partition, and is lost together with the next batch appended there; it accepts transactions
+but does not apply their offsets to the group nor hide aborted records.)";
 
 std::optional<std::int32_t> parse_broker_id(const std::string& text) {
   if (text == "all") return -1;
@@ -48,7 +59,8 @@ std::optional<std::int32_t> parse_broker_id(const std::string& text) {
 }
 
 // Runs one control command; returns the answer line.
-std::string run_control_command(kafka::MockCluster& cluster, const std::string& line) {
+std::string run_control_command(kafka::MockCluster& cluster, kafka::MockWatcher& watcher,
+                                const std::string& line) {
   std::istringstream in(line);
   std::string verb, a, b, c;
   in >> verb >> a >> b >> c;
@@ -97,6 +109,7 @@ std::string run_control_command(kafka::MockCluster& cluster, const std::string& 
   if (verb == "topic") {
     auto spec = kafka::parse_topic_spec(a);
     if (!spec) return "error " + line + ": " + spec.error();
+    watcher.add_topic(spec->name);
     return result(cluster.create_topic(spec->name, spec->partitions, 1));
   }
   return "error " + line + ": unknown command (see neardup broker --help)";
@@ -115,20 +128,21 @@ void take_lines(std::string& buffer, OnLine&& on_line) {
   buffer.erase(0, start);
 }
 
-// Reads commands from stdin (until EOF) and from the control file (polled, new bytes only)
-// until `stop` is set.
-void serve_control(kafka::MockCluster& cluster, const std::string& control_path,
+// Reads commands from stdin (when read_stdin, until EOF) and from the control file (polled, new
+// bytes only) until `stop` is set.
+void serve_control(kafka::MockCluster& cluster, kafka::MockWatcher& watcher,
+                   const std::string& control_path, bool read_stdin,
                    const std::atomic<bool>& stop) {
   auto log = logger("broker");
   auto handle = [&](const std::string& line) {
-    std::string answer = run_control_command(cluster, line);
+    std::string answer = run_control_command(cluster, watcher, line);
     if (answer.starts_with("ok")) {
       log->info("{}", answer);
     } else {
       log->error("{}", answer);
     }
   };
-  bool stdin_open = true;
+  bool stdin_open = read_stdin;
   std::string stdin_buffer, file_buffer;
   std::uintmax_t file_offset = 0;
   while (!stop.load()) {
@@ -186,18 +200,29 @@ void register_broker(CLI::App& root, CommandRegistry& registry) {
     int brokers = 1;
     std::string bootstrap_file;
     std::string control_file;
+    bool read_stdin = false;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand(
       "broker", "A Kafka-protocol development cluster on loopback (librdkafka's mock cluster)");
   sub->footer(kControlHelp);
-  sub->add_option("--topic", options->topics, "topic to create, NAME:PARTITIONS (repeatable)");
-  sub->add_option("--brokers", options->brokers, "number of brokers (ids 1..N)")
+  sub->add_option("--topic", options->topics, "topic to create")->option_text("NAME:PARTITIONS");
+  sub->add_option("--brokers", options->brokers, "number of brokers (ids 1..N), 1..16")
+      ->option_text("N")
       ->check(CLI::Range(1, 16));
   sub->add_option("--bootstrap-file", options->bootstrap_file,
-                  "also write the bootstrap servers to this file (atomically, once ready)");
+                  "also write the bootstrap servers to this file (atomically, once ready)")
+      ->option_text("FILE");
   sub->add_option("--control", options->control_file,
-                  "poll this file for fault-injection commands (each new line is one)");
+                  "poll this file for fault-injection commands (each new line is one)")
+      ->option_text("FILE");
+  sub->add_flag("--stdin", options->read_stdin,
+                "also read fault-injection commands from stdin (not by default: a broker in the "
+                "background of a shell must not wait for terminal input)");
+  set_examples(sub, {"neardup broker --topic pages:4 --topic pages-tagged:4 --topic pages-dead:1 "
+                     "--bootstrap-file bootstrap.txt &",
+                     "neardup broker --topic pages:1 --control faults.txt &  echo 'down all' >> "
+                     "faults.txt"});
   registry.add(sub, [options]() {
     std::vector<kafka::TopicSpec> topics;
     for (const auto& text : options->topics) {
@@ -226,6 +251,37 @@ void register_broker(CLI::App& root, CommandRegistry& registry) {
         return kExitFailure;
       }
     }
+    auto log = logger("broker");
+    std::vector<std::string> topic_names;
+    for (const auto& topic : topics) topic_names.push_back(topic.name);
+    auto watcher = kafka::MockWatcher::start(**cluster, topic_names, [&log](const kafka::WatchEvent& event) {
+      using Kind = kafka::WatchEvent::Kind;
+      switch (event.kind) {
+        case Kind::kNearLimit:
+        case Kind::kOverLimit:
+          log->warn(
+              "partition {}/{} holds {:.1f} MiB of records: {} (librdkafka's mock cluster keeps "
+              "about 5 MiB per partition); spread the data over more partitions "
+              "(--topic NAME:PARTITIONS)",
+              event.topic, event.partition, static_cast<double>(event.bytes) / (1 << 20),
+              event.kind == Kind::kNearLimit ? "the oldest records will soon be dropped"
+                                             : "the oldest records are being dropped");
+          break;
+        case Kind::kRefusedTopic:
+          log->error(
+              "refused topic '{}': a client asked for a topic that was not created (--topic or "
+              "the topic command); clients now get UNKNOWN_TOPIC_OR_PART for it",
+              event.topic);
+          break;
+        case Kind::kError:
+          log->warn("watcher: {}", event.detail);
+          break;
+      }
+    });
+    if (!watcher) {
+      std::cerr << "neardup broker: " << watcher.error() << "\n";
+      return kExitFailure;
+    }
     const std::string bootstrap = (*cluster)->bootstrap_servers();
     std::cout << bootstrap << std::endl;
     if (!options->bootstrap_file.empty()) {
@@ -234,14 +290,16 @@ void register_broker(CLI::App& root, CommandRegistry& registry) {
         return kExitFailure;
       }
     }
-    logger("broker")->info("ready bootstrap={} brokers={} topics={}", bootstrap, options->brokers,
-                           topics.size());
+    log->info("ready bootstrap={} brokers={} topics={}", bootstrap, options->brokers,
+              topics.size());
 
     std::atomic<bool> stop{false};
-    std::thread control([&] { serve_control(**cluster, options->control_file, stop); });
+    std::thread control([&] {
+      serve_control(**cluster, **watcher, options->control_file, options->read_stdin, stop);
+    });
     int signal_number = 0;
     sigwait(&stop_signals, &signal_number);
-    logger("broker")->info("stopping signal={}", signal_number);
+    log->info("stopping signal={}", signal_number);
     stop = true;
     control.join();
     return kExitOk;

@@ -5,6 +5,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "pipeline/fingerprint/fingerprint.h"
 #include "pipeline/pipeline.h"
 
@@ -21,10 +22,13 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
       "compare",
       "Compare two pages; exit 0 if near-duplicates (SimHash within dedup.max_distance, or "
       "MinHash sharing a band at dedup.min_similarity), 1 if not");
-  sub->add_option("A", options->a, "first HTML file")->required();
-  sub->add_option("B", options->b, "second HTML file")->required();
-  sub->add_option("--config", options->config_path, "YAML config (defaults when omitted)");
-  sub->add_option("--content-type", options->content_type, "HTTP Content-Type to assume");
+  sub->add_option("A", options->a, "first HTML file")->required()->option_text("A");
+  sub->add_option("B", options->b, "second HTML file")->required()->option_text("B");
+  add_config_option(sub, options->config_path);
+  sub->add_option("--content-type", options->content_type, "HTTP Content-Type to assume")
+      ->option_text("TYPE");
+  set_examples(sub, {"neardup compare samples/pages/a.html samples/pages/b.html && echo same",
+                     "neardup compare --config strict.yaml old.html new.html"});
   registry.add(sub, [options]() {
     auto config = load_config_or_defaults(options->config_path);
     if (!config) {
@@ -38,7 +42,7 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
       auto body = read_file(*paths[i]);
       if (!body) {
         std::cerr << "neardup compare: " << body.error() << "\n";
-        return kExitFailure;
+        return kExitUsage;
       }
       pages[i] = fingerprint_page(*body, options->content_type, *config);
       nlohmann::json side{{"file", *paths[i]}, {"features", pages[i].feature_count}};

@@ -6,7 +6,9 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "kafka/admin.h"
 #include "kafka/client.h"
 #include "message/record.h"
@@ -39,18 +41,24 @@ void register_consume(CLI::App& root, CommandRegistry& registry) {
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand("consume", "Consume Kafka records as JSONL");
-  sub->add_option("--bootstrap", options->bootstrap, "bootstrap.servers")->required();
-  sub->add_option("--topic", options->topic, "topic to read (every partition)")->required();
-  sub->add_option("--count", options->count, "stop after this many records (0: no limit)");
+  add_kafka_target_options(sub, options->bootstrap, options->topic,
+                           "topic to read (every partition)");
+  sub->add_option("--count", options->count, "stop after this many records (0: no limit)")
+      ->option_text("N");
   sub->add_option("--timeout", options->timeout_s,
-                  "stop after this many seconds without a new record");
-  sub->add_option("--out", options->out, "JSONL output file, - for stdout");
+                  "stop after this many seconds without a new record")
+      ->option_text("SECONDS");
+  sub->add_option("--out", options->out, "JSONL output file, - for stdout")->option_text("FILE");
   sub->add_flag("--from-beginning,!--from-end", options->from_end,
                 "start at the oldest record (default) or after the newest");
   sub->add_flag("--with-meta", options->with_meta,
                 R"(wrap each record as {"key","headers","partition","offset","value"})");
   sub->add_option("--property", options->properties,
-                  "extra librdkafka consumer property NAME=VALUE (repeatable)");
+                  "extra librdkafka consumer property")
+      ->option_text("NAME=VALUE");
+  set_examples(sub, {"neardup consume --bootstrap 127.0.0.1:9092 --topic pages-tagged --count 10",
+                     "neardup consume --bootstrap $(cat bootstrap.txt) --topic pages-dead "
+                     "--with-meta --timeout 2"});
   registry.add(sub, [options]() {
     auto extra = kafka::parse_properties(options->properties);
     if (!extra) {

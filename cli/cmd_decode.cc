@@ -1,6 +1,7 @@
 // neardup decode FILE...: the decode stage alone: charset, how it was chosen, UTF-8 text.
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "pipeline/decode/decode.h"
 
 namespace neardup::cli {
@@ -10,6 +11,9 @@ void register_decode(CLI::App& root, CommandRegistry& registry) {
   CLI::App* sub =
       root.add_subcommand("decode", "Decode pages to UTF-8: charset, its source and the text");
   add_input_files_options(sub, *options, "files, directories of HTML files, or -");
+  set_examples(sub, {"neardup decode samples/pages/a.html",
+                     "curl -s https://example.org/ | neardup decode --content-type 'text/html; "
+                     "charset=iso-8859-1' -"});
   registry.add(sub, [options]() {
     return visit_input_files("decode", *options, [&](const Config& config,
                                                      const std::string& file,

@@ -1,6 +1,7 @@
-// neardup extract FILE|DIR...: the denoised main text of each HTML file (DESIGN.md §4).
+// neardup extract FILE|DIR...: the denoised main text of each HTML file (docs/cli.md).
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "pipeline/decode/decode.h"
 #include "pipeline/denoise/denoise.h"
 
@@ -10,6 +11,8 @@ void register_extract(CLI::App& root, CommandRegistry& registry) {
   auto options = std::make_shared<InputFilesOptions>();
   CLI::App* sub = root.add_subcommand("extract", "Print the main text of HTML files as JSON lines");
   add_input_files_options(sub, *options, "HTML files or directories of them");
+  set_examples(sub, {"neardup extract samples/pages/a.html",
+                     "neardup extract samples/pages | jq -r .title"});
   registry.add(sub, [options]() {
     return visit_input_files("extract", *options, [&](const Config& config,
                                                       const std::string& file,

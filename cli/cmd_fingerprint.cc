@@ -1,6 +1,7 @@
-// neardup fingerprint [FILE|-]...: one JSON line per input (DESIGN.md §4).
+// neardup fingerprint [FILE|-]...: one JSON line per input (docs/cli.md).
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "pipeline/fingerprint/fingerprint.h"
 #include "pipeline/pipeline.h"
 
@@ -10,6 +11,8 @@ void register_fingerprint(CLI::App& root, CommandRegistry& registry) {
   auto options = std::make_shared<InputFilesOptions>();
   CLI::App* sub = root.add_subcommand("fingerprint", "Fingerprint pages: one JSON line each");
   add_input_files_options(sub, *options, "HTML files, directories of them, or - for stdin");
+  set_examples(sub, {"neardup fingerprint samples/pages",
+                     "neardup fingerprint --config /etc/neardup/neardup.yaml page.html"});
   registry.add(sub, [options]() {
     return visit_input_files("fingerprint", *options, [&](const Config& config,
                                                           const std::string& file,

@@ -1,11 +1,14 @@
 // neardup produce: JSONL lines -> Kafka records (key from a field), waiting for every delivery
-// report. Lines are sent byte for byte, JSON or not, so malformed input can be produced too.
+// report. Lines are sent byte for byte, JSON or not, so malformed input can be produced too;
+// gzip input is decompressed first (by its magic bytes, cli/line_reader.h).
 #include <atomic>
-#include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/help.h"
+#include "cli/line_reader.h"
 #include "kafka/client.h"
 
 namespace neardup::cli {
@@ -50,16 +53,23 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand("produce", "Produce JSONL lines as Kafka records");
-  sub->add_option("--bootstrap", options->bootstrap, "bootstrap.servers")->required();
-  sub->add_option("--topic", options->topic, "topic to produce to")->required();
-  sub->add_option("--in", options->in, "JSONL input file, - for stdin");
+  add_kafka_target_options(sub, options->bootstrap, options->topic, "topic to produce to");
+  sub->add_option("--in", options->in, "JSONL input file, gzip or plain; - for stdin")
+      ->option_text("FILE");
   sub->add_option("--key-field", options->key_field,
-                  "record key from this JSON field (empty: no key)");
+                  "record key from this JSON field (empty: no key)")
+      ->option_text("FIELD");
   sub->add_option("--partition", options->partition,
                   "produce every record to this partition (default: the partitioner, by key)")
+      ->option_text("N")
+      ->default_str("")
       ->check(CLI::NonNegativeNumber);
-  sub->add_option("--property", options->properties,
-                  "extra librdkafka producer property NAME=VALUE (repeatable)");
+  sub->add_option("--property", options->properties, "extra librdkafka producer property")
+      ->option_text("NAME=VALUE");
+  set_examples(sub, {"neardup produce --bootstrap 127.0.0.1:9092 --topic pages --in "
+                     "samples/crawl.jsonl.gz",
+                     "neardup produce --bootstrap $(cat bootstrap.txt) --topic pages --partition 0 "
+                     "--key-field id < pages.jsonl"});
   registry.add(sub, [options]() {
     kafka::Properties properties = {
         {"bootstrap.servers", options->bootstrap},
@@ -91,18 +101,14 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
       std::cerr << "neardup produce: " << producer.error() << "\n";
       return kExitFailure;
     }
-    std::ifstream file;
-    if (options->in != "-") {
-      file.open(options->in, std::ios::binary);
-      if (!file) {
-        std::cerr << "neardup produce: cannot open --in " << options->in << "\n";
-        return kExitUsage;
-      }
+    auto reader = LineReader::open(options->in);
+    if (!reader) {
+      std::cerr << "neardup produce: " << reader.error() << "\n";
+      return kExitUsage;
     }
-    std::istream& in = options->in == "-" ? std::cin : file;
     std::uint64_t produced = 0, rejected = 0;
     std::string line;
-    while (std::getline(in, line)) {
+    while ((*reader)->next(line)) {
       if (line.empty()) continue;
       std::optional<std::string> key = key_of(line, options->key_field);
       kafka::OutgoingRecord record{.topic = options->topic,
@@ -121,6 +127,10 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
       (*producer)->poll(0);
     }
     while ((*producer)->outq_len() > 0) (*producer)->flush(1000);
+    if (!(*reader)->error().empty()) {
+      std::cerr << "neardup produce: " << (*reader)->error() << "\n";
+      return kExitFailure;
+    }
     std::cerr << "neardup produce: produced=" << produced << " delivered=" << reports.delivered
               << " failed=" << reports.failed + rejected << "\n";
     return reports.failed + rejected == 0 ? kExitOk : kExitFailure;

@@ -3,6 +3,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/help.h"
 #include "store/index.h"
 
 namespace neardup::cli {
@@ -15,8 +16,10 @@ void register_stats(CLI::App& root, CommandRegistry& registry) {
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand(
       "stats", "Index statistics: design, schemes, documents, bytes on disk, offsets");
-  sub->add_option("--store", options->store, "index directory")->required();
+  sub->add_option("--store", options->store, "index directory")->required()->option_text("DIR");
   sub->add_flag("--json", options->json, "print one JSON object");
+  set_examples(sub, {"neardup stats --store /var/lib/neardup",
+                     "neardup stats --store /tmp/nd --json | jq .documents"});
   registry.add(sub, [options]() {
     StoreConfig config;
     config.path = options->store;

@@ -1,4 +1,4 @@
-// The `neardup` subcommands (DESIGN.md §4). Each register_* function adds one subcommand to
+// The `neardup` subcommands (docs/cli.md). Each register_* function adds one subcommand to
 // the root app and the function that runs it once parsed. Exit codes: 0 success, 1 "no"
 // (compare), 2 usage or config error, 3 other failures.
 #pragma once

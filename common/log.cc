@@ -1,8 +1,15 @@
 #include "common/log.h"
 
+#include <spdlog/pattern_formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
+#include <nlohmann/json.hpp>
+
+#include <atomic>
 #include <cstdlib>
+#include <ctime>
 #include <mutex>
 
 namespace neardup {
@@ -11,17 +18,108 @@ namespace {
 std::mutex g_mutex;
 spdlog::sink_ptr g_sink;
 spdlog::level::level_enum g_level = spdlog::level::info;
+std::atomic<LogFormat> g_format{LogFormat::kText};
+
+std::string timestamp(std::chrono::system_clock::time_point time, bool utc_suffix) {
+  const auto ms = std::chrono::duration_cast<std::chrono::milliseconds>(time.time_since_epoch());
+  const std::time_t seconds = static_cast<std::time_t>(ms.count() / 1000);
+  std::tm parts{};
+  if (utc_suffix) {
+    gmtime_r(&seconds, &parts);
+  } else {
+    localtime_r(&seconds, &parts);
+  }
+  char text[40];
+  std::size_t n = std::strftime(text, sizeof text, "%Y-%m-%dT%H:%M:%S", &parts);
+  std::snprintf(text + n, sizeof text - n, ".%03d%s", static_cast<int>(ms.count() % 1000),
+                utc_suffix ? "Z" : "");
+  return text;
+}
+
+// Formats every record with format_log_line; the journal check is made once.
+class LineFormatter final : public spdlog::formatter {
+ public:
+  explicit LineFormatter(bool journal) : journal_(journal) {}
+  void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
+    std::string line = format_log_line(
+        g_format.load(std::memory_order_relaxed), journal_, msg.level,
+        std::string_view(msg.logger_name.data(), msg.logger_name.size()),
+        std::string_view(msg.payload.data(), msg.payload.size()), msg.time);
+    dest.append(line.data(), line.data() + line.size());
+  }
+  std::unique_ptr<spdlog::formatter> clone() const override {
+    return std::make_unique<LineFormatter>(journal_);
+  }
+
+ private:
+  bool journal_;
+};
 
 spdlog::sink_ptr sink() {
   if (!g_sink) {
     g_sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
-    // journald adds its own timestamps and priority; elsewhere keep a timestamp.
-    g_sink->set_pattern(std::getenv("JOURNAL_STREAM") ? "%l %n %v" : "%Y-%m-%dT%H:%M:%S.%e %l %n %v");
+    g_sink->set_formatter(std::make_unique<LineFormatter>(stderr_is_journal()));
   }
   return g_sink;
 }
 
 }  // namespace
+
+int syslog_priority(spdlog::level::level_enum level) {
+  switch (level) {
+    case spdlog::level::trace:
+    case spdlog::level::debug:
+      return 7;
+    case spdlog::level::info:
+      return 6;
+    case spdlog::level::warn:
+      return 4;
+    case spdlog::level::err:
+      return 3;
+    default:
+      return 2;
+  }
+}
+
+std::string format_log_line(LogFormat format, bool journal, spdlog::level::level_enum level,
+                            std::string_view component, std::string_view message,
+                            std::chrono::system_clock::time_point time) {
+  const auto level_name = spdlog::level::to_string_view(level);
+  std::string line;
+  if (journal) {
+    // "<N>" as three appends: GCC 12 warns (-Wrestrict) about "<" + std::string.
+    line += '<';
+    line += static_cast<char>('0' + syslog_priority(level));
+    line += '>';
+  }
+  if (format == LogFormat::kJson) {
+    nlohmann::ordered_json object;
+    if (!journal) object["time"] = timestamp(time, true);
+    object["level"] = std::string_view(level_name.data(), level_name.size());
+    object["component"] = component;
+    object["message"] = message;
+    line += object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  } else {
+    if (!journal) line += timestamp(time, false) + " ";
+    line.append(level_name.data(), level_name.size());
+    line += ' ';
+    line += component;
+    line += ' ';
+    line += message;
+  }
+  line += '\n';
+  return line;
+}
+
+bool stderr_is_journal() {
+  const char* stream = std::getenv("JOURNAL_STREAM");
+  if (!stream || !*stream) return false;
+  unsigned long long device = 0, inode = 0;
+  if (std::sscanf(stream, "%llu:%llu", &device, &inode) != 2) return false;
+  struct stat st {};
+  if (::fstat(STDERR_FILENO, &st) != 0) return false;
+  return st.st_dev == device && st.st_ino == inode;
+}
 
 bool set_log_level(std::string_view level) {
   auto parsed = spdlog::level::from_str(std::string(level));
@@ -29,6 +127,17 @@ bool set_log_level(std::string_view level) {
   std::lock_guard lock(g_mutex);
   g_level = parsed;
   spdlog::apply_all([&](std::shared_ptr<spdlog::logger> l) { l->set_level(parsed); });
+  return true;
+}
+
+bool set_log_format(std::string_view format) {
+  if (format == "text") {
+    g_format = LogFormat::kText;
+  } else if (format == "json") {
+    g_format = LogFormat::kJson;
+  } else {
+    return false;
+  }
   return true;
 }
 

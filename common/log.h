@@ -1,21 +1,44 @@
-// Logging: one line per event on stderr, "level component message key=value..." (DESIGN.md §8).
-// Timestamps are left out under journald (JOURNAL_STREAM set), which adds its own.
+// Logging: one line per event on stderr (docs/operations.md, "Logs").
+//
+//   text  "2026-01-02T03:04:05.678 warn daemon message key=value..."
+//   json  {"time":"2026-01-02T03:04:05.678Z","level":"warn","component":"daemon","message":"..."}
+//
+// Under journald (JOURNAL_STREAM names the file stderr is: systemd.exec(5)) the timestamp is
+// left out, since journald adds its own, and each line starts with its syslog priority as
+// sd-daemon(3) defines it ("<4>warn daemon ..."), so `journalctl -p warning` selects by level:
+// trace/debug <7>, info <6>, warn <4>, error <3>, critical <2>.
 #pragma once
 
 #include <spdlog/spdlog.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <string_view>
 
 namespace neardup {
 
+enum class LogFormat { kText, kJson };
+
 // Sets up the stderr sink and the level ("trace".."off"). Returns false for an unknown level.
-// Call once at start-up; set_log_level may be called again later (reload).
+// Call once at start-up; set_log_level and set_log_format may be called again later (reload).
 bool init_logging(std::string_view level);
 bool set_log_level(std::string_view level);
+// "text" or "json"; false (and no change) for anything else.
+bool set_log_format(std::string_view format);
 
 // The logger of one component ("daemon", "store", ...), created on first use.
 std::shared_ptr<spdlog::logger> logger(const std::string& component);
+
+// True when stderr is the stream JOURNAL_STREAM ("device:inode") names.
+bool stderr_is_journal();
+
+// One log line as it is written, with its '\n' (for tests and for the formatter).
+std::string format_log_line(LogFormat format, bool journal, spdlog::level::level_enum level,
+                            std::string_view component, std::string_view message,
+                            std::chrono::system_clock::time_point time);
+
+// The syslog priority of a level: 7 debug .. 2 critical (sd-daemon(3) prefixes).
+int syslog_priority(spdlog::level::level_enum level);
 
 }  // namespace neardup

@@ -214,6 +214,8 @@ constexpr std::array<std::string_view, 3> kWeightings = {"tf", "log_tf", "binary
 constexpr std::array<std::string_view, 7> kLogLevels = {"trace", "debug",    "info", "warn",
                                                         "error", "critical", "off"};
 
+constexpr std::array<std::string_view, 2> kLogFormats = {"text", "json"};
+
 constexpr std::string_view kFieldName = "a non-empty field name";
 constexpr std::string_view kTopic = "a Kafka topic name (1..249 of a-z A-Z 0-9 . _ -)";
 
@@ -310,6 +312,7 @@ void for_each_key(C& c, F&& f) {
     c.metrics.listen);
 
   f(Key{.path = "log.level", .one_of = kLogLevels}, c.log.level);
+  f(Key{.path = "log.format", .one_of = kLogFormats}, c.log.format);
 }
 
 // --- Errors -------------------------------------------------------------------------------

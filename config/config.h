@@ -1,4 +1,4 @@
-// neardup configuration: one YAML file -> an immutable, validated Config (DESIGN.md §7).
+// neardup configuration: one YAML file -> an immutable, validated Config (docs/configuration.md).
 //
 // Every key has a default here, documented in examples/neardup.yaml. Loading is strict:
 // an unknown key or a bad value is an error whose message names the key's path
@@ -172,6 +172,7 @@ struct MetricsConfig {
 
 struct LogConfig {
   std::string level = "info";  // trace | debug | info | warn | error | critical | off
+  std::string format = "text";  // text | json (one JSON object per line)
 
   bool operator==(const LogConfig&) const = default;
 };

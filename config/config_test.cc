@@ -432,6 +432,10 @@ TEST(Config, MetricsListenIsEmptyOrHostPort) {
 
 TEST(Config, LogLevelMustBeKnown) {
   EXPECT_EQ(parsed("log:\n  level: critical\n").log.level, "critical");
+  EXPECT_EQ(parsed("").log.format, "text");
+  EXPECT_EQ(parsed("log:\n  format: json\n").log.format, "json");
+  EXPECT_THAT(error_of("log:\n  format: xml\n"),
+              HasSubstr("log.format: must be one of text, json, got \"xml\""));
   EXPECT_THAT(error_of("log:\n  level: verbose\n"),
               HasSubstr("log.level: must be one of trace, debug, info, warn, error, critical, "
                         "off, got \"verbose\""));

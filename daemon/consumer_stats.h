@@ -4,6 +4,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string_view>
 #include <utility>
 #include <vector>
@@ -18,5 +19,10 @@ namespace neardup::daemon {
 // (not known yet) and librdkafka's internal partition -1 are left out. A producer's report,
 // text that is not JSON, or a report of another shape gives an empty list.
 std::vector<std::pair<PartitionId, std::int64_t>> consumer_lags(std::string_view stats_json);
+
+// How many of the cluster's brokers a consumer's statistics report shows connected: brokers
+// with a node id (not the bootstrap entries, nodeid -1) in state "UP". None for a producer's
+// report or text of another shape. For readiness (Daemon::readiness).
+std::optional<int> brokers_up(std::string_view stats_json);
 
 }  // namespace neardup::daemon

@@ -47,5 +47,23 @@ TEST(ConsumerLags, MalformedReportsGiveNothing) {
                   .empty());
 }
 
+TEST(BrokersUp, CountsConnectedClusterBrokersNotBootstrapEntries) {
+  constexpr std::string_view report = R"({"type": "consumer", "brokers": {
+    "127.0.0.1:9092/bootstrap": {"nodeid": -1, "state": "UP"},
+    "127.0.0.1:9092/1": {"nodeid": 1, "state": "UP"},
+    "127.0.0.1:9093/2": {"nodeid": 2, "state": "DOWN"},
+    "127.0.0.1:9094/3": {"nodeid": 3, "state": "UP"}}})";
+  EXPECT_EQ(brokers_up(report), 2);
+  EXPECT_EQ(brokers_up(R"({"type": "consumer", "brokers": {
+    "a/1": {"nodeid": 1, "state": "CONNECT"}, "b/2": {"nodeid": 2, "state": "DOWN"}}})"), 0);
+}
+
+TEST(BrokersUp, ProducerAndMalformedReportsGiveNothing) {
+  EXPECT_EQ(brokers_up(R"({"type": "producer", "brokers": {"a/1": {"nodeid": 1, "state": "UP"}}})"),
+            std::nullopt);
+  EXPECT_EQ(brokers_up("not json"), std::nullopt);
+  EXPECT_EQ(brokers_up(R"({"type": "consumer"})"), std::nullopt);
+}
+
 }  // namespace
 }  // namespace neardup::daemon

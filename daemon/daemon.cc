@@ -75,7 +75,7 @@ std::expected<kafka::Properties, std::string> consumer_properties(const Config& 
       {"group.id", config.kafka.group_id},
       // A new group starts at the oldest page: a crawl pipeline must not skip what it missed.
       {"auto.offset.reset", "earliest"},
-      // Offsets are stored by the daemon once outputs are delivered (DESIGN.md §6).
+      // Offsets are stored by the daemon once outputs are delivered (docs/delivery.md).
       {"enable.auto.offset.store", "false"},
       {"enable.auto.commit", config.kafka.exactly_once ? "false" : "true"},
       {"auto.commit.interval.ms", "1000"},
@@ -152,6 +152,11 @@ struct Daemon::Impl : public RdKafka::EventCb,
   std::atomic<std::uint64_t> pages_in{0}, replayed{0};
   // Clock::time_point of the consume loop's last poll, as ticks (health()).
   std::atomic<Clock::rep> last_poll{Clock::now().time_since_epoch().count()};
+  // For readiness(): the size of `assigned`, and whether every broker is unreachable (set by
+  // ERR__ALL_BROKERS_DOWN or a statistics report without a connected broker, cleared by a
+  // report with one).
+  std::atomic<std::size_t> assigned_count{0};
+  std::atomic<bool> brokers_down{false};
 
   std::mutex fatal_mutex;
   std::string fatal_error;
@@ -193,11 +198,13 @@ struct Daemon::Impl : public RdKafka::EventCb,
           fail("kafka fatal error " + kafka::error_name(code) + ": " +
                (reason.empty() ? event.str() : reason));
         } else {
+          if (event.err() == RdKafka::ERR__ALL_BROKERS_DOWN) brokers_down = true;
           log->warn("kafka error={} detail={}", kafka::error_name(event.err()), event.str());
         }
         break;
       case RdKafka::Event::EVENT_STATS:
         record_consumer_lag(event.str());
+        if (auto up = brokers_up(event.str())) brokers_down = *up == 0;
         break;
       case RdKafka::Event::EVENT_LOG:
         // Connection failures also arrive as EVENT_ERROR (logged above): log them once.
@@ -261,6 +268,7 @@ struct Daemon::Impl : public RdKafka::EventCb,
         assigned.insert({tp->topic(), tp->partition()});
         names += " " + tp->topic() + "/" + std::to_string(tp->partition());
       }
+      assigned_count = assigned.size();
       log->info("assigned partitions={}", names);
       // librdkafka keeps a partition's pause state across a lost/re-assigned cycle; set it
       // explicitly so that it matches the daemon's backpressure state.
@@ -311,6 +319,7 @@ struct Daemon::Impl : public RdKafka::EventCb,
     } else {
       kafka_consumer->unassign();
     }
+    assigned_count = assigned.size();
     log->info("revoked partitions={} lost={}", revoked.size(), lost);
   }
 
@@ -724,6 +733,17 @@ std::expected<void, std::string> Daemon::health() const {
                            std::to_string(std::chrono::duration_cast<milliseconds>(since).count()) +
                            " ms");
   }
+  return {};
+}
+
+std::expected<void, std::string> Daemon::readiness() const {
+  if (!impl_->index) return std::unexpected("the index is not open");
+  if (impl_->brokers_down) return std::unexpected("no Kafka broker is reachable");
+  if (impl_->assigned_count == 0) {
+    return std::unexpected("no partition of " + impl_->startup->kafka.input_topic +
+                           " is assigned (joining the consumer group)");
+  }
+  if (stop_requested_) return std::unexpected("stopping");
   return {};
 }
 

@@ -1,4 +1,4 @@
-// neardupd's engine (DESIGN.md §1, §6): consume pages from Kafka, run the pure pipeline on a
+// neardupd's engine (docs/delivery.md): consume pages from Kafka, run the pure pipeline on a
 // thread pool, apply them to the index in offset order per partition and in batches, and
 // publish each page tagged (or dead-lettered) through an idempotent producer.
 //
@@ -17,7 +17,7 @@
 // run() starts the pipeline workers, one index thread (the index's single writer) and one thread
 // serving the producer's delivery reports.
 //
-// Reload (DESIGN.md §7): the daemon reads the running config from an ops::ConfigHolder that
+// Reload (docs/configuration.md): the daemon reads the running config from an ops::ConfigHolder that
 // the signal thread swaps. A worker takes one snapshot per page and keeps it with the page, so
 // the page's stages, its index request (scheme, dedup.max_distance) and its output (output.*,
 // input.fields) all follow one config; the index thread reads pipeline.batch_* once per batch.
@@ -103,6 +103,12 @@ class Daemon {
   // stop drains (bounded by kDrainMillis); otherwise the reason. Any thread. For the systemd
   // watchdog and /healthz.
   std::expected<void, std::string> health() const;
+
+  // Ready to process pages: the index is open, a Kafka broker is reachable (the consumer's
+  // latest statistics, every kStatisticsMillis, show one connected; librdkafka's "all brokers
+  // down" clears it at once) and at least one input partition is assigned; not while stopping.
+  // Otherwise the reason. Any thread. For READY=1 and /readyz.
+  std::expected<void, std::string> readiness() const;
 
  private:
   struct Impl;

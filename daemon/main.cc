@@ -1,8 +1,11 @@
-// neardupd: the near-duplicate detection daemon (DESIGN.md §1, §6, §7, §8).
+// neardupd: the near-duplicate detection daemon (docs/operations.md, docs/delivery.md).
 //
 //   neardupd --config F          run until SIGTERM/SIGINT (drain, commit, exit 0); SIGHUP
 //                                reloads F
 //   neardupd --check-config F    validate; print the effective config (exit 0) or the error (2)
+//
+// READY=1 goes to systemd once Daemon::readiness() first holds (index open, a broker reachable,
+// partitions assigned); until then STATUS= says what it waits for, and /readyz answers 503.
 //
 // Signals are blocked in every thread and taken by the main thread alone (sigtimedwait), so no
 // handler ever runs inside librdkafka or the index. The main thread also reloads the config,
@@ -18,6 +21,7 @@
 #include <iostream>
 #include <thread>
 
+#include "cli/help.h"
 #include "common/log.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
@@ -58,14 +62,21 @@ std::string one_line(std::string text) {
   return text;
 }
 
-// SIGHUP (DESIGN.md §7): reads and validates the whole file; an accepted config replaces the
-// running one between pages, a rejected one leaves it as it was. systemd sees RELOADING=1 ...
-// READY=1 whatever the outcome.
+constexpr const char* kFooter = R"(Exit status: 0 clean stop (SIGTERM/SIGINT) or valid config; 2 usage or config error (the
+unit does not restart on it: RestartPreventExitStatus=2); 3 start-up or fatal runtime error.
+Signals: SIGTERM/SIGINT drain and stop, SIGHUP reloads the config file.
+HTTP on metrics.listen: /metrics (Prometheus), /healthz (alive), /readyz (ready).)";
+
+// SIGHUP (docs/configuration.md, "Reload"): reads and validates the whole file; an accepted
+// config replaces the running one between pages, a rejected one leaves it as it was. Once the
+// daemon has been ready, systemd sees RELOADING=1 ... READY=1 whatever the outcome.
 void reload(const std::string& path, neardup::ops::ConfigHolder& holder,
             neardup::daemon::Daemon& daemon, neardup::ops::DaemonMetrics& metrics,
-            spdlog::logger& log) {
+            spdlog::logger& log, bool notify) {
   using namespace neardup;
-  if (auto sent = ops::notify_reloading(); !sent) log.warn("{}", sent.error());
+  if (notify) {
+    if (auto sent = ops::notify_reloading(); !sent) log.warn("{}", sent.error());
+  }
   const std::shared_ptr<const Config> running = holder.current();
   // The open store's k bounds dedup.max_distance, whatever store.design_k the files say.
   std::uint32_t design_k = daemon.index_stats().design_k;
@@ -79,6 +90,7 @@ void reload(const std::string& path, neardup::ops::ConfigHolder& holder,
              plan->config.log.level);
     metrics.reloads_rejected.inc();
   } else {
+    set_log_format(plan->config.log.format);
     // Restart-only keys are named in the line; they call for the operator's attention.
     if (plan->needs_restart.empty()) {
       log.info("{}", ops::describe(*plan));
@@ -88,7 +100,9 @@ void reload(const std::string& path, neardup::ops::ConfigHolder& holder,
     holder.replace(std::move(plan->config));
     metrics.reloads_accepted.inc();
   }
-  if (auto sent = ops::notify_ready(); !sent) log.warn("{}", sent.error());
+  if (notify) {
+    if (auto sent = ops::notify_ready(); !sent) log.warn("{}", sent.error());
+  }
 }
 
 // Pages per second since the previous call, the index gauges, and systemd's STATUS= line.
@@ -97,7 +111,8 @@ class StatusReporter {
   StatusReporter(neardup::daemon::Daemon& daemon, neardup::ops::DaemonMetrics& metrics)
       : daemon_(daemon), metrics_(metrics), last_time_(Clock::now()) {}
 
-  void report(spdlog::logger& log) {
+  // `waiting`: why the daemon is not ready yet (empty once it is).
+  void report(spdlog::logger& log, const std::string& waiting) {
     using namespace neardup;
     const IndexStats stats = daemon_.index_stats();
     metrics_.index_documents.set(static_cast<double>(stats.documents));
@@ -110,8 +125,9 @@ class StatusReporter {
     last_time_ = now;
     last_done_ = done;
     auto sent = ops::notify_status(fmt::format(
-        "{:.0f} pages/s; {} pages in, {} out, {} dead letters; index {} documents, {:.1f} MiB",
-        rate, counts.pages_in, counts.outputs, counts.dead_letters, stats.documents,
+        "{}{:.0f} pages/s; {} pages in, {} out, {} dead letters; index {} documents, {:.1f} MiB",
+        waiting.empty() ? "" : "not ready: " + waiting + "; ", rate, counts.pages_in,
+        counts.outputs, counts.dead_letters, stats.documents,
         static_cast<double>(stats.bytes_on_disk) / (1 << 20)));
     if (!sent) log.warn("{}", sent.error());
   }
@@ -130,17 +146,41 @@ int main(int argc, char** argv) {
   init_logging("info");
 
   CLI::App app{"neardupd: tags pages from Kafka as unique, duplicate or skipped", "neardupd"};
+  cli::use_help_formatter(app);
   app.set_version_flag("--version", std::string("neardupd ") + NEARDUP_VERSION);
-  std::string config_path, check_path;
-  auto* run_option = app.add_option("--config", config_path, "YAML config file to run with");
+  app.footer(kFooter);
+  std::string config_path, check_path, generate;
+  auto* run_option = app.add_option("--config", config_path, "YAML config file to run with")
+                         ->option_text("FILE");
   auto* check_option =
-      app.add_option("--check-config", check_path, "validate a config file, print it and exit");
+      app.add_option("--check-config", check_path, "validate a config file, print it and exit")
+          ->option_text("FILE");
   run_option->excludes(check_option);
+  // For the build: the man page and completion script, generated from this help.
+  app.add_option("--generate", generate)->group("")->check(CLI::IsMember({"man", "complete-bash"}));
+  cli::set_examples(&app, {"neardupd --check-config /etc/neardup/neardup.yaml",
+                           "neardupd --config /etc/neardup/neardup.yaml   (as systemd runs it)"});
+  if (auto checked = cli::check_arguments(app, std::vector<std::string>(argv + 1, argv + argc));
+      !checked) {
+    std::cerr << checked.error() << "\n";
+    return kExitUsage;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::ParseError& e) {
     int code = app.exit(e);
     return code == 0 ? kExitOk : kExitUsage;
+  }
+  if (!generate.empty()) {
+    std::cout << (generate == "man"
+                      ? cli::render_man_page(
+                            app, "8", NEARDUP_VERSION,
+                            {{"FILES", "/etc/neardup/neardup.yaml: the configuration (every key is "
+                                       "documented in it).\n\n/var/lib/neardup: the index."},
+                             {"SEE ALSO", "neardup(1), systemctl(1), journalctl(1); the "
+                                          "documentation in /usr/share/doc/neardup/."}})
+                      : cli::render_bash_completion(app));
+    return kExitOk;
   }
   if (config_path.empty() && check_path.empty()) {
     std::cerr << "neardupd: --config F or --check-config F is required\n";
@@ -168,6 +208,7 @@ int main(int argc, char** argv) {
     std::cerr << "log.level: unknown level " << config->log.level << "\n";
     return kExitUsage;
   }
+  set_log_format(config->log.format);
   auto log = logger("daemon");
 
   // Before any thread exists, so that every thread inherits the mask.
@@ -191,9 +232,10 @@ int main(int argc, char** argv) {
   }
   daemon::Daemon& daemon = **created;
   const ops::HealthCheck health = [&daemon] { return daemon.health(); };
+  const ops::HealthCheck ready = [&daemon] { return daemon.readiness(); };
   std::unique_ptr<ops::MetricsServer> metrics_server;
   if (!config->metrics.listen.empty()) {
-    auto server = ops::MetricsServer::start(config->metrics.listen, registry, health);
+    auto server = ops::MetricsServer::start(config->metrics.listen, registry, health, ready);
     if (!server) {
       log->error("fatal error=\"metrics.listen {}: {}\"", config->metrics.listen, server.error());
       return kExitFailure;
@@ -205,8 +247,18 @@ int main(int argc, char** argv) {
   std::string fatal;
   std::thread runner([&] { fatal = daemon.run(); });
   StatusReporter status(daemon, metrics);
-  status.report(*log);
-  if (auto sent = ops::notify_ready(); !sent) log->warn("{}", sent.error());
+  bool ready_sent = false;
+  // READY=1 once, the first time the daemon is ready; STATUS= says why not until then.
+  auto check_ready = [&] {
+    if (ready_sent) return std::string();
+    auto verdict = daemon.readiness();
+    if (!verdict) return verdict.error();
+    ready_sent = true;
+    log->info("ready");
+    if (auto sent = ops::notify_ready(); !sent) log->warn("{}", sent.error());
+    return std::string();
+  };
+  status.report(*log, check_ready());
   ops::WatchdogPinger watchdog;
   // No ping while the daemon is stuck: systemd then restarts it (WatchdogSec).
   watchdog.start([&health, &log] {
@@ -224,10 +276,12 @@ int main(int argc, char** argv) {
       daemon.request_stop();
     } else if (signal == SIGHUP) {
       log->info("reloading config={}", config_path);
-      reload(config_path, holder, daemon, metrics, *log);
+      reload(config_path, holder, daemon, metrics, *log, ready_sent);
     }
+    const std::string waiting = check_ready();
+    metrics.ready.set(daemon.readiness() ? 1 : 0);
     if (Clock::now() >= next_status) {
-      status.report(*log);
+      status.report(*log, waiting);
       next_status = Clock::now() + kStatusPeriod;
     }
   }

@@ -1,5 +1,5 @@
 // Which consumed offsets still wait for their output to be delivered, per partition
-// (DESIGN.md §6): offset n + 1 may be stored for a partition only once the outputs of every
+// (docs/delivery.md): offset n + 1 may be stored for a partition only once the outputs of every
 // offset <= n are delivered. Offsets may have gaps (compaction, transaction markers), so the
 // outstanding ones are kept as a set rather than a counter. Thread-safe: the consumer thread
 // records consumption, the producer's delivery reports record deliveries.

@@ -120,6 +120,10 @@ void MockCluster::clear_request_errors(std::int16_t api_key) {
   rd_kafka_mock_clear_request_errors(cluster_, api_key);
 }
 
+void MockCluster::set_topic_error(const std::string& topic, rd_kafka_resp_err_t error) {
+  rd_kafka_mock_topic_set_error(cluster_, topic.c_str(), error);
+}
+
 std::optional<std::int16_t> api_key_from_text(std::string_view text) {
   if (auto number = parse_int<std::int16_t>(text)) return number;
   std::string name = lower(text);

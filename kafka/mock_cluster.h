@@ -41,6 +41,9 @@ class MockCluster {
   // The next `count` requests of api_key (on any broker) fail with `error`.
   void push_request_errors(std::int16_t api_key, rd_kafka_resp_err_t error, std::size_t count);
   void clear_request_errors(std::int16_t api_key);
+  // Metadata requests naming `topic` get `error` from now on (UNKNOWN_TOPIC_OR_PART: clients
+  // treat the topic as missing). The topic's records stay.
+  void set_topic_error(const std::string& topic, rd_kafka_resp_err_t error);
 
  private:
   MockCluster(rd_kafka_t* handle, rd_kafka_mock_cluster_t* cluster, int brokers)

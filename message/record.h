@@ -1,4 +1,4 @@
-// Messages (DESIGN.md §3): an input record (Kafka value or JSONL line) -> a Page, or the reason
+// Messages (docs/records.md): an input record (Kafka value or JSONL line) -> a Page, or the reason
 // it cannot be read (a dead letter); a Page plus its verdict -> the tagged output record.
 //
 // Shared by `neardup dedup` and `neardupd` so both speak exactly the same format. Pure.

@@ -1,16 +1,23 @@
-// Lints the container deployment without Docker: compose.yaml is valid YAML with the expected
+// Lints the deployment files without running them: compose.yaml is valid YAML with the expected
 // services, and it agrees with the daemon config it mounts (topics, bootstrap, metrics port),
-// which itself loads with the daemon's own config loader.
+// which itself loads with the daemon's own config loader; the Grafana dashboard and the
+// Prometheus rules only query series that neardupd exports. (`promtool check rules` and
+// `promtool test rules` run as their own tests.)
 #include <gtest/gtest.h>
 #include <yaml-cpp/yaml.h>
 
+#include <nlohmann/json.hpp>
+
 #include <filesystem>
+#include <fstream>
+#include <regex>
 #include <iterator>
 #include <set>
 #include <sstream>
 #include <string>
 
 #include "config/config.h"
+#include "ops/metrics.h"
 
 namespace neardup {
 namespace {
@@ -104,6 +111,73 @@ TEST_F(Deploy, EveryNamedVolumeIsDeclared) {
       }
     }
   }
+}
+
+// The metric names a PromQL expression uses: words followed by "{", "[" or ")" / space that
+// start with neardup_ or process_ (label names and functions do not).
+std::set<std::string> metric_names(const std::string& expr) {
+  static const std::regex kName(R"(\b((?:neardup|process)_[a-z_]+)\b)");
+  std::set<std::string> names;
+  for (auto it = std::sregex_iterator(expr.begin(), expr.end(), kName); it != std::sregex_iterator();
+       ++it) {
+    names.insert((*it)[1].str());
+  }
+  return names;
+}
+
+// Every series name neardupd's /metrics can show (histograms with their suffixes).
+std::set<std::string> exported_names() {
+  ops::MetricsRegistry registry;
+  ops::DaemonMetrics metrics(registry);
+  std::istringstream text(registry.render());
+  std::set<std::string> names;
+  for (std::string line; std::getline(text, line);) {
+    if (line.starts_with("# TYPE ")) {
+      std::istringstream words(line.substr(7));
+      std::string name, type;
+      words >> name >> type;
+      names.insert(name);
+      if (type == "histogram") {
+        for (const char* suffix : {"_bucket", "_sum", "_count"}) names.insert(name + suffix);
+      }
+    }
+  }
+  return names;
+}
+
+TEST(Dashboards, TheGrafanaDashboardQueriesOnlyExportedSeries) {
+  std::ifstream in(kSource / "deploy/grafana/neardup.json");
+  auto dashboard = nlohmann::json::parse(in);
+  const std::set<std::string> exported = exported_names();
+  std::size_t queries = 0;
+  for (const auto& panel : dashboard["panels"]) {
+    EXPECT_FALSE(panel["title"].get<std::string>().empty());
+    for (const auto& target : panel["targets"]) {
+      const std::string expr = target["expr"];
+      ++queries;
+      auto names = metric_names(expr);
+      EXPECT_FALSE(names.empty()) << expr;
+      for (const auto& name : names) EXPECT_TRUE(exported.contains(name)) << name << " in " << expr;
+    }
+  }
+  EXPECT_GE(queries, 10u);
+}
+
+TEST(Dashboards, TheAlertRulesQueryOnlyExportedSeries) {
+  YAML::Node rules = YAML::LoadFile((kSource / "deploy/prometheus/neardup.rules.yaml").string());
+  const std::set<std::string> exported = exported_names();
+  std::size_t alerts = 0;
+  for (const auto& group : rules["groups"]) {
+    for (const auto& rule : group["rules"]) {
+      ++alerts;
+      const std::string expr = rule["expr"].as<std::string>();
+      for (const auto& name : metric_names(expr)) {
+        EXPECT_TRUE(exported.contains(name)) << name << " in " << rule["alert"].as<std::string>();
+      }
+      EXPECT_TRUE(rule["annotations"]["summary"].IsDefined()) << rule["alert"].as<std::string>();
+    }
+  }
+  EXPECT_GE(alerts, 8u);
 }
 
 }  // namespace

@@ -253,10 +253,16 @@ Family<Histogram>& MetricsRegistry::histogram(std::string name, std::string help
   return ref;
 }
 
+void MetricsRegistry::add_collector(std::function<void(std::string&)> render) {
+  std::lock_guard lock(mutex_);
+  collectors_.push_back(std::move(render));
+}
+
 std::string MetricsRegistry::render() const {
   std::string out;
   std::lock_guard lock(mutex_);
   for (const auto& family : families_) family->render(out);
+  for (const auto& collector : collectors_) collector(out);
   return out;
 }
 
@@ -288,7 +294,12 @@ std::string_view stage_name(Stage stage) {
 }
 
 DaemonMetrics::DaemonMetrics(MetricsRegistry& r)
-    : pages_in_family(r.counter("neardup_pages_in_total", "Pages consumed from the input topic.")),
+    : build_info(r.gauge("neardup_build_info", "Always 1; the labels name the running build.",
+                         {"version"})),
+      ready_family(r.gauge("neardup_ready",
+                           "1 while ready: index open, a broker reachable, partitions assigned.")),
+      ready(ready_family.get()),
+      pages_in_family(r.counter("neardup_pages_in_total", "Pages consumed from the input topic.")),
       pages_in(pages_in_family.get()),
       pages_out(r.counter("neardup_pages_out_total",
                           "Tagged pages produced to the output topic, by status.", {"status"})),
@@ -316,6 +327,8 @@ DaemonMetrics::DaemonMetrics(MetricsRegistry& r)
   for (std::size_t i = 0; i < kStageCount; ++i) {
     stages_[i] = &stage_seconds.labels({std::string(stage_name(static_cast<Stage>(i)))});
   }
+  build_info.labels({NEARDUP_VERSION}).set(1);
+  r.add_collector(render_process_metrics);
 }
 
 Counter& DaemonMetrics::pages_out_for(std::string_view status) {

@@ -1,6 +1,6 @@
 // Metrics: a small thread-safe registry of counters, gauges and fixed-bucket histograms,
 // rendered in the Prometheus text exposition format (version 0.0.4), and the set of metrics
-// neardupd exports (DESIGN.md §8).
+// neardupd exports (docs/operations.md).
 //
 // Usage: create one MetricsRegistry at start-up, then DaemonMetrics on it; hand the registry to
 // MetricsServer (metrics_server.h). Families are registered once; a labelled child is looked up
@@ -176,6 +176,10 @@ class MetricsRegistry {
   Family<Histogram>& histogram(std::string name, std::string help, std::vector<double> bounds,
                                std::vector<std::string> label_names = {});
 
+  // Adds families computed at scrape time (process_* series): `render` appends complete
+  // families ("# HELP", "# TYPE", samples) to the text, after the registered ones.
+  void add_collector(std::function<void(std::string&)> render);
+
   // The whole registry in the text exposition format, version 0.0.4.
   std::string render() const;
 
@@ -184,6 +188,7 @@ class MetricsRegistry {
 
   mutable std::mutex mutex_;
   std::vector<std::unique_ptr<FamilyBase>> families_;
+  std::vector<std::function<void(std::string&)>> collectors_;
 };
 
 // Content-Type of render()'s output.
@@ -195,6 +200,12 @@ std::string escape_label_value(std::string_view value);
 // Formats a sample value: shortest round-trip decimal, "+Inf", "-Inf", "NaN".
 std::string format_value(double value);
 
+// The standard process_* series of Prometheus client libraries, read from /proc/self at each
+// scrape: process_cpu_seconds_total, process_resident_memory_bytes,
+// process_virtual_memory_bytes, process_start_time_seconds, process_open_fds,
+// process_max_fds, plus process_threads. Families whose source cannot be read are left out.
+void render_process_metrics(std::string& out);
+
 // Default histogram buckets.
 std::vector<double> stage_seconds_buckets();     // 10 µs .. 10 s
 std::vector<double> probe_candidates_buckets();  // 0 .. 4096
@@ -204,10 +215,16 @@ enum class Stage { kDecode, kDenoise, kFeatures, kFingerprint, kIndex, kProduce 
 inline constexpr std::size_t kStageCount = 6;
 std::string_view stage_name(Stage stage);
 
-// neardupd's metrics (DESIGN.md §8), registered on construction. Children with a known label
+// neardupd's metrics (docs/operations.md), registered on construction. Children with a known label
 // set are created up front, so every series is exported (as 0) from the first scrape.
 struct DaemonMetrics {
   explicit DaemonMetrics(MetricsRegistry& registry);
+
+  // neardup_build_info{version}: always 1; the labels say which build runs.
+  Family<Gauge>& build_info;
+  // neardup_ready: 1 while the daemon is ready (GET /readyz answers 200), else 0.
+  Family<Gauge>& ready_family;
+  Gauge& ready;
 
   Family<Counter>& pages_in_family;
   Counter& pages_in;  // neardup_pages_in_total: records consumed from the input topic

@@ -48,7 +48,8 @@ MetricsServer::MetricsServer(ListenAddress address, std::unique_ptr<httplib::Ser
 MetricsServer::~MetricsServer() { stop(); }
 
 std::expected<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
-    std::string_view listen, const MetricsRegistry& registry, HealthCheck health) {
+    std::string_view listen, const MetricsRegistry& registry, HealthCheck health,
+    HealthCheck ready) {
   auto address = parse_listen_address(listen);
   if (!address) return std::unexpected(address.error());
 
@@ -64,16 +65,19 @@ std::expected<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
   server->Get("/metrics", [&registry](const httplib::Request&, httplib::Response& res) {
     res.set_content(registry.render(), std::string(kExpositionContentType));
   });
-  server->Get("/healthz",
-              [health = std::move(health)](const httplib::Request&, httplib::Response& res) {
-                auto verdict = health ? health() : std::expected<void, std::string>{};
-                if (verdict) {
-                  res.set_content("ok\n", "text/plain; charset=utf-8");
-                } else {
-                  res.status = 503;
-                  res.set_content(verdict.error() + "\n", "text/plain; charset=utf-8");
-                }
-              });
+  auto answer = [](const HealthCheck& check, std::string_view good) {
+    return [check, good](const httplib::Request&, httplib::Response& res) {
+      auto verdict = check ? check() : std::expected<void, std::string>{};
+      if (verdict) {
+        res.set_content(std::string(good) + "\n", "text/plain; charset=utf-8");
+      } else {
+        res.status = 503;
+        res.set_content(verdict.error() + "\n", "text/plain; charset=utf-8");
+      }
+    };
+  };
+  server->Get("/healthz", answer(health, "ok"));
+  server->Get("/readyz", answer(ready, "ready"));
 
   // httplib reports a failed bind as false/-1 only; the reason is left in errno.
   errno = 0;

@@ -1,12 +1,13 @@
-// The metrics HTTP endpoint on `metrics.listen` (DESIGN.md §8):
+// The metrics HTTP endpoint on `metrics.listen` (docs/operations.md):
 //   GET /metrics  the registry in the Prometheus text format (text/plain; version=0.0.4)
-//   GET /healthz  200 "ok", or 503 with the reason the health check gives
+//   GET /healthz  liveness: 200 "ok", or 503 with the reason the health check gives
+//   GET /readyz   readiness: 200 "ready", or 503 with the reason the readiness check gives
 // Anything else is 404. Served by a background thread (two workers) until stop().
 //
 // An empty metrics.listen means no metrics server: do not call start() then.
 //
 // Usage (daemon start-up, after the registry exists and before READY=1):
-//   auto server = MetricsServer::start(config.metrics.listen, registry, health);
+//   auto server = MetricsServer::start(config.metrics.listen, registry, health, ready);
 //   if (!server) { log(server.error()); exit 2/3; }
 //   ... (*server)->port() ...
 //   (*server)->stop();  // on shutdown, or let the destructor do it
@@ -36,7 +37,8 @@ struct ListenAddress {
 // The error names metrics.listen and what is wrong.
 std::expected<ListenAddress, std::string> parse_listen_address(std::string_view listen);
 
-// The /healthz verdict: a value means healthy; an error is the reason for a 503.
+// The /healthz or /readyz verdict: a value means healthy (ready); an error is the reason for a
+// 503. An empty check always passes.
 using HealthCheck = std::function<std::expected<void, std::string>()>;
 
 class MetricsServer {
@@ -46,7 +48,8 @@ class MetricsServer {
   // "Address already in use") without starting anything. A listening port is never shared:
   // a second daemon on the same port fails here instead of splitting the scrapes.
   static std::expected<std::unique_ptr<MetricsServer>, std::string> start(
-      std::string_view listen, const MetricsRegistry& registry, HealthCheck health = {});
+      std::string_view listen, const MetricsRegistry& registry, HealthCheck health = {},
+      HealthCheck ready = {});
 
   ~MetricsServer();  // stop()s
   MetricsServer(const MetricsServer&) = delete;

@@ -1,3 +1,4 @@
+#include <atomic>
 #include "ops/metrics_server.h"
 
 #include <gtest/gtest.h>
@@ -76,6 +77,30 @@ TEST(MetricsServer, UnhealthyCheckAnswers503WithTheReason) {
   ASSERT_TRUE(res);
   EXPECT_EQ(res->status, 503);
   EXPECT_EQ(res->body, "kafka: all brokers down\n");
+}
+
+TEST(MetricsServer, ReadinessIsSeparateFromLiveness) {
+  MetricsRegistry registry;
+  std::atomic<bool> ready{false};
+  auto server = MetricsServer::start(
+      "127.0.0.1:0", registry, [] { return std::expected<void, std::string>{}; },
+      [&ready]() -> std::expected<void, std::string> {
+        if (!ready.load()) return std::unexpected("no Kafka broker is reachable");
+        return {};
+      });
+  ASSERT_TRUE(server) << server.error();
+  httplib::Client client("127.0.0.1", (*server)->port());
+  auto alive = client.Get("/healthz");
+  auto not_ready = client.Get("/readyz");
+  ASSERT_TRUE(alive && not_ready);
+  EXPECT_EQ(alive->status, 200);
+  EXPECT_EQ(not_ready->status, 503);
+  EXPECT_EQ(not_ready->body, "no Kafka broker is reachable\n");
+  ready = true;
+  auto now_ready = client.Get("/readyz");
+  ASSERT_TRUE(now_ready);
+  EXPECT_EQ(now_ready->status, 200);
+  EXPECT_EQ(now_ready->body, "ready\n");
 }
 
 TEST(MetricsServer, PortInUseIsAClearError) {

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cmath>
 #include <limits>
 #include <stdexcept>
@@ -178,6 +179,13 @@ TEST(DaemonMetrics, ExportsEveryDesignedSeriesFromTheStart) {
            "# TYPE neardup_consumer_lag gauge\n",
            "neardup_reloads_total{outcome=\"accepted\"} 0\n",
            "neardup_reloads_total{outcome=\"rejected\"} 0\n",
+           "# TYPE neardup_ready gauge\nneardup_ready 0\n",
+           "# TYPE neardup_build_info gauge\nneardup_build_info{version=\"" NEARDUP_VERSION "\"} 1\n",
+           "# TYPE process_cpu_seconds_total counter\nprocess_cpu_seconds_total ",
+           "# TYPE process_resident_memory_bytes gauge\n",
+           "# TYPE process_start_time_seconds gauge\n",
+           "# TYPE process_open_fds gauge\n",
+           "# TYPE process_max_fds gauge\n",
        }) {
     EXPECT_NE(text.find(line), std::string::npos) << line;
   }
@@ -187,6 +195,33 @@ TEST(DaemonMetrics, ExportsEveryDesignedSeriesFromTheStart) {
               std::string::npos)
         << stage;
   }
+}
+
+TEST(ProcessMetrics, ReportThisProcess) {
+  std::string text;
+  render_process_metrics(text);
+  auto value = [&](const std::string& name) {
+    auto at = text.find("\n" + name + " ");
+    EXPECT_NE(at, std::string::npos) << name << " in\n" << text;
+    return at == std::string::npos ? -1.0 : std::stod(text.substr(at + name.size() + 2));
+  };
+  EXPECT_GT(value("process_resident_memory_bytes"), 1 << 20);
+  EXPECT_GE(value("process_virtual_memory_bytes"), value("process_resident_memory_bytes"));
+  EXPECT_GE(value("process_open_fds"), 3);  // stdin, stdout, stderr
+  EXPECT_GE(value("process_max_fds"), value("process_open_fds"));
+  EXPECT_GE(value("process_threads"), 1);
+  const double now = std::chrono::duration<double>(
+                         std::chrono::system_clock::now().time_since_epoch()).count();
+  const double start = value("process_start_time_seconds");
+  EXPECT_LE(start, now + 1);
+  EXPECT_GT(start, now - 24 * 3600);  // a test process started recently
+  // CPU time grows with work.
+  const double before = value("process_cpu_seconds_total");
+  volatile double sink = 0;
+  for (int i = 0; i < 200'000'000; ++i) sink = sink + i;
+  text.clear();
+  render_process_metrics(text);
+  EXPECT_GT(value("process_cpu_seconds_total"), before);
 }
 
 TEST(DaemonMetrics, HandlesReachTheRenderedSeries) {

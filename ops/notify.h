@@ -1,4 +1,4 @@
-// systemd service notifications (sd_notify(3), DESIGN.md §8) for a Type=notify unit.
+// systemd service notifications (sd_notify(3), docs/operations.md) for a Type=notify unit.
 //
 // Every call is a no-op returning false when NOTIFY_SOCKET is unset (not started by systemd,
 // or under a test that does not listen). The daemon calls, in order:

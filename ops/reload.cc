@@ -12,7 +12,7 @@ std::vector<Setting> live_settings(const Config& config) {
   return out;
 }
 
-// The restart-only keys keep their running values.
+// The restart-only keys (docs/configuration.md) keep their running values.
 void keep_restart_only(Config& next, const Config& running) {
   next.kafka = running.kafka;
   next.store = running.store;

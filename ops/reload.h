@@ -1,4 +1,4 @@
-// SIGHUP reload (DESIGN.md §7): the pure decision of what a newly read config file changes,
+// SIGHUP reload (docs/configuration.md): the pure decision of what a newly read config file changes,
 // and the holder through which pages see the running config.
 //
 // Daemon, on SIGHUP (from its signal handling thread, never inside a signal handler; see

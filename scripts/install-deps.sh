@@ -8,12 +8,14 @@ packages=(
   libicu-dev libuchardet-dev libxml2-dev libxxhash-dev
   liblmdb-dev lmdb-utils librdkafka-dev
   libyaml-cpp-dev libyaml-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
-  libcpp-httplib-dev libsystemd-dev systemd
+  libcpp-httplib-dev libsystemd-dev systemd zlib1g-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   kcat clang-format
   # The Apache Kafka broker of the end-to-end tests (tests/kafka): Java to run it, Maven to
   # fetch its pinned jars from Maven Central at build time.
   openjdk-17-jre-headless maven
+  # tests: promtool checks the alert rules and the metrics text; dpkg-dev and file build the .deb
+  prometheus dpkg-dev file
 )
 
 SUDO=""

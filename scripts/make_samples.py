@@ -1,10 +1,10 @@
 #!/usr/bin/env python3
 """Builds the bundled samples from the synthetic-dev crawl of the evaluation data.
 
-    python3 scripts/make_samples.py SHARED_DIR [--pages 240] [--out samples]
+    python3 scripts/make_samples.py DATA_DIR [--pages 240] [--out samples]
 
 Writes, deterministically:
-  samples/crawl.jsonl.gz   pages in the input message format (DESIGN.md §3): url, id,
+  samples/crawl.jsonl.gz   pages in the input message format (docs/records.md): url, id,
                            body_base64 (raw bytes, any charset), fetched_at, lang
   samples/crawl-truth.jsonl  id -> cluster, op (pages of one cluster are near-duplicates)
   samples/pages/*.html     three raw pages for `neardup compare`: a.html and b.html are
@@ -22,12 +22,12 @@ import shutil
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    ap.add_argument("shared_dir")
+    ap.add_argument("data_dir")
     ap.add_argument("--pages", type=int, default=240)
     ap.add_argument("--out", default=os.path.join(os.path.dirname(__file__), "..", "samples"))
     args = ap.parse_args()
 
-    root = os.path.join(args.shared_dir, "data", "neardup", "synthetic-dev")
+    root = os.path.join(args.data_dir, "data", "neardup", "synthetic-dev")
     truth = [json.loads(line) for line in open(os.path.join(root, "truth.jsonl"), encoding="utf-8")]
     clusters = {}
     for row in truth:

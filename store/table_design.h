@@ -1,4 +1,4 @@
-// The permuted-table design of the index (DESIGN.md §5).
+// The permuted-table design of the index (docs/index.md).
 //
 // Manku, Jain, Das Sarma, "Detecting Near-Duplicates for Web Crawling", WWW 2007: split the 64
 // bits into k + r blocks of near-equal size; for each choice of r blocks, one table whose key is

@@ -1,4 +1,4 @@
-// decode: raw page bytes -> UTF-8 text (DESIGN.md §2).
+// decode: raw page bytes -> UTF-8 text (docs/README.md).
 //
 // Order: BOM (UTF-8, UTF-16LE/BE, and UTF-32LE/BE, which the WHATWG standard lacks); the HTTP
 // Content-Type charset; <meta charset> / http-equiv / XML declaration within

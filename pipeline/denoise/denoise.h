@@ -1,4 +1,4 @@
-// denoise: UTF-8 HTML -> the page's main text and title (DESIGN.md §2).
+// denoise: UTF-8 HTML -> the page's main text and title (docs/README.md).
 //
 // Parses with libxml2's HTML parser in SAX mode (never regex; any <meta charset> is ignored:
 // the input is UTF-8), drops script/style/noscript/template/svg/iframe and hidden elements

@@ -1,4 +1,4 @@
-// features: main text -> weighted features (DESIGN.md §2).
+// features: main text -> weighted features (docs/README.md).
 //
 // The text (at most features.max_text_bytes of it) is converted to UTF-16 once, its typography
 // folded (typography.h: curly apostrophes and quotes, dashes, UTF-8 read as windows-1252),

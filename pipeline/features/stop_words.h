@@ -1,4 +1,4 @@
-// Built-in stop words for features.stop_words (DESIGN.md §2).
+// Built-in stop words for features.stop_words (docs/configuration.md).
 //
 // Small lists of the most frequent function words of English, German, French, Spanish,
 // Portuguese, Polish, Russian, Chinese and Japanese, already in nfkc_cf form (lower case,

@@ -1,4 +1,4 @@
-// fingerprint: weighted features -> 64-bit SimHash (Charikar 2002; DESIGN.md §2).
+// fingerprint: weighted features -> 64-bit SimHash (Charikar 2002; docs/README.md).
 //
 // Bit i is 1 iff the sum over features of (+w if the feature hash's bit i is 1, else -w) is
 // positive. Distance is the Hamming distance. Printed as 16 lower-case hex digits.

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Evaluates `neardup decode` against the charset test corpora.
 
-Usage: scripts/eval/charsets.py SHARED_DIR [--neardup PATH] [--verbose]
+Usage: scripts/eval/charsets.py DATA_DIR [--neardup PATH] [--verbose]
 
-SHARED_DIR holds data/neardup/legacy-charset-html and data/neardup/chardet-multiencoding (or is
+DATA_DIR holds data/neardup/legacy-charset-html and data/neardup/chardet-multiencoding (or is
 the data/neardup folder itself). Two checks:
 
 1. legacy-charset-html: every page is decoded (with its http_content_type, when given); it passes
@@ -79,11 +79,11 @@ def run_fingerprint(neardup, paths):
     return {obj['file']: obj for obj in map(json.loads, out.decode('utf-8').splitlines())}
 
 
-def find_dir(shared, name):
-    for candidate in (os.path.join(shared, 'data', 'neardup', name), os.path.join(shared, name)):
+def find_dir(data_root, name):
+    for candidate in (os.path.join(data_root, 'data', 'neardup', name), os.path.join(data_root, name)):
         if os.path.isdir(candidate):
             return candidate
-    sys.exit(f'charsets.py: {name} not found under {shared}')
+    sys.exit(f'charsets.py: {name} not found under {data_root}')
 
 
 def eval_legacy(neardup, folder, verbose):
@@ -176,14 +176,14 @@ def eval_groups(neardup, folder, verbose):
 
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument('shared_dir')
+    parser.add_argument('data_dir')
     parser.add_argument('--neardup', default='build/cli/neardup', help='the neardup binary')
     parser.add_argument('--verbose', action='store_true', help='list passing cases too')
     args = parser.parse_args()
-    legacy = eval_legacy(args.neardup, find_dir(args.shared_dir, 'legacy-charset-html'),
+    legacy = eval_legacy(args.neardup, find_dir(args.data_dir, 'legacy-charset-html'),
                          args.verbose)
     print()
-    groups = eval_groups(args.neardup, find_dir(args.shared_dir, 'chardet-multiencoding'),
+    groups = eval_groups(args.neardup, find_dir(args.data_dir, 'chardet-multiencoding'),
                          args.verbose)
     return 0 if legacy and groups else 1
 

@@ -3,13 +3,13 @@
 # checks: every page tagged, the second run's output byte-identical to the first, no page
 # duplicate_of itself; then scores the duplicate links against the planted clusters.
 #
-#   scripts/eval/dedup_synthetic.sh SHARED_DIR [NEARDUP] [CONFIG]
+#   scripts/eval/dedup_synthetic.sh DATA_DIR [NEARDUP] [CONFIG]
 set -euo pipefail
-shared=${1:?usage: dedup_synthetic.sh SHARED_DIR [NEARDUP] [CONFIG]}
+data_root=${1:?usage: dedup_synthetic.sh DATA_DIR [NEARDUP] [CONFIG]}
 neardup=${2:-build/cli/neardup}
 config_args=()
 [ -n "${3:-}" ] && config_args=(--config "$3")
-root="$shared/data/neardup/synthetic-dev"
+root="$data_root/data/neardup/synthetic-dev"
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 

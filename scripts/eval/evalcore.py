@@ -1,5 +1,5 @@
 """Shared pieces of the fingerprint evaluations: running `neardup fingerprint`, reading the
-data sets under SHARED_DIR, and the distance statistics. Python standard library only."""
+data sets under DATA_DIR, and the distance statistics. Python standard library only."""
 
 import json
 import os
@@ -9,13 +9,13 @@ import sys
 KS = (2, 3, 4, 5)
 
 
-def dataset_dir(shared_dir, name):
-    """SHARED_DIR may be the data root (holding natural-pairs/) or a directory above it."""
-    for candidate in (os.path.join(shared_dir, name),
-                      os.path.join(shared_dir, "data", "neardup", name)):
+def dataset_dir(data_dir, name):
+    """DATA_DIR may be the data root (holding natural-pairs/) or a directory above it."""
+    for candidate in (os.path.join(data_dir, name),
+                      os.path.join(data_dir, "data", "neardup", name)):
         if os.path.isdir(candidate):
             return candidate
-    sys.exit(f"{name}/ not found under {shared_dir}")
+    sys.exit(f"{name}/ not found under {data_dir}")
 
 
 def default_neardup():
@@ -146,11 +146,11 @@ def synthetic_scores(truth, fingerprints):
 
 
 def parse_args(description, json_help):
-    """The command line shared by the fingerprint evaluations: SHARED_DIR [--neardup]
+    """The command line data_root by the fingerprint evaluations: DATA_DIR [--neardup]
     [--config] [--json]."""
     import argparse
     parser = argparse.ArgumentParser(description=description)
-    parser.add_argument("shared_dir")
+    parser.add_argument("data_dir")
     parser.add_argument("--neardup", default=default_neardup())
     parser.add_argument("--config", help="YAML config passed to neardup fingerprint")
     parser.add_argument("--json", action="store_true", help=json_help)

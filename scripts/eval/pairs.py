@@ -2,9 +2,9 @@
 """Fingerprint distances on the natural-pairs set: how often near_duplicate pairs fall within
 k bits, against different_same_site pairs (the same template, different articles).
 
-  scripts/eval/pairs.py SHARED_DIR [--neardup PATH] [--config F] [--json]
+  scripts/eval/pairs.py DATA_DIR [--neardup PATH] [--config F] [--json]
 
-SHARED_DIR holds natural-pairs/ (or data/neardup/natural-pairs/). Runs
+DATA_DIR holds natural-pairs/ (or data/neardup/natural-pairs/). Runs
 `neardup fingerprint [--config F] FILE...` on every page once; a pair with a skipped page
 counts as not within k. Prints, per label and per label/language: pairs, skipped pairs,
 median and p90 distance, and the share of pairs within k = 2, 3, 4, 5.
@@ -19,7 +19,7 @@ import evalcore
 def main():
     args = evalcore.parse_args(__doc__.splitlines()[0], "print the summaries as JSON")
 
-    root = evalcore.dataset_dir(args.shared_dir, "natural-pairs")
+    root = evalcore.dataset_dir(args.data_dir, "natural-pairs")
     pairs = evalcore.read_jsonl(os.path.join(root, "pairs.jsonl"))
     pages = sorted({p for pair in pairs for p in (pair["a"], pair["b"])})
     records = evalcore.fingerprint_files(args.neardup, [os.path.join(root, p) for p in pages],

@@ -1,9 +1,9 @@
 #!/usr/bin/env python3
 """Fingerprint precision and recall on the synthetic-dev set, over all pairs of pages.
 
-  scripts/eval/synthetic.py SHARED_DIR [--neardup PATH] [--config F] [--json]
+  scripts/eval/synthetic.py DATA_DIR [--neardup PATH] [--config F] [--json]
 
-SHARED_DIR holds synthetic-dev/ (or data/neardup/synthetic-dev/). Runs
+DATA_DIR holds synthetic-dev/ (or data/neardup/synthetic-dev/). Runs
 `neardup fingerprint [--config F] FILE...` on the 1,000 pages; every pair of pages is scored
 (about 500k): pairs in one planted cluster are positive, all others negative. A pair with a
 skipped page is never predicted a duplicate. Prints precision/recall of "distance <= k" for
@@ -20,7 +20,7 @@ import evalcore
 def main():
     args = evalcore.parse_args(__doc__.splitlines()[0], "print the results as JSON")
 
-    root = evalcore.dataset_dir(args.shared_dir, "synthetic-dev")
+    root = evalcore.dataset_dir(args.data_dir, "synthetic-dev")
     truth = evalcore.read_jsonl(os.path.join(root, "truth.jsonl"))
     files = {row["id"]: os.path.join(root, "pages", row["id"] + ".html") for row in truth}
     records = evalcore.fingerprint_files(args.neardup, list(files.values()), args.config)

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Writes N synthetic crawled pages as JSONL (DESIGN.md §3) with planted near-duplicates.
+"""Writes N synthetic crawled pages as JSONL (docs/records.md) with planted near-duplicates.
 
 Each page is an HTML article with boilerplate (nav, footer) around a few paragraphs drawn from a
 seeded vocabulary (about 1.5 KB a page: the development broker keeps only about 5 MB per

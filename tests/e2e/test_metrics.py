@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Metrics (DESIGN.md §8): scrapes neardupd's /metrics while pages stream in and once they are
+"""Metrics (docs/operations.md): scrapes neardupd's /metrics while pages stream in and once they are
 drained. The counters must add up: pages_in_total = sum of pages_out_total{status} +
 dead_letters_total{reason} = the records fed; index_documents = unique + duplicate outputs of
 this run; the pipeline stage histograms count every page that reached the stage; every

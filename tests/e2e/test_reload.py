@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""SIGHUP reload under load (DESIGN.md §7). While filler pages stream in without pause, the
+"""SIGHUP reload under load (docs/configuration.md). While filler pages stream in without pause, the
 config file is changed and reloaded four times:
 
   1. dedup.max_distance 3 -> 1: planted pairs at distance 2-3 (known from the fingerprints

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Plays systemd for a Type=notify neardupd (DESIGN.md §8): the daemon runs with NOTIFY_SOCKET
+"""Plays systemd for a Type=notify neardupd (docs/operations.md): the daemon runs with NOTIFY_SOCKET
 on this test's datagram socket and WATCHDOG_USEC set (WATCHDOG_PID unset), and must send, all
 from its own pid (NotifyAccess=main): READY=1 after start-up, STATUS= lines with pages/s and the
 index size, WATCHDOG=1 at least every half watchdog timeout while it works, RELOADING=1 (with

@@ -1,0 +1,156 @@
+#include "cli/line_reader.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <nlohmann/json.hpp>
+
+#include <cerrno>
+#include <cstring>
+
+namespace neardup::cli {
+namespace {
+
+constexpr std::size_t kChunk = 1 << 20;
+constexpr std::size_t kHeadBytes = 4096;
+
+bool starts_with_bytes(std::string_view data, std::string_view magic) {
+  return data.substr(0, magic.size()) == magic;
+}
+
+// Share of bytes that are neither printable ASCII, common whitespace nor part of UTF-8.
+bool looks_binary(std::string_view data) {
+  std::size_t odd = 0;
+  for (unsigned char c : data) {
+    if (c == 0 || (c < 0x20 && c != '\n' && c != '\r' && c != '\t' && c != '\f')) ++odd;
+  }
+  return !data.empty() && odd * 20 > data.size();
+}
+
+}  // namespace
+
+std::expected<std::unique_ptr<LineReader>, std::string> LineReader::open(const std::string& path) {
+  int fd = path == "-" ? ::dup(STDIN_FILENO) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::unexpected(path + ": cannot open for reading: " + std::strerror(errno));
+  gzFile file = ::gzdopen(fd, "rb");
+  if (!file) {
+    ::close(fd);
+    return std::unexpected(path + ": cannot read: out of memory");
+  }
+  ::gzbuffer(file, 1 << 17);
+  return std::unique_ptr<LineReader>(new LineReader(file, path == "-" ? "stdin" : path));
+}
+
+LineReader::~LineReader() { ::gzclose(file_); }
+
+bool LineReader::gzipped() const { return ::gzdirect(file_) == 0; }
+
+bool LineReader::fill() {
+  if (eof_) return false;
+  if (start_ > 0) {
+    buffer_.erase(0, start_);
+    start_ = 0;
+  }
+  const std::size_t old_size = buffer_.size();
+  buffer_.resize(old_size + kChunk);
+  int n = ::gzread(file_, buffer_.data() + old_size, kChunk);
+  if (n < 0) {
+    int code = 0;
+    const char* message = ::gzerror(file_, &code);
+    error_ = name_ + ": read error: " + (code == Z_ERRNO ? std::strerror(errno) : message);
+    buffer_.resize(old_size);
+    eof_ = true;
+    return false;
+  }
+  buffer_.resize(old_size + static_cast<std::size_t>(n));
+  if (head_.size() < kHeadBytes) {
+    head_.append(buffer_, old_size, std::min<std::size_t>(n, kHeadBytes - head_.size()));
+  }
+  if (n == 0) {
+    eof_ = true;
+    // A gzip stream cut short reads as its end, with the truncation reported here.
+    int code = 0;
+    const char* message = ::gzerror(file_, &code);
+    if (code != Z_OK && code != Z_BUF_ERROR) error_ = name_ + ": " + message;
+    if (code == Z_BUF_ERROR) error_ = name_ + ": unexpected end of the gzip stream";
+    return false;
+  }
+  return true;
+}
+
+bool LineReader::next(std::string& line) {
+  std::size_t scan_from = start_;
+  for (;;) {
+    std::size_t newline = buffer_.find('\n', scan_from);
+    if (newline != std::string::npos) {
+      line.assign(buffer_, start_, newline - start_);
+      start_ = newline + 1;
+      return true;
+    }
+    // fill() moves the unread bytes (from start_) to the front of the buffer.
+    scan_from = buffer_.size() - start_;
+    if (!fill()) break;
+  }
+  if (start_ < buffer_.size() && error_.empty()) {  // a last line without '\n'
+    line.assign(buffer_, start_);
+    start_ = buffer_.size();
+    return true;
+  }
+  return false;
+}
+
+std::string describe_input(std::string_view head, std::string_view whole_first_line,
+                           std::string_view url_field) {
+  if (head.empty()) return "empty";
+  if (starts_with_bytes(head, "\x1f\x8b")) {
+    return "gzip-compressed twice (decompress it once first: zcat FILE | neardup ...)";
+  }
+  if (starts_with_bytes(head, "\x28\xb5\x2f\xfd")) {
+    return "zstd-compressed data (decompress it first: zstd -dc FILE | neardup ...)";
+  }
+  if (starts_with_bytes(head, "BZh")) {
+    return "bzip2-compressed data (decompress it first: bzcat FILE | neardup ...)";
+  }
+  if (starts_with_bytes(head, "\xfd" "7zXZ")) {
+    return "xz-compressed data (decompress it first: xzcat FILE | neardup ...)";
+  }
+  if (starts_with_bytes(head, "PK\x03\x04")) return "a zip archive (unzip it first)";
+  if (starts_with_bytes(head, "WARC/")) {
+    return "a WARC file (convert its responses to JSON lines with url and body_base64 first)";
+  }
+  if (looks_binary(head)) return "binary data, not text";
+  std::string_view text = head.substr(std::min(head.find_first_not_of(" \t\r\n\xef\xbb\xbf"), head.size()));
+  std::string_view first_line = text.substr(0, text.find('\n'));
+  if (text.starts_with('<')) {
+    return "HTML or XML, not JSON lines (for one page use neardup fingerprint FILE; for a "
+           "crawl write one JSON object per line with url and body)";
+  }
+  if (text.starts_with('[')) return "a JSON array, not JSON lines (one object per line: jq -c '.[]' FILE)";
+  if (first_line.find_first_not_of("{ \t\r") == std::string_view::npos && text.starts_with('{')) {
+    return "pretty-printed JSON, not JSON lines (one object per line: jq -c . FILE)";
+  }
+  auto object = nlohmann::json::parse(whole_first_line, nullptr, /*allow_exceptions=*/false);
+  if (object.is_object()) {
+    std::string fields;
+    for (const auto& [key, value] : object.items()) {
+      if (fields.size() > 60) {
+        fields += ", ...";
+        break;
+      }
+      fields += (fields.empty() ? "" : ", ") + key;
+    }
+    if (!object.contains(std::string(url_field))) {
+      return "JSON objects with the fields " + fields + " but no \"" + std::string(url_field) +
+             "\" (name the page's fields in --config: input.fields.url, input.fields.body)";
+    }
+    return "JSON objects with the fields " + fields;
+  }
+  if (!object.is_discarded()) return "JSON values that are not objects";
+  std::string sample(first_line.substr(0, 60));
+  for (char& c : sample) {
+    if (static_cast<unsigned char>(c) < 0x20) c = ' ';
+  }
+  return "text that is not JSON (first line: \"" + sample + (first_line.size() > 60 ? "...\")" : "\")");
+}
+
+}  // namespace neardup::cli

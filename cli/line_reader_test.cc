@@ -1,0 +1,110 @@
+#include "cli/line_reader.h"
+
+#include <gtest/gtest.h>
+#include <zlib.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <fstream>
+
+namespace neardup::cli {
+namespace {
+
+class LineReaderTest : public ::testing::Test {
+ protected:
+  std::string path(const std::string& name) {
+    return (std::filesystem::temp_directory_path() /
+            ("line_reader_test_" + std::to_string(::getpid()) + "_" + name))
+        .string();
+  }
+  std::string write_plain(const std::string& name, const std::string& data) {
+    std::string p = path(name);
+    std::ofstream(p, std::ios::binary) << data;
+    created_.push_back(p);
+    return p;
+  }
+  std::string write_gzip(const std::string& name, const std::string& data) {
+    std::string p = path(name);
+    gzFile f = gzopen(p.c_str(), "wb");
+    gzwrite(f, data.data(), static_cast<unsigned>(data.size()));
+    gzclose(f);
+    created_.push_back(p);
+    return p;
+  }
+  std::vector<std::string> read_all(const std::string& p, bool* gzipped = nullptr,
+                                    std::string* error = nullptr) {
+    auto reader = LineReader::open(p);
+    EXPECT_TRUE(reader) << reader.error();
+    std::vector<std::string> lines;
+    std::string line;
+    while ((*reader)->next(line)) lines.push_back(line);
+    if (gzipped) *gzipped = (*reader)->gzipped();
+    if (error) *error = (*reader)->error();
+    return lines;
+  }
+  void TearDown() override {
+    for (const auto& p : created_) std::filesystem::remove(p);
+  }
+  std::vector<std::string> created_;
+};
+
+TEST_F(LineReaderTest, ReadsPlainAndGzipInputAlikeWhateverTheFileIsCalled) {
+  const std::string data = "{\"url\":\"a\"}\n\n{\"url\":\"b\"}\nlast line without newline";
+  bool plain_gz = true, gz_gz = false;
+  auto plain = read_all(write_plain("pages.jsonl.gz", data), &plain_gz);
+  auto gz = read_all(write_gzip("pages.jsonl", data), &gz_gz);
+  EXPECT_EQ(plain, (std::vector<std::string>{"{\"url\":\"a\"}", "", "{\"url\":\"b\"}",
+                                             "last line without newline"}));
+  EXPECT_EQ(gz, plain);
+  EXPECT_FALSE(plain_gz);
+  EXPECT_TRUE(gz_gz);
+}
+
+TEST_F(LineReaderTest, ReadsLinesLongerThanItsBuffer) {
+  const std::string long_line(3 << 20, 'x');
+  auto lines = read_all(write_gzip("long", "a\n" + long_line + "\nb\n"));
+  ASSERT_EQ(lines.size(), 3u);
+  EXPECT_EQ(lines[1], long_line);
+  EXPECT_EQ(lines[2], "b");
+}
+
+TEST_F(LineReaderTest, ATruncatedGzipStreamIsAnError) {
+  std::string full = write_gzip("full", std::string(100000, 'y') + "\n");
+  std::ifstream in(full, std::ios::binary);
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  std::string error;
+  read_all(write_plain("cut", bytes.substr(0, bytes.size() / 2)), nullptr, &error);
+  EXPECT_NE(error.find("cut"), std::string::npos) << error;
+}
+
+TEST_F(LineReaderTest, AMissingFileIsNamed) {
+  auto reader = LineReader::open(path("missing"));
+  ASSERT_FALSE(reader);
+  EXPECT_NE(reader.error().find("missing: cannot open for reading: No such file"), std::string::npos)
+      << reader.error();
+}
+
+std::string first_line_of(std::string_view text) { return std::string(text.substr(0, text.find('\n'))); }
+
+TEST(DescribeInput, NamesWhatTheInputLooksLike) {
+  EXPECT_NE(describe_input("\x28\xb5\x2f\xfd....", first_line_of("\x28\xb5\x2f\xfd...."), "url").find("zstd"), std::string::npos);
+  EXPECT_NE(describe_input("BZh91AY", first_line_of("BZh91AY"), "url").find("bzip2"), std::string::npos);
+  EXPECT_NE(describe_input("<!doctype html><html>", first_line_of("<!doctype html><html>"), "url").find("HTML"), std::string::npos);
+  EXPECT_NE(describe_input("[{\"url\": 1}]", first_line_of("[{\"url\": 1}]"), "url").find("JSON array"), std::string::npos);
+  EXPECT_NE(describe_input("{\n  \"url\": 1\n}", first_line_of("{\n  \"url\": 1\n}"), "url").find("pretty-printed"), std::string::npos);
+  EXPECT_EQ(describe_input("{\"link\":\"x\",\"html\":\"y\"}\n", first_line_of("{\"link\":\"x\",\"html\":\"y\"}\n"), "url"),
+            "JSON objects with the fields html, link but no \"url\" (name the page's fields in "
+            "--config: input.fields.url, input.fields.body)");
+  EXPECT_NE(describe_input(std::string("\x00\x01\x02\x03\x04garbage", 12), first_line_of(std::string("\x00\x01\x02\x03\x04garbage", 12)), "url").find("binary"),
+            std::string::npos);
+  // The first line is judged whole, even when it is longer than the head.
+  const std::string long_line = "{\"link\":\"x\",\"html\":\"" + std::string(10000, 'y') + "\"}";
+  EXPECT_EQ(describe_input(long_line.substr(0, 4096), long_line, "url"),
+            "JSON objects with the fields html, link but no \"url\" (name the page's fields in "
+            "--config: input.fields.url, input.fields.body)");
+  EXPECT_EQ(describe_input("url,body\nhttps://a,<p>x\n", first_line_of("url,body\nhttps://a,<p>x\n"), "url"),
+            "text that is not JSON (first line: \"url,body\")");
+}
+
+}  // namespace
+}  // namespace neardup::cli
