@@ -157,6 +157,10 @@ struct Daemon::Impl : public RdKafka::EventCb,
   // report with one).
   std::atomic<std::size_t> assigned_count{0};
   std::atomic<bool> brokers_down{false};
+  // The topics could not be checked at start (no broker answered): consume_loop checks them
+  // before it handles a record. Consumer thread only after create().
+  bool topics_unchecked = false;
+  Clock::time_point last_topic_check;
 
   std::mutex fatal_mutex;
   std::string fatal_error;
@@ -414,15 +418,54 @@ struct Daemon::Impl : public RdKafka::EventCb,
     work_cv.notify_one();
   }
 
+  // The topic check create() could not do (see kTopicCheckMillis). `now`: do not wait for the
+  // next retry time (a record arrived). False when the check failed: a topic is missing (the
+  // daemon is stopping) or the cluster still does not answer.
+  bool check_topics(bool now) {
+    if (!topics_unchecked) return true;
+    if (!now && Clock::now() - last_topic_check < milliseconds(kTopicRecheckMillis)) return false;
+    last_topic_check = Clock::now();
+    const Config& config = *startup;
+    auto present = kafka::require_topics(
+        *producer,
+        {config.kafka.input_topic, config.kafka.output_topic, config.kafka.dead_letter_topic},
+        config.kafka.bootstrap_servers, kTopicCheckMillis);
+    if (!present) {
+      if (!present.error().unreachable) fail(present.error().message);
+      return false;
+    }
+    topics_unchecked = false;
+    log->info("topics checked input={} output={} dead_letter={}", config.kafka.input_topic,
+              config.kafka.output_topic, config.kafka.dead_letter_topic);
+    return true;
+  }
+
+  // Consumes `message` again later (its offset is neither handled nor stored).
+  void rewind(const RdKafka::Message& message) {
+    std::unique_ptr<RdKafka::TopicPartition> partition(RdKafka::TopicPartition::create(
+        message.topic_name(), message.partition(), message.offset()));
+    if (RdKafka::ErrorCode code = consumer->seek(*partition, 1000); code) {
+      fail("seek back to " + message.topic_name() + "/" + std::to_string(message.partition()) +
+           " offset " + std::to_string(message.offset()) + ": " + RdKafka::err2str(code));
+    }
+  }
+
   void consume_loop() {
     auto last_report = Clock::now();
     while (!stop_requested) {
       last_poll = Clock::now().time_since_epoch().count();
+      check_topics(false);
       apply_backpressure();
       store_offsets();
       std::unique_ptr<RdKafka::Message> message(consumer->consume(100));
       switch (message->err()) {
         case RdKafka::ERR_NO_ERROR:
+          // Nothing is handled (and so produced) before the topics are known to exist. A
+          // record that cannot be handled yet is read again: its offset is not stored.
+          if (!check_topics(true)) {
+            if (!stop_requested) rewind(*message);
+            break;
+          }
           accept(*message);
           break;
         case RdKafka::ERR__TIMED_OUT:
@@ -643,7 +686,15 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
           {config->kafka.input_topic, config->kafka.output_topic, config->kafka.dead_letter_topic},
           config->kafka.bootstrap_servers, kTopicCheckMillis);
       !present) {
-    return std::unexpected(present.error());
+    // Unreachable brokers are an outage, not a config error: start, not ready, and check once
+    // they answer. Exactly-once needs the cluster now (init_transactions).
+    if (!present.error().unreachable || config->kafka.exactly_once) {
+      return std::unexpected(present.error().message);
+    }
+    impl->log->warn("{}; starting anyway, the topics are checked once a broker answers",
+                    present.error().message);
+    impl->topics_unchecked = true;
+    impl->last_topic_check = Clock::now();
   }
   // Records larger than their topic accepts are shrunk before producing when the limit is
   // known; otherwise the broker's refusal decides (which a transaction cannot survive).

@@ -50,8 +50,12 @@ inline constexpr int kDrainMillis = 8000;
 // up to kDrainMillis. Longer than this without a poll means the daemon is stuck (health()).
 inline constexpr int kStallMillis = 15000;
 
-// How long create() waits for the cluster's metadata to check that the topics exist.
-inline constexpr int kTopicCheckMillis = 30000;
+// How long create() waits for the cluster's metadata to check that the topics exist. When no
+// broker answers in time (and kafka.exactly_once is off), the daemon starts anyway, not ready,
+// and the consume loop repeats the check every kTopicRecheckMillis, and before it handles any
+// record: a misspelt topic still stops it before anything is produced.
+inline constexpr int kTopicCheckMillis = 5000;
+inline constexpr int kTopicRecheckMillis = 2000;
 
 // How long create() waits for the output topics' max.message.bytes under kafka.exactly_once
 // (a real broker answers at once; librdkafka 2.0's mock cluster never does).

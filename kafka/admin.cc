@@ -218,20 +218,22 @@ std::expected<std::vector<std::int32_t>, std::string> topic_partitions(RdKafka::
   return std::unexpected("topic " + topic + " does not exist");
 }
 
-std::expected<void, std::string> require_topics(RdKafka::Handle& handle,
-                                                const std::vector<std::string>& topics,
-                                                const std::string& bootstrap, int timeout_ms) {
+std::expected<void, TopicCheckError> require_topics(RdKafka::Handle& handle,
+                                                    const std::vector<std::string>& topics,
+                                                    const std::string& bootstrap, int timeout_ms) {
   auto existing = list_topics(handle, timeout_ms);
   if (!existing) {
-    return std::unexpected("cannot check the topics on " + bootstrap + ": " + existing.error());
+    return std::unexpected(TopicCheckError{
+        true, "cannot check the topics on " + bootstrap + ": " + existing.error()});
   }
   std::string missing;
   for (const std::string& topic : std::set<std::string>(topics.begin(), topics.end())) {
     if (!existing->contains(topic)) missing += (missing.empty() ? "" : ", ") + topic;
   }
   if (!missing.empty()) {
-    return std::unexpected("topics missing on the cluster at " + bootstrap + ": " + missing +
-                           " (create them first, e.g. neardup topics --create)");
+    return std::unexpected(TopicCheckError{
+        false, "topics missing on the cluster at " + bootstrap + ": " + missing +
+                   " (create them first, e.g. neardup topics --create)"});
   }
   return {};
 }

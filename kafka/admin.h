@@ -55,10 +55,17 @@ std::expected<std::map<std::string, std::string>, std::string> topic_configs(
     RdKafka::Handle& handle, const std::vector<std::string>& topics, const std::string& name,
     int timeout_ms);
 
+// Why require_topics failed: `unreachable` when the cluster's metadata could not be read (no
+// broker answered in time: the check can be tried again later), else topics are missing.
+struct TopicCheckError {
+  bool unreachable = false;
+  std::string message;
+};
+
 // Checks that every named topic exists. The error lists the missing ones ("topics missing on
 // the cluster at 127.0.0.1:9092: pages-tagged, pages-dead") or says why metadata failed.
-std::expected<void, std::string> require_topics(RdKafka::Handle& handle,
-                                                const std::vector<std::string>& topics,
-                                                const std::string& bootstrap, int timeout_ms);
+std::expected<void, TopicCheckError> require_topics(RdKafka::Handle& handle,
+                                                    const std::vector<std::string>& topics,
+                                                    const std::string& bootstrap, int timeout_ms);
 
 }  // namespace neardup::kafka

@@ -1,0 +1,275 @@
+// The questions to an index (docs/cli.md#questions-to-the-index): neardup lookup, show and
+// clusters read a store without changing it, beside a process that writes to it; neardup forget
+// removes pages from it.
+#include <iostream>
+#include <memory>
+#include <set>
+
+#include "cli/cli_util.h"
+#include "cli/commands.h"
+#include "cli/help.h"
+#include "cli/line_reader.h"
+#include "message/answers.h"
+#include "message/processing.h"
+#include "pipeline/pipeline.h"
+#include "store/index.h"
+
+namespace neardup::cli {
+namespace {
+
+constexpr std::size_t kDefaultMaxMembers = 1000;
+
+std::unique_ptr<Index> open_read_only(std::string_view command, const std::string& path) {
+  StoreConfig config;
+  config.path = path;
+  auto index = Index::open(config, {.read_only = true});
+  if (!index) {
+    std::cerr << "neardup " << command << ": " << index.error().message << "\n";
+    return nullptr;
+  }
+  return std::move(*index);
+}
+
+void add_store_option(CLI::App* sub, std::string& store) {
+  sub->add_option("--store", store, "index directory (read, never created)")
+      ->required()
+      ->option_text("DIR");
+}
+
+void add_max_members_option(CLI::App* sub, std::size_t& max_members) {
+  sub->add_option("--max-members", max_members,
+                  "list at most this many members of a cluster (size counts them all)")
+      ->check(CLI::PositiveNumber)
+      ->option_text("N");
+}
+
+// Warns when pages of `scheme` were never stored: every lookup would then say unique.
+void warn_unknown_scheme(Index& index, const std::string& scheme) {
+  IndexStats stats = index.stats();
+  std::string known;
+  for (const auto& s : stats.schemes) {
+    if (s.id == scheme) return;
+    known += (known.empty() ? "" : ", ") + s.id;
+  }
+  std::cerr << "neardup lookup: the store holds no page of scheme " << scheme << " (it holds "
+            << (known.empty() ? "none" : known)
+            << "): every page will be unique; pass --config with the settings the store was "
+               "written with\n";
+}
+
+void register_lookup(CLI::App& root, CommandRegistry& registry) {
+  struct Options {
+    std::string store, jsonl;
+    InputFilesOptions files;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* sub = root.add_subcommand(
+      "lookup", "Would these pages be duplicates, and of what? Asks the index, inserts nothing");
+  add_store_option(sub, options->store);
+  sub->add_option("files", options->files.files, "HTML files, directories of them, or - for stdin")
+      ->option_text("FILE");
+  add_config_option(sub, options->files.config_path);
+  sub->add_option("--content-type", options->files.content_type,
+                  "HTTP Content-Type to assume for every input file")
+      ->option_text("TYPE");
+  sub->add_option("--jsonl", options->jsonl, "JSONL pages (gzip or plain; - for stdin) instead of files")
+      ->option_text("FILE");
+  sub->footer(
+      "One JSON line per page: {\"file\" (or \"id\", \"url\"), \"neardup\": {...}} with the\n"
+      "`neardup` field the page would get (docs/records.md); nothing is inserted. Pages are\n"
+      "compared with stored pages of their scheme: pass the --config the store was written with.");
+  set_examples(sub, {"neardup lookup --store /var/lib/neardup page.html",
+                     "neardup lookup --store idx --jsonl new.jsonl.gz | jq -c .neardup.status"});
+  registry.add(sub, [options]() {
+    if (options->files.files.empty() == options->jsonl.empty()) {
+      std::cerr << "neardup lookup: give page files or --jsonl FILE (one of them)\n";
+      return kExitUsage;
+    }
+    auto index = open_read_only("lookup", options->store);
+    if (!index) return kExitFailure;
+    int exit_code = kExitOk;
+    auto answer = [&](const ProcessedRecord& record) -> StoreResult<LookupAnswer> {
+      auto found = lookup_record(*index, record);
+      if (!found) {
+        std::cerr << "neardup lookup: " << found.error().message << "\n";
+        exit_code = kExitFailure;
+      }
+      return found;
+    };
+    if (options->jsonl.empty()) {
+      bool warned = false;
+      int visited = visit_input_files(
+          "lookup", options->files,
+          [&](const Config& config, const std::string& file, const std::string& body) {
+            if (exit_code != kExitOk) return;
+            ProcessedRecord record{.config = std::make_shared<const Config>(config),
+                                   .scheme = scheme_id(config)};
+            if (!warned) warn_unknown_scheme(*index, record.scheme);
+            warned = true;
+            Page page{.url = file, .id = file, .body = body,
+                      .content_type = options->files.content_type};
+            record.result = fingerprint_page(page.body, page.content_type, config);
+            record.page = std::move(page);
+            auto found = answer(record);
+            if (found) print_json_line({{"file", file}, {"neardup", tag_to_json(found->tag)}});
+          });
+      return visited != kExitOk ? visited : exit_code;
+    }
+    auto config = load_config_or_defaults(options->files.config_path);
+    if (!config) {
+      std::cerr << "neardup lookup: " << config.error() << "\n";
+      return kExitUsage;
+    }
+    auto reader = LineReader::open(options->jsonl);
+    if (!reader) {
+      std::cerr << "neardup lookup: " << reader.error() << "\n";
+      return kExitUsage;
+    }
+    const auto shared = std::make_shared<const Config>(*config);
+    const std::string scheme = scheme_id(*config);
+    warn_unknown_scheme(*index, scheme);
+    std::string line;
+    while (exit_code == kExitOk && (*reader)->next(line)) {
+      ProcessedRecord record = process_record(line, shared, scheme);
+      auto found = answer(record);
+      if (found) print_json_line(lookup_json(record, *found));
+    }
+    if (!(*reader)->error().empty()) {
+      std::cerr << "neardup lookup: " << (*reader)->error() << "\n";
+      return kExitFailure;
+    }
+    return exit_code;
+  });
+}
+
+void register_show(CLI::App& root, CommandRegistry& registry) {
+  struct Options {
+    std::string store;
+    std::vector<std::string> ids;
+    std::size_t max_members = kDefaultMaxMembers;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* sub = root.add_subcommand(
+      "show", "A stored page: fingerprint, scheme, first seen, verdict, and its cluster");
+  add_store_option(sub, options->store);
+  sub->add_option("ids", options->ids, "page ids")->required()->option_text("ID");
+  add_max_members_option(sub, options->max_members);
+  sub->footer(
+      "One JSON line per id: {\"page\": {...}, \"cluster\": {\"root\", \"size\", \"members\"}}.\n"
+      "Exit 1 when an id has no live page (it was never stored, was forgotten or expired).");
+  set_examples(sub, {"neardup show --store /var/lib/neardup p00017",
+                     "neardup show --store idx a-1 | jq -r '.cluster.members[].id'"});
+  registry.add(sub, [options]() {
+    auto index = open_read_only("show", options->store);
+    if (!index) return kExitFailure;
+    int exit_code = kExitOk;
+    for (const std::string& id : options->ids) {
+      auto described = describe_page(*index, id, options->max_members);
+      if (!described) {
+        std::cerr << "neardup show: " << described.error().message << "\n";
+        return kExitFailure;
+      }
+      if (!*described) {
+        std::cerr << "neardup show: " << id << ": no live page stored under this id\n";
+        exit_code = kExitNo;
+        continue;
+      }
+      print_json_line(**described);
+    }
+    return exit_code;
+  });
+}
+
+void register_clusters(CLI::App& root, CommandRegistry& registry) {
+  struct Options {
+    std::string store, scheme;
+    std::size_t min_size = 2;
+    std::size_t max_members = kDefaultMaxMembers;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* sub = root.add_subcommand(
+      "clusters", "Every cluster of near-duplicates as a JSON line, streamed from the index");
+  add_store_option(sub, options->store);
+  sub->add_option("--min-size", options->min_size, "only clusters of at least N live pages (1: also pages without copies)")
+      ->check(CLI::PositiveNumber)
+      ->option_text("N");
+  sub->add_option("--scheme", options->scheme, "only this scheme's clusters")->option_text("S");
+  add_max_members_option(sub, options->max_members);
+  sub->footer(
+      "Lines {\"root\", \"scheme\", \"size\", \"members\": [{\"id\", \"first_seen\"}]} in order of\n"
+      "their first pages, streamed in bounded memory; a summary goes to stderr.");
+  set_examples(sub, {"neardup clusters --store /var/lib/neardup --min-size 10",
+                     "neardup clusters --store idx | jq -s 'group_by(.size) | map([.[0].size, length])'"});
+  registry.add(sub, [options]() {
+    auto index = open_read_only("clusters", options->store);
+    if (!index) return kExitFailure;
+    std::uint64_t clusters = 0, pages = 0;
+    auto walked = index->for_each_cluster(options->min_size, options->scheme,
+                                          [&](const Cluster& cluster) {
+                                            ++clusters;
+                                            pages += cluster.members.size();
+                                            print_json_line(cluster_json(cluster, options->max_members));
+                                            return true;
+                                          });
+    if (!walked) {
+      std::cerr << "neardup clusters: " << walked.error().message << "\n";
+      return kExitFailure;
+    }
+    std::cerr << "neardup clusters: " << clusters << " clusters of at least " << options->min_size
+              << " pages, " << pages << " pages in them\n";
+    return kExitOk;
+  });
+}
+
+void register_forget(CLI::App& root, CommandRegistry& registry) {
+  struct Options {
+    std::string store;
+    std::vector<std::string> ids;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* sub = root.add_subcommand(
+      "forget", "Remove pages from an index: they are no longer matched or shown");
+  sub->add_option("--store", options->store, "index directory")->required()->option_text("DIR");
+  sub->add_option("ids", options->ids, "page ids")->required()->option_text("ID");
+  sub->footer(
+      "Later copies of a forgotten page no longer match it (they may still match its other\n"
+      "copies). Its index entries are dropped by the next merges. Prints how many ids had a page.");
+  set_examples(sub, {"neardup forget --store /var/lib/neardup p00017 p00018"});
+  registry.add(sub, [options]() {
+    StoreConfig config;
+    config.path = options->store;
+    {
+      // Open with the design the store was created with.
+      auto stored = open_read_only("forget", options->store);
+      if (!stored) return kExitFailure;
+      IndexStats stats = stored->stats();
+      config.design_k = stats.design_k;
+      config.tables = stats.tables;
+    }
+    auto index = Index::open(config);
+    if (!index) {
+      std::cerr << "neardup forget: " << index.error().message << "\n";
+      return kExitFailure;
+    }
+    std::set<std::string> unique(options->ids.begin(), options->ids.end());
+    std::vector<std::string> ids(unique.begin(), unique.end());
+    auto forgotten = (*index)->forget(ids);
+    if (!forgotten) {
+      std::cerr << "neardup forget: " << forgotten.error().message << "\n";
+      return kExitFailure;
+    }
+    std::cout << "forgot " << *forgotten << " of " << ids.size() << " ids\n";
+    return kExitOk;
+  });
+}
+
+}  // namespace
+
+void register_queries(CLI::App& root, CommandRegistry& registry) {
+  register_lookup(root, registry);
+  register_show(root, registry);
+  register_clusters(root, registry);
+  register_forget(root, registry);
+}
+
+}  // namespace neardup::cli

@@ -1,0 +1,94 @@
+#include "message/answers.h"
+
+#include <cinttypes>
+#include <cstdio>
+#include <ctime>
+
+#include "message/tag.h"
+#include "pipeline/fingerprint/fingerprint.h"
+
+namespace neardup {
+
+std::string format_rfc3339_ms(std::int64_t ms) {
+  std::int64_t seconds = ms / 1000, millis = ms % 1000;
+  if (millis < 0) {
+    millis += 1000;
+    seconds -= 1;
+  }
+  const std::time_t t = static_cast<std::time_t>(seconds);
+  std::tm tm{};
+  if (gmtime_r(&t, &tm) == nullptr) return std::to_string(ms);
+  char text[48];
+  std::snprintf(text, sizeof text, "%04d-%02d-%02dT%02d:%02d:%02d.%03" PRId64 "Z",
+                tm.tm_year + 1900, tm.tm_mon + 1, tm.tm_mday, tm.tm_hour, tm.tm_min, tm.tm_sec,
+                millis);
+  return text;
+}
+
+nlohmann::json stored_page_json(const StoredPage& page) {
+  nlohmann::json out{{"id", page.id},
+                     {"scheme", page.scheme},
+                     {"fingerprint", fingerprint_hex(page.fingerprint)},
+                     {"first_seen", format_rfc3339_ms(page.first_seen_ms)},
+                     {"stored_at", format_rfc3339_ms(page.stored_at_ms)},
+                     {"status", status_name(page.verdict.status)},
+                     {"cluster", page.cluster}};
+  if (page.verdict.status == Verdict::Status::kDuplicate) {
+    out["matched"] = page.verdict.matched;
+    out["distance"] = page.verdict.distance;
+    out["method"] = method_name(page.verdict.method);
+    if (page.verdict.similarity >= 0) out["similarity"] = page.verdict.similarity;
+  }
+  return out;
+}
+
+nlohmann::json cluster_json(const Cluster& cluster, std::size_t max_members) {
+  nlohmann::json members = nlohmann::json::array();
+  for (std::size_t i = 0; i < cluster.members.size() && i < max_members; ++i) {
+    const StoredPage& member = cluster.members[i];
+    members.push_back(
+        {{"id", member.id}, {"first_seen", format_rfc3339_ms(member.first_seen_ms)}});
+  }
+  nlohmann::json out{{"root", cluster.root},
+                     {"scheme", cluster.scheme},
+                     {"size", cluster.members.size()},
+                     {"members", std::move(members)}};
+  if (cluster.members.size() > max_members) out["truncated"] = true;
+  return out;
+}
+
+StoreResult<std::optional<nlohmann::json>> describe_page(Index& index, const std::string& id,
+                                                         std::size_t max_members) {
+  auto page = index.find(id);
+  if (!page) return std::unexpected(page.error());
+  if (!*page) return std::nullopt;
+  auto cluster = index.cluster((*page)->cluster_doc);
+  if (!cluster) return std::unexpected(cluster.error());
+  return nlohmann::json{{"page", stored_page_json(**page)},
+                        {"cluster", cluster_json(*cluster, max_members)}};
+}
+
+StoreResult<LookupAnswer> lookup_record(Index& index, const ProcessedRecord& record) {
+  LookupAnswer answer;
+  if (!record.page) {
+    answer.dead_letter = true;
+    answer.error = record.page.error();
+    return answer;
+  }
+  const IndexItem item = index_item(record);
+  Verdict verdict = item.decided;
+  if (item.page) {
+    auto found = index.lookup(*item.page);
+    if (!found) return std::unexpected(found.error());
+    verdict = std::move(*found);
+  }
+  answer.tag = make_tag(record.result, verdict, record.scheme);
+  return answer;
+}
+
+nlohmann::json lookup_json(const ProcessedRecord& record, const LookupAnswer& answer) {
+  if (answer.dead_letter) return {{"error", answer.error.code}, {"detail", answer.error.detail}};
+  return {{"id", record.page->id}, {"url", record.page->url}, {"neardup", tag_to_json(answer.tag)}};
+}
+
+}  // namespace neardup
