@@ -60,7 +60,8 @@ class CommandLine(unittest.TestCase):
              "neardup dedup: unknown option '--stroe'; did you mean '--store'? "
              "(see neardup dedup --help)"),
             ([], "neardup: a command is required, one of: fingerprint, extract, compare, decode, "
-                 "dedup, stats, bench, broker, produce, consume, topics, generate (see neardup --help)"),
+                 "dedup, stats, lookup, show, clusters, forget, bench, broker, produce, consume, "
+                 "topics, generate (see neardup --help)"),
         ]:
             proc = run(*args, check=2)
             self.assertEqual(proc.stderr.decode().strip(), message)
@@ -176,6 +177,71 @@ class CommandLine(unittest.TestCase):
         for t in tagged:
             self.assertNotEqual(t["neardup"].get("duplicate_of"), t["id"])
         self.assertIn(b"summary:", first.stderr)
+
+    def test_questions_to_the_index_agree_with_the_tagged_output(self):
+        store = os.path.join(self.dir, "index")
+        crawl = self.write("crawl.jsonl", self.sample_crawl())
+        tagged = lines(run("dedup", "--store", store, "--in", crawl, check=0).stdout)
+        implied = {}
+        for t in tagged:
+            tag = t["neardup"]
+            if tag["status"] == "unique":
+                implied.setdefault(t["id"], {t["id"]})
+            elif tag["status"] == "duplicate":
+                implied.setdefault(tag["duplicate_of"], {tag["duplicate_of"]}).add(t["id"])
+        clusters = lines(run("clusters", "--store", store, "--min-size", "1", check=0).stdout)
+        self.assertEqual({c["root"]: {m["id"] for m in c["members"]} for c in clusters}, implied)
+        for c in clusters:
+            self.assertEqual(c["size"], len(c["members"]))
+        big = [c for c in clusters if c["size"] >= 2]
+        self.assertEqual(lines(run("clusters", "--store", store, check=0).stdout), big)
+
+        member = next(t for t in tagged if t["neardup"]["status"] == "duplicate")
+        shown = lines(run("show", "--store", store, member["id"], check=0).stdout)[0]
+        self.assertEqual(shown["page"]["cluster"], member["neardup"]["duplicate_of"])
+        self.assertEqual(shown["page"]["fingerprint"], member["neardup"]["fingerprint"])
+        self.assertEqual(shown["page"]["matched"], member["neardup"]["matched"])
+        self.assertIn(member["id"], [m["id"] for m in shown["cluster"]["members"]])
+        missing = run("show", "--store", store, "no-such-id")
+        self.assertEqual(missing.returncode, 1)
+        self.assertIn(b"no-such-id: no live page", missing.stderr)
+
+        # lookup inserts nothing and finds each stored page (itself, or an earlier copy).
+        before = run("stats", "--store", store, "--json", check=0).stdout
+        answers = lines(run("lookup", "--store", store, "--jsonl", crawl, check=0).stdout)
+        self.assertEqual(len(answers), len(tagged))
+        for t, a in zip(tagged, answers):
+            self.assertEqual(a["id"], t["id"])
+            if t["neardup"]["status"] != "skipped":
+                self.assertEqual(a["neardup"]["status"], "duplicate")
+                self.assertEqual(a["neardup"]["duplicate_of"],
+                                 t["neardup"].get("duplicate_of", t["id"]))
+        self.assertEqual(run("stats", "--store", store, "--json", check=0).stdout, before)
+
+        # forget: the page is gone from show and clusters; a lookup no longer names it.
+        root = big[0]["root"]
+        self.assertEqual(run("forget", "--store", store, root, "no-such-id", check=0).stdout,
+                         b"forgot 1 of 2 ids\n")
+        self.assertEqual(run("show", "--store", store, root).returncode, 1)
+        after = {c["root"]: c for c in
+                 lines(run("clusters", "--store", store, "--min-size", "1", check=0).stdout)}
+        self.assertNotIn(root, [m["id"] for c in after.values() for m in c["members"]])
+        page = next(t for t in tagged if t["id"] == root)
+        answer = lines(run("lookup", "--store", store, "--jsonl", "-",
+                           stdin=(json.dumps({k: v for k, v in page.items() if k != "neardup"})
+                                  + "\n").encode(), check=0).stdout)[0]
+        self.assertNotEqual(answer["neardup"].get("matched"), root)
+
+    def test_lookup_warns_when_the_store_has_no_page_of_the_scheme(self):
+        store = os.path.join(self.dir, "index")
+        run("dedup", "--store", store, stdin=self.sample_crawl(), check=0)
+        config = self.write("other.yaml", b"fingerprint:\n  seed: 7\n")
+        proc = run("lookup", "--store", store, "--config", config,
+                   os.path.join(self.pages, "a.html"), check=0)
+        self.assertIn(b"holds no page of scheme", proc.stderr)
+        self.assertEqual(lines(proc.stdout)[0]["neardup"]["status"], "unique")
+        self.assertEqual(run("lookup", "--store", os.path.join(self.dir, "none"),
+                             os.path.join(self.pages, "a.html")).returncode, 3)
 
     def test_dedup_finds_planted_duplicates_with_high_precision(self):
         with open(os.path.join(SOURCE, "samples", "crawl-truth.jsonl"), encoding="utf-8") as f:
