@@ -102,14 +102,11 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
           "lookup", options->files,
           [&](const Config& config, const std::string& file, const std::string& body) {
             if (exit_code != kExitOk) return;
-            ProcessedRecord record{.config = std::make_shared<const Config>(config),
-                                   .scheme = scheme_id(config)};
+            ProcessedRecord record =
+                process_html(body, options->files.content_type, file,
+                             std::make_shared<const Config>(config), scheme_id(config));
             if (!warned) warn_unknown_scheme(*index, record.scheme);
             warned = true;
-            Page page{.url = file, .id = file, .body = body,
-                      .content_type = options->files.content_type};
-            record.result = fingerprint_page(page.body, page.content_type, config);
-            record.page = std::move(page);
             auto found = answer(record);
             if (found) print_json_line({{"file", file}, {"neardup", tag_to_json(found->tag)}});
           });

@@ -310,6 +310,7 @@ void for_each_key(C& c, F&& f) {
         .expect = "host:port (port 1..65535, IPv6 as [::1]:port) or \"\" for no metrics "
                   "server"},
     c.metrics.listen);
+  f(Key{.path = "metrics.queries"}, c.metrics.queries);
 
   f(Key{.path = "log.level", .one_of = kLogLevels}, c.log.level);
   f(Key{.path = "log.format", .one_of = kLogFormats}, c.log.format);
@@ -1017,7 +1018,7 @@ std::vector<Setting> config_settings(const Config& config) {
 }
 
 bool is_restart_only(std::string_view path) {
-  return path.starts_with("kafka.") || path.starts_with("store.") || path == "metrics.listen" ||
+  return path.starts_with("kafka.") || path.starts_with("store.") || path.starts_with("metrics.") ||
          path == "pipeline.threads";
 }
 

@@ -166,6 +166,8 @@ struct PipelineConfig {
 
 struct MetricsConfig {
   std::string listen = "127.0.0.1:9464";  // empty: no metrics server
+  // Also answer the index's questions on the listener: POST /v1/lookup, GET /v1/pages/{id}.
+  bool queries = false;
 
   bool operator==(const MetricsConfig&) const = default;
 };
@@ -240,7 +242,7 @@ struct Setting {
 };
 std::vector<Setting> config_settings(const Config& config);
 
-// Whether a key needs a restart to change (kafka.*, store.*, metrics.listen,
+// Whether a key needs a restart to change (kafka.*, store.*, metrics.listen, metrics.queries,
 // pipeline.threads); a reload keeps the running value of these.
 bool is_restart_only(std::string_view path);
 

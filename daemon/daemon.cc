@@ -775,6 +775,15 @@ std::string Daemon::run() {
 
 IndexStats Daemon::index_stats() { return impl_->index->stats(); }
 
+StoreResult<LookupAnswer> Daemon::lookup(const ProcessedRecord& record) {
+  return lookup_record(*impl_->index, record);
+}
+
+StoreResult<std::optional<nlohmann::json>> Daemon::describe_page(const std::string& id,
+                                                                 std::size_t max_members) {
+  return neardup::describe_page(*impl_->index, id, max_members);
+}
+
 std::expected<void, std::string> Daemon::health() const {
   if (stop_requested_) return {};
   const Clock::duration since =

@@ -34,6 +34,7 @@
 
 #include "config/config.h"
 #include "kafka/client.h"
+#include "message/answers.h"
 #include "ops/metrics.h"
 #include "ops/reload.h"
 #include "store/index.h"
@@ -102,6 +103,14 @@ class Daemon {
   // The index's counts and sizes (Index::stats(): a read transaction on the calling thread,
   // which never blocks the index thread). Any thread, for the life of the daemon.
   IndexStats index_stats();
+
+  // The index's questions (metrics.queries; daemon/queries.h): what a processed record would be
+  // tagged, without inserting it, and the live page stored under an id with its cluster
+  // (message/answers.h). Any thread: each waits for the batch being applied, and holds the
+  // next one back only while it reads.
+  StoreResult<LookupAnswer> lookup(const ProcessedRecord& record);
+  StoreResult<std::optional<nlohmann::json>> describe_page(const std::string& id,
+                                                           std::size_t max_members);
 
   // Healthy while the consume loop has polled Kafka within kStallMillis, or while a requested
   // stop drains (bounded by kDrainMillis); otherwise the reason. Any thread. For the systemd

@@ -25,6 +25,7 @@
 #include "common/log.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
+#include "daemon/queries.h"
 #include "ops/metrics.h"
 #include "ops/metrics_server.h"
 #include "ops/notify.h"
@@ -235,13 +236,16 @@ int main(int argc, char** argv) {
   const ops::HealthCheck ready = [&daemon] { return daemon.readiness(); };
   std::unique_ptr<ops::MetricsServer> metrics_server;
   if (!config->metrics.listen.empty()) {
-    auto server = ops::MetricsServer::start(config->metrics.listen, registry, health, ready);
+    auto server = ops::MetricsServer::start(
+        config->metrics.listen, registry, health, ready,
+        config->metrics.queries ? daemon::query_handlers(daemon, holder) : ops::QueryHandlers{});
     if (!server) {
       log->error("fatal error=\"metrics.listen {}: {}\"", config->metrics.listen, server.error());
       return kExitFailure;
     }
     metrics_server = std::move(*server);
-    log->info("metrics listening on {}:{}", metrics_server->host(), metrics_server->port());
+    log->info("metrics listening on {}:{}{}", metrics_server->host(), metrics_server->port(),
+              config->metrics.queries ? " (with /v1/lookup and /v1/pages/)" : "");
   }
 
   std::string fatal;

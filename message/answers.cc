@@ -68,6 +68,15 @@ StoreResult<std::optional<nlohmann::json>> describe_page(Index& index, const std
                         {"cluster", cluster_json(*cluster, max_members)}};
 }
 
+ProcessedRecord process_html(std::string body, std::string content_type, std::string id,
+                             std::shared_ptr<const Config> config, std::string scheme) {
+  ProcessedRecord record{.config = std::move(config), .scheme = std::move(scheme)};
+  record.result = fingerprint_page(body, content_type, *record.config);
+  record.page = Page{.url = id, .id = id, .body = std::move(body),
+                     .content_type = std::move(content_type)};
+  return record;
+}
+
 StoreResult<LookupAnswer> lookup_record(Index& index, const ProcessedRecord& record) {
   LookupAnswer answer;
   if (!record.page) {

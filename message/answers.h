@@ -38,6 +38,11 @@ nlohmann::json cluster_json(const Cluster& cluster, std::size_t max_members);
 StoreResult<std::optional<nlohmann::json>> describe_page(Index& index, const std::string& id,
                                                          std::size_t max_members);
 
+// A page given as bare HTML (a file, an HTTP request body) rather than as an input record: `id`
+// names it (also as its url); the pipeline runs on it under `config`.
+ProcessedRecord process_html(std::string body, std::string content_type, std::string id,
+                             std::shared_ptr<const Config> config, std::string scheme);
+
 // What a record would be tagged if it were applied now, without inserting it: the tag of its
 // output (unique/duplicate with what it matched, or skipped with the reason), or the dead-letter
 // error of a record that is not a page.

@@ -49,7 +49,7 @@ MetricsServer::~MetricsServer() { stop(); }
 
 std::expected<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
     std::string_view listen, const MetricsRegistry& registry, HealthCheck health,
-    HealthCheck ready) {
+    HealthCheck ready, QueryHandlers queries) {
   auto address = parse_listen_address(listen);
   if (!address) return std::unexpected(address.error());
 
@@ -78,6 +78,23 @@ std::expected<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
   };
   server->Get("/healthz", answer(health, "ok"));
   server->Get("/readyz", answer(ready, "ready"));
+  auto reply = [](httplib::Response& res, const HttpAnswer& answer) {
+    res.status = answer.status;
+    res.set_content(answer.json + "\n", "application/json");
+  };
+  if (queries.lookup) {
+    server->set_payload_max_length(queries.max_body_bytes);
+    server->Post("/v1/lookup", [lookup = queries.lookup, reply](const httplib::Request& req,
+                                                                 httplib::Response& res) {
+      reply(res, lookup(req.body, req.get_header_value("Content-Type")));
+    });
+  }
+  if (queries.page) {
+    server->Get(R"(/v1/pages/(.+))", [page = queries.page, reply](const httplib::Request& req,
+                                                                   httplib::Response& res) {
+      reply(res, page(req.matches[1].str()));
+    });
+  }
 
   // httplib reports a failed bind as false/-1 only; the reason is left in errno.
   errno = 0;

@@ -2,6 +2,9 @@
 //   GET /metrics  the registry in the Prometheus text format (text/plain; version=0.0.4)
 //   GET /healthz  liveness: 200 "ok", or 503 with the reason the health check gives
 //   GET /readyz   readiness: 200 "ready", or 503 with the reason the readiness check gives
+// and, when query handlers are given (metrics.queries):
+//   POST /v1/lookup      what a page (the request body) would be tagged: JSON
+//   GET /v1/pages/{id}   a stored page and its cluster: JSON, 404 when there is none
 // Anything else is 404. Served by a background thread (two workers) until stop().
 //
 // An empty metrics.listen means no metrics server: do not call start() then.
@@ -13,6 +16,7 @@
 //   (*server)->stop();  // on shutdown, or let the destructor do it
 #pragma once
 
+#include <cstddef>
 #include <expected>
 #include <functional>
 #include <memory>
@@ -41,6 +45,23 @@ std::expected<ListenAddress, std::string> parse_listen_address(std::string_view 
 // 503. An empty check always passes.
 using HealthCheck = std::function<std::expected<void, std::string>()>;
 
+// An answer of a query handler: the HTTP status and a JSON body.
+struct HttpAnswer {
+  int status = 200;
+  std::string json;
+};
+
+// The index's questions (docs/operations.md#questions-over-http). Handlers run on the server's
+// worker threads. Unset: the routes are not served (404).
+struct QueryHandlers {
+  // POST /v1/lookup: the request body and its Content-Type header.
+  std::function<HttpAnswer(const std::string& body, const std::string& content_type)> lookup;
+  // GET /v1/pages/{id}: the id, percent-decoded.
+  std::function<HttpAnswer(const std::string& id)> page;
+  // Larger request bodies are refused (413) before they are read whole.
+  std::size_t max_body_bytes = 10u << 20;
+};
+
 class MetricsServer {
  public:
   // Binds `listen` and starts serving `registry` (which must outlive the server). Returns the
@@ -49,7 +70,7 @@ class MetricsServer {
   // a second daemon on the same port fails here instead of splitting the scrapes.
   static std::expected<std::unique_ptr<MetricsServer>, std::string> start(
       std::string_view listen, const MetricsRegistry& registry, HealthCheck health = {},
-      HealthCheck ready = {});
+      HealthCheck ready = {}, QueryHandlers queries = {});
 
   ~MetricsServer();  // stop()s
   MetricsServer(const MetricsServer&) = delete;

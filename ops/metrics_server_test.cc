@@ -146,3 +146,49 @@ TEST(MetricsServer, StopRightAfterStartReturns) {
 
 }  // namespace
 }  // namespace neardup::ops
+
+namespace neardup::ops {
+namespace {
+
+TEST(MetricsServer, QueryRoutesAreServedOnlyWhenGivenHandlers) {
+  MetricsRegistry registry;
+  auto plain = MetricsServer::start("127.0.0.1:0", registry);
+  ASSERT_TRUE(plain) << plain.error();
+  httplib::Client plain_client("127.0.0.1", (*plain)->port());
+  auto none = plain_client.Get("/v1/pages/a-1");
+  ASSERT_TRUE(none);
+  EXPECT_EQ(none->status, 404);
+  auto none_post = plain_client.Post("/v1/lookup", "<p>x</p>", "text/html");
+  ASSERT_TRUE(none_post);
+  EXPECT_EQ(none_post->status, 404);
+
+  QueryHandlers queries;
+  queries.max_body_bytes = 100;
+  queries.lookup = [](const std::string& body, const std::string& content_type) {
+    return HttpAnswer{200, "{\"body\":\"" + body + "\",\"type\":\"" + content_type + "\"}"};
+  };
+  queries.page = [](const std::string& id) {
+    return id == "a b/1" ? HttpAnswer{200, "{\"id\":\"a b/1\"}"} : HttpAnswer{404, "{}"};
+  };
+  auto server = MetricsServer::start("127.0.0.1:0", registry, {}, {}, queries);
+  ASSERT_TRUE(server) << server.error();
+  httplib::Client client("127.0.0.1", (*server)->port());
+  auto looked = client.Post("/v1/lookup", "<p>x</p>", "text/html; charset=utf-8");
+  ASSERT_TRUE(looked);
+  EXPECT_EQ(looked->status, 200);
+  EXPECT_EQ(looked->get_header_value("Content-Type"), "application/json");
+  EXPECT_EQ(looked->body, "{\"body\":\"<p>x</p>\",\"type\":\"text/html; charset=utf-8\"}\n");
+  auto page = client.Get("/v1/pages/a%20b%2F1");  // ids are percent-decoded
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->status, 200);
+  EXPECT_EQ(page->body, "{\"id\":\"a b/1\"}\n");
+  auto missing = client.Get("/v1/pages/zzz");
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->status, 404);
+  auto big = client.Post("/v1/lookup", std::string(1000, 'x'), "text/html");
+  ASSERT_TRUE(big);
+  EXPECT_EQ(big->status, 413);
+}
+
+}  // namespace
+}  // namespace neardup::ops

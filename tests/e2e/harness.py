@@ -159,7 +159,7 @@ DEFAULT_EXTRA = "pipeline:\n  batch_delay_ms: 5\n"
 
 
 def write_config(workdir, bootstrap, name="neardup.yaml", input_topic="pages", group="neardup",
-                 extra="", kafka_extra="", metrics_listen="", consumer_extra=""):
+                 extra="", kafka_extra="", metrics_listen="", consumer_extra="", queries=False):
     """A config for neardupd on `bootstrap`; `consumer_extra`: more lines (4-space indented)
     under kafka.consumer_properties."""
     path = workdir.file(name)
@@ -180,6 +180,7 @@ def write_config(workdir, bootstrap, name="neardup.yaml", input_topic="pages", g
   sync: false
 metrics:
   listen: "{metrics_listen}"
+  queries: {"true" if queries else "false"}
 {extra or DEFAULT_EXTRA}""")
     return path
 

@@ -1,0 +1,47 @@
+#include "daemon/queries.h"
+
+#include "message/answers.h"
+#include "message/processing.h"
+
+namespace neardup::daemon {
+namespace {
+
+ops::HttpAnswer store_failure(const StoreError& error) {
+  return {500, nlohmann::json{{"error", "store"}, {"detail", error.message}}.dump()};
+}
+
+bool is_json(std::string_view content_type) {
+  return content_type.substr(0, content_type.find(';')).find("json") != std::string_view::npos;
+}
+
+}  // namespace
+
+ops::QueryHandlers query_handlers(Daemon& daemon, const ops::ConfigHolder& config) {
+  ops::QueryHandlers handlers;
+  handlers.max_body_bytes = config.current()->input.max_record_bytes;
+  handlers.lookup = [&daemon, &config](const std::string& body,
+                                       const std::string& content_type) -> ops::HttpAnswer {
+    const std::shared_ptr<const Config> current = config.current();
+    std::string scheme = scheme_id(*current);
+    ProcessedRecord record = is_json(content_type)
+                                 ? process_record(body, current, std::move(scheme))
+                                 : process_html(body, content_type, "", current, std::move(scheme));
+    auto answer = daemon.lookup(record);
+    if (!answer) return store_failure(answer.error());
+    const nlohmann::json json = lookup_json(record, *answer);
+    return {answer->dead_letter ? 400 : 200,
+            json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+  };
+  handlers.page = [&daemon](const std::string& id) -> ops::HttpAnswer {
+    auto described = daemon.describe_page(id, kQueryMaxMembers);
+    if (!described) return store_failure(described.error());
+    if (!*described) {
+      return {404, nlohmann::json{{"error", "not_found"}, {"id", id}}.dump(
+                       -1, ' ', false, nlohmann::json::error_handler_t::replace)};
+    }
+    return {200, (*described)->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+  };
+  return handlers;
+}
+
+}  // namespace neardup::daemon
