@@ -26,6 +26,7 @@
 #include "config/config.h"
 #include "daemon/daemon.h"
 #include "daemon/queries.h"
+#include "store/table_design.h"
 #include "ops/metrics.h"
 #include "ops/metrics_server.h"
 #include "ops/notify.h"
@@ -193,6 +194,11 @@ int main(int argc, char** argv) {
   if (loaded) {
     if (auto checked = check_kafka_properties(*loaded); !checked) {
       loaded = std::unexpected(checked.error());
+    } else if (auto design = TableDesign::for_store(loaded->store.design_k,
+                                                    loaded->store.expected_documents,
+                                                    loaded->store.tables);
+               !design) {
+      loaded = std::unexpected(design.error());  // a store that could never be opened
     }
   }
   if (!loaded) {

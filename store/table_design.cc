@@ -57,20 +57,35 @@ std::expected<TableDesign, std::string> TableDesign::for_store(std::uint32_t k,
   if (k + 1 > 64) return std::unexpected("store.design_k: must be < 64, got " + std::to_string(k));
   if (tables != 0) {
     std::string valid;
-    for (std::uint32_t r = 1; k + r <= 64 && binomial(k + r, r) <= std::max(tables, 1000u); ++r) {
+    for (std::uint32_t r = 1; k + r <= 64 && binomial(k + r, r) <= kMaxTables; ++r) {
       if (binomial(k + r, r) == tables) return make(k, r);
       valid += (valid.empty() ? "" : ", ") + std::to_string(binomial(k + r, r));
     }
     return std::unexpected("store.tables: design_k " + std::to_string(k) +
-                           " allows C(k + r, r) tables (" + valid + ", ...), got " +
+                           " allows C(k + r, r) tables up to " + std::to_string(kMaxTables) +
+                           " (" + (valid.empty() ? "none" : valid) + "), got " +
                            std::to_string(tables));
   }
   // Fewest tables whose average prefix bucket stays within a page of packed entries: a table
-  // costs a cold page per probe and one entry per insert, a candidate about a nanosecond.
+  // costs a cold page per probe and one entry per insert, a candidate about a nanosecond. The
+  // bucket size is computed before any table is enumerated: large k would need millions.
   for (std::uint32_t r = 1;; ++r) {
-    TableDesign design = make(k, r);
-    if (design.bucket_entries(expected_documents) <= kMaxBucketEntries || k + r + 1 > 64) {
-      return design;
+    const std::uint32_t blocks = k + r;
+    const std::uint32_t narrow = 64 / blocks, wide_blocks = 64 % blocks;
+    const std::uint32_t narrow_chosen = std::min(r, blocks - wide_blocks);
+    const std::uint32_t prefix = narrow_chosen * narrow + (r - narrow_chosen) * (narrow + 1);
+    const double bucket =
+        static_cast<double>(expected_documents) / std::ldexp(1.0, static_cast<int>(prefix));
+    if (bucket <= kMaxBucketEntries || blocks + 1 > 64) {
+      if (binomial(blocks, r) > kMaxTables) {
+        return std::unexpected(
+            "store.design_k: " + std::to_string(k) + " at store.expected_documents " +
+            std::to_string(expected_documents) + " needs " + std::to_string(binomial(blocks, r)) +
+            " tables, more than " + std::to_string(kMaxTables) +
+            " (each costs memory and a probe per page): lower store.design_k (3 finds "
+            "near-duplicates; MinHash finds the partial copies) or store.expected_documents");
+      }
+      return make(k, r);
     }
   }
 }

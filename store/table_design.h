@@ -27,10 +27,14 @@ struct TableDesign {
   // The design for a store: with tables != 0, the r with C(k + r, r) == tables (an error names
   // the valid counts otherwise); with tables == 0, the smallest r whose prefix buckets hold at
   // most kMaxBucketEntries fingerprints on average at expected_documents (see FORMAT.md).
+  // Either way a design of more than kMaxTables tables is an error.
   static std::expected<TableDesign, std::string> for_store(std::uint32_t k,
                                                            std::uint64_t expected_documents,
                                                            std::uint32_t tables);
   static constexpr double kMaxBucketEntries = 256;
+  // More tables than this are refused (an error names the key): each costs an in-memory delta
+  // and a probe per page. k = 3 needs 4 (to 16.7M pages) or 10; k = 5 at 100M pages 56.
+  static constexpr std::uint64_t kMaxTables = 100;
 
   std::size_t tables() const { return block_order.size(); }
   // Bits of table t's prefix: the widths of its first r blocks.

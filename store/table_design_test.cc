@@ -62,6 +62,34 @@ TEST(TableDesign, ExplicitTableCountPicksItsR) {
   auto bad = TableDesign::for_store(3, 0, 7);
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().find("4, 10"), std::string::npos) << bad.error();
+  EXPECT_FALSE(TableDesign::for_store(3, 0, 120));  // C(10, 3): over kMaxTables
+}
+
+TEST(TableDesign, DerivedBucketSizeAgreesWithTheBuiltDesign) {
+  // for_store sizes buckets before building tables; the built design must agree.
+  for (std::uint32_t k = 0; k <= 6; ++k) {
+    for (std::uint64_t n : {1'000ull, 1'000'000ull, 100'000'000ull, 10'000'000'000ull}) {
+      auto design = TableDesign::for_store(k, n, 0);
+      if (!design) continue;
+      EXPECT_LE(design->bucket_entries(n), TableDesign::kMaxBucketEntries) << k << " " << n;
+      if (design->r > 1) {
+        EXPECT_GT(TableDesign::make(k, design->r - 1).bucket_entries(n),
+                  TableDesign::kMaxBucketEntries) << k << " " << n;
+      }
+    }
+  }
+}
+
+TEST(TableDesign, DesignsOfTooManyTablesAreRefusedAtOnce) {
+  // k = 16 would need hundreds of thousands of tables: refused without enumerating them.
+  for (std::uint32_t k : {8u, 12u, 16u}) {
+    auto design = TableDesign::for_store(k, 100'000'000, 0);
+    ASSERT_FALSE(design) << k;
+    EXPECT_NE(design.error().find("store.design_k: " + std::to_string(k)), std::string::npos)
+        << design.error();
+    EXPECT_NE(design.error().find("more than 100"), std::string::npos) << design.error();
+  }
+  EXPECT_EQ(TableDesign::for_store(5, 100'000'000, 0)->tables(), 56u);
 }
 
 }  // namespace
