@@ -9,6 +9,8 @@
 #include <cstring>
 #include <utility>
 
+#include "pipeline/denoise/html_prescan.h"
+
 namespace neardup::denoise_internal {
 namespace {
 
@@ -636,9 +638,10 @@ void append_collapsed(std::string_view text, std::string& out) {
 }
 
 Outline parse_outline(std::string_view utf8_html, std::uint32_t max_nodes,
-                      std::chrono::steady_clock::time_point deadline) {
+                      std::chrono::steady_clock::time_point deadline, bool prescan) {
   OutlineBuilder builder(max_nodes, deadline);
-  builder.parse(utf8_html);
+  thread_local std::string scratch;
+  builder.parse(prescan ? prescan_html(utf8_html, scratch) : utf8_html);
   return std::move(builder).take();
 }
 

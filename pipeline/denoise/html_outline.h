@@ -139,9 +139,10 @@ struct Outline {
 
 // Parses UTF-8 HTML (any declared charset is ignored). Records at most max_nodes elements;
 // stops parsing at the deadline. Never fails: malformed HTML is repaired by libxml2's
-// recovery rules, and an empty input gives an empty outline.
+// recovery rules, and an empty input gives an empty outline. The input goes through
+// prescan_html first (html_prescan.h); `prescan` false parses it as it is (to compare).
 Outline parse_outline(std::string_view utf8_html, std::uint32_t max_nodes,
-                      std::chrono::steady_clock::time_point deadline);
+                      std::chrono::steady_clock::time_point deadline, bool prescan = true);
 
 // Appends the paragraphs formed by runs[begin, end) for which keep(run) is true: runs of one
 // block are concatenated, whitespace collapsed and trimmed; empty paragraphs are skipped.
