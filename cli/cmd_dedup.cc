@@ -1,6 +1,7 @@
 // neardup dedup --store DIR [--in FILE] [--out FILE] [--dead-letter FILE]: the whole pipeline
 // and the index over JSONL pages (docs/records.md, docs/cli.md). Pure stages run on all cores
-// over a chunk of lines; the index applies the chunk in input order in one transaction.
+// over a chunk of lines, one chunk ahead of the index, which applies each chunk in input order
+// in one transaction while the next is fingerprinted.
 //
 // Offline defaults: gzip input is read as such (by its magic bytes); an input none of whose
 // first kProbeLines lines is a page stops the run (exit 2) with what the input looks like; the
@@ -9,6 +10,7 @@
 
 #include <chrono>
 #include <cstdio>
+#include <future>
 #include <iostream>
 
 #include "cli/cli_util.h"
@@ -127,59 +129,76 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     };
     DedupCounts counts;
     std::uint64_t line_number = 0;
-    std::vector<Line> chunk;
     const std::size_t chunk_size = std::max<std::size_t>(config->pipeline.batch_size, 1);
     int exit_code = kExitOk;
-    bool first_chunk = true;
     bool not_pages = false;  // stopped: none of the first lines is a page
 
-    while (exit_code == kExitOk) {
-      chunk.clear();
+    // Reads the next chunk of lines and runs the pure stages over it on all cores. One runs
+    // ahead while the index applies the chunk before it and its outputs are written, so no
+    // core waits on a serial phase.
+    struct Chunk {
+      std::vector<Line> lines;
+      std::string read_error;
+    };
+    auto read_chunk = [&]() {
+      Chunk chunk;
       std::string text;
-      while (chunk.size() < chunk_size && in.next(text)) {
+      while (chunk.lines.size() < chunk_size && in.next(text)) {
         ++line_number;
         if (text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
-        chunk.push_back(Line{.number = line_number, .text = std::move(text)});
+        chunk.lines.push_back(Line{.number = line_number, .text = std::move(text)});
       }
-      if (!in.error().empty()) {
-        std::cerr << "neardup dedup: " << in.error() << "\n";
+      chunk.read_error = in.error();
+      parallel_for(chunk.lines.size(), config->pipeline.threads, [&](std::size_t i) {
+        chunk.lines[i].record = process_record(chunk.lines[i].text, shared_config, scheme);
+      });
+      return chunk;
+    };
+
+    Chunk chunk = read_chunk();
+    if (!chunk.lines.empty()) {  // is any of the first lines a page at all?
+      const std::vector<Line>& lines = chunk.lines;
+      const std::size_t probe = std::min(kProbeLines, lines.size());
+      if (std::none_of(lines.begin(), lines.begin() + probe,
+                       [](const Line& line) { return line.record.page.has_value(); })) {
+        std::cerr << "neardup dedup: none of the first " << probe << " lines of "
+                  << (options->in == "-" ? "stdin" : options->in) << " is a page (line "
+                  << lines[0].number << ": " << lines[0].record.page.error().code << ": "
+                  << lines[0].record.page.error().detail << "); the input looks like "
+                  << describe_input(in.head(), lines[0].text, config->input.fields.url)
+                  << ". Nothing was written.\n";
+        exit_code = kExitUsage;
+        not_pages = true;
+      }
+    }
+    std::vector<Outcome> outcomes;
+    while (exit_code == kExitOk) {
+      if (!chunk.read_error.empty()) {
+        std::cerr << "neardup dedup: " << chunk.read_error << "\n";
         exit_code = kExitFailure;
       }
-      if (chunk.empty()) break;
-
-      parallel_for(chunk.size(), config->pipeline.threads, [&](std::size_t i) {
-        chunk[i].record = process_record(chunk[i].text, shared_config, scheme);
-      });
-
-      if (first_chunk) {
-        first_chunk = false;  // is any of the first lines a page at all?
-        const std::size_t probe = std::min(kProbeLines, chunk.size());
-        if (std::none_of(chunk.begin(), chunk.begin() + probe,
-                         [](const Line& line) { return line.record.page.has_value(); })) {
-          std::cerr << "neardup dedup: none of the first " << probe << " lines of "
-                    << (options->in == "-" ? "stdin" : options->in) << " is a page (line "
-                    << chunk[0].number << ": " << chunk[0].record.page.error().code << ": "
-                    << chunk[0].record.page.error().detail << "); the input looks like "
-                    << describe_input(in.head(), chunk[0].text, config->input.fields.url)
-                    << ". Nothing was written.\n";
-          exit_code = kExitUsage;
-          not_pages = true;
-          break;
-        }
-      }
+      if (chunk.lines.empty()) break;
+      const bool more = chunk.read_error.empty();
+      std::future<Chunk> ahead;
+      if (more) ahead = std::async(std::launch::async, read_chunk);
 
       std::vector<IndexItem> items;
-      items.reserve(chunk.size());
-      for (const Line& line : chunk) items.push_back(index_item(line.record));
+      items.reserve(chunk.lines.size());
+      for (const Line& line : chunk.lines) items.push_back(index_item(line.record));
       auto verdicts = (*index)->apply(items);
       if (!verdicts) {
         std::cerr << "neardup dedup: index: " << verdicts.error().message << "\n";
         exit_code = kExitFailure;
+        if (ahead.valid()) ahead.wait();
         break;
       }
-      for (std::size_t i = 0; i < chunk.size(); ++i) {
-        const Line& line = chunk[i];
-        Outcome outcome = render_outcome(line.record, (*verdicts)[i]);
+      outcomes.assign(chunk.lines.size(), Outcome{});
+      parallel_for(chunk.lines.size(), config->pipeline.threads, [&](std::size_t i) {
+        outcomes[i] = render_outcome(chunk.lines[i].record, (*verdicts)[i]);
+      });
+      for (std::size_t i = 0; i < chunk.lines.size(); ++i) {
+        const Line& line = chunk.lines[i];
+        Outcome& outcome = outcomes[i];
         if (outcome.dead_letter) {
           ++counts.bad;
           std::cerr << "neardup dedup: line " << line.number << ": " << outcome.error.code << ": "
@@ -199,6 +218,8 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
         std::fwrite(outcome.value.data(), 1, outcome.value.size(), out);
       }
       if (progress) print_progress(counts, elapsed(), false);
+      if (!more) break;
+      chunk = ahead.get();
     }
     if (std::fflush(out) != 0 || std::ferror(out)) {
       std::cerr << "neardup dedup: write error on " << options->out << "\n";

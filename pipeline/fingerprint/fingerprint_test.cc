@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
+#include <cmath>
+#include <random>
 #include <vector>
 
 namespace neardup {
@@ -19,6 +22,37 @@ TEST(Fingerprint, HeavierFeatureWinsEveryContestedBit) {
 TEST(Fingerprint, TiedVoteLeavesBitZero) {
   std::vector<Feature> features{{0xFFull, 1.0}, {0x00ull, 1.0}};
   EXPECT_EQ(simhash(features), 0u);
+}
+
+// The plain per-bit vote (with a branch per bit), as simhash() computed it before it was made
+// branch-free: the two must agree on every input.
+std::uint64_t reference_simhash(const std::vector<Feature>& features) {
+  std::array<double, 64> votes{};
+  for (const Feature& f : features) {
+    for (int bit = 0; bit < 64; ++bit) votes[bit] += ((f.hash >> bit) & 1) ? f.weight : -f.weight;
+  }
+  std::uint64_t fingerprint = 0;
+  for (int bit = 0; bit < 64; ++bit) {
+    if (votes[bit] > 0) fingerprint |= std::uint64_t{1} << bit;
+  }
+  return fingerprint;
+}
+
+TEST(Fingerprint, BranchFreeVoteEqualsThePlainVote) {
+  std::mt19937_64 rng(7);
+  for (int page = 0; page < 2000; ++page) {
+    std::vector<Feature> features(rng() % 400);
+    for (Feature& f : features) {
+      f.hash = rng();
+      // tf, log_tf and binary weights: small integers, logs, ones; ties included.
+      switch (rng() % 3) {
+        case 0: f.weight = static_cast<double>(1 + rng() % 5); break;
+        case 1: f.weight = 1 + std::log(static_cast<double>(1 + rng() % 9)); break;
+        default: f.weight = 1; break;
+      }
+    }
+    ASSERT_EQ(simhash(features), reference_simhash(features)) << "page " << page;
+  }
 }
 
 TEST(Fingerprint, EmptyFeaturesGiveZero) { EXPECT_EQ(simhash({}), 0u); }
