@@ -1,5 +1,6 @@
-// neardup dedup --store DIR [--in FILE] [--out FILE] [--dead-letter FILE]: the whole pipeline
-// and the index over JSONL pages (docs/records.md, docs/cli.md). Pure stages run on all cores
+// neardup dedup --store DIR [--in FILE | --warc FILE...] [--out FILE] [--dead-letter FILE]: the
+// whole pipeline and the index over JSONL pages or WARC response records (docs/records.md,
+// docs/cli.md). Pure stages run on all cores
 // over a chunk of lines; the index applies the chunk in input order in one transaction.
 //
 // Offline defaults: gzip input is read as such (by its magic bytes); an input none of whose
@@ -15,6 +16,7 @@
 #include "cli/commands.h"
 #include "cli/help.h"
 #include "cli/line_reader.h"
+#include "cli/record_input.h"
 #include "common/parallel.h"
 #include "message/processing.h"
 #include "store/index.h"
@@ -39,19 +41,18 @@ struct DedupCounts {
 };
 
 struct Line {
-  std::uint64_t number = 0;
+  std::string where;  // "line 12", or the WARC file and offset
   std::string text;
   ProcessedRecord record;
 };
 
 void print_progress(const DedupCounts& counts, double seconds, bool final_line) {
-  std::fprintf(stderr, "\r%llu pages  %llu unique  %llu duplicate  %llu skipped  %llu bad  %.0f pages/s%s",
-               static_cast<unsigned long long>(counts.pages),
-               static_cast<unsigned long long>(counts.unique),
-               static_cast<unsigned long long>(counts.duplicate),
-               static_cast<unsigned long long>(counts.skipped),
-               static_cast<unsigned long long>(counts.bad),
-               seconds > 0 ? counts.pages / seconds : 0.0, final_line ? "\n" : "");
+  std::fprintf(
+      stderr, "\r%llu pages  %llu unique  %llu duplicate  %llu skipped  %llu bad  %.0f pages/s%s",
+      static_cast<unsigned long long>(counts.pages), static_cast<unsigned long long>(counts.unique),
+      static_cast<unsigned long long>(counts.duplicate),
+      static_cast<unsigned long long>(counts.skipped), static_cast<unsigned long long>(counts.bad),
+      seconds > 0 ? counts.pages / seconds : 0.0, final_line ? "\n" : "");
 }
 
 }  // namespace
@@ -59,17 +60,19 @@ void print_progress(const DedupCounts& counts, double seconds, bool final_line) 
 void register_dedup(CLI::App& root, CommandRegistry& registry) {
   struct Options {
     std::string store, config_path, in = "-", out = "-", dead_letter;
+    std::vector<std::string> warc;
     bool sync = false;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand(
-      "dedup", "Tag JSONL pages unique/duplicate/skipped through the index, in input order");
+      "dedup",
+      "Tag JSONL pages or WARC responses unique/duplicate/skipped through the index, in input "
+      "order");
   sub->add_option("--store", options->store, "index directory (created if missing)")
       ->required()
       ->option_text("DIR");
   add_config_option(sub, options->config_path);
-  sub->add_option("--in", options->in, "JSONL pages, gzip or plain; - for stdin")
-      ->option_text("FILE");
+  add_record_input_options(sub, options->in, options->warc);
   sub->add_option("--out", options->out, "tagged JSONL; - for stdout")->option_text("FILE");
   sub->add_option("--dead-letter", options->dead_letter, "write unreadable lines here")
       ->option_text("FILE");
@@ -78,10 +81,14 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
       "Pages are read in order and written in the same order, one tagged line per page; lines\n"
       "that are not pages are reported on stderr by number (and written to --dead-letter).\n"
       "The run stops (exit 2) if none of the first 16 lines is a page, naming what the input\n"
-      "looks like. Exit 0 also when some lines were bad: the summary line counts them.");
+      "looks like. Exit 0 also when some lines were bad: the summary line counts them.\n"
+      "With --warc, each HTTP 200 HTML response record is one page (docs/cli.md, \"WARC input\");\n"
+      "the other records are counted on a \"warc:\" line, damaged ones reported with their "
+      "offset.");
   set_examples(sub, {"neardup dedup --store /tmp/nd --in samples/crawl.jsonl.gz --out tagged.jsonl",
                      "zcat crawl.jsonl.gz | neardup dedup --store idx --dead-letter bad.jsonl "
-                     "| jq -c 'select(.neardup.status == \"duplicate\")'"});
+                     "| jq -c 'select(.neardup.status == \"duplicate\")'",
+                     "neardup dedup --store idx --warc CC-MAIN-*.warc.gz --out tagged.jsonl"});
   registry.add(sub, [options]() {
     auto config = load_config_or_defaults(options->config_path);
     if (!config) {
@@ -90,12 +97,13 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     }
     config->store.path = options->store;
     config->store.sync = options->sync;
-    auto reader = LineReader::open(options->in);
-    if (!reader) {
-      std::cerr << "neardup dedup: " << reader.error() << "\n";
+    auto input =
+        RecordInput::open(options->in, options->warc, config->input.fields, "neardup dedup");
+    if (!input) {
+      std::cerr << "neardup dedup: " << input.error() << "\n";
       return kExitUsage;
     }
-    LineReader& in = **reader;
+    RecordInput& in = **input;
     const auto shared_config = std::make_shared<const Config>(*config);
     auto index = Index::open(config->store);
     if (!index) {
@@ -126,7 +134,6 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
     DedupCounts counts;
-    std::uint64_t line_number = 0;
     std::vector<Line> chunk;
     const std::size_t chunk_size = std::max<std::size_t>(config->pipeline.batch_size, 1);
     int exit_code = kExitOk;
@@ -135,11 +142,10 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
 
     while (exit_code == kExitOk) {
       chunk.clear();
-      std::string text;
-      while (chunk.size() < chunk_size && in.next(text)) {
-        ++line_number;
+      std::string text, where;
+      while (chunk.size() < chunk_size && in.next(text, where)) {
         if (text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
-        chunk.push_back(Line{.number = line_number, .text = std::move(text)});
+        chunk.push_back(Line{.where = std::move(where), .text = std::move(text)});
       }
       if (!in.error().empty()) {
         std::cerr << "neardup dedup: " << in.error() << "\n";
@@ -151,16 +157,16 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
         chunk[i].record = process_record(chunk[i].text, shared_config, scheme);
       });
 
-      if (first_chunk) {
+      if (first_chunk && in.lines()) {
         first_chunk = false;  // is any of the first lines a page at all?
         const std::size_t probe = std::min(kProbeLines, chunk.size());
         if (std::none_of(chunk.begin(), chunk.begin() + probe,
                          [](const Line& line) { return line.record.page.has_value(); })) {
           std::cerr << "neardup dedup: none of the first " << probe << " lines of "
-                    << (options->in == "-" ? "stdin" : options->in) << " is a page (line "
-                    << chunk[0].number << ": " << chunk[0].record.page.error().code << ": "
+                    << (options->in == "-" ? "stdin" : options->in) << " is a page ("
+                    << chunk[0].where << ": " << chunk[0].record.page.error().code << ": "
                     << chunk[0].record.page.error().detail << "); the input looks like "
-                    << describe_input(in.head(), chunk[0].text, config->input.fields.url)
+                    << describe_input(in.lines()->head(), chunk[0].text, config->input.fields.url)
                     << ". Nothing was written.\n";
           exit_code = kExitUsage;
           not_pages = true;
@@ -182,7 +188,7 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
         Outcome outcome = render_outcome(line.record, (*verdicts)[i]);
         if (outcome.dead_letter) {
           ++counts.bad;
-          std::cerr << "neardup dedup: line " << line.number << ": " << outcome.error.code << ": "
+          std::cerr << "neardup dedup: " << line.where << ": " << outcome.error.code << ": "
                     << outcome.error.detail << "\n";
           if (dead) std::fprintf(dead, "%s\n", line.text.c_str());
           continue;
@@ -208,6 +214,7 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     if (dead) std::fclose(dead);
     if (not_pages) return exit_code;
     if (progress) std::fputc('\n', stderr);
+    std::fputs(in.summary().c_str(), stderr);
     std::fprintf(stderr, "summary: ");
     print_progress(counts, elapsed(), true);
     return exit_code;
