@@ -1,7 +1,7 @@
 // neardup dedup --store DIR [--in FILE | --warc FILE...] [--out FILE] [--dead-letter FILE]: the
 // whole pipeline and the index over JSONL pages or WARC response records (docs/records.md,
-// docs/cli.md). Pure stages run on all cores
-// over a chunk of lines; the index applies the chunk in input order in one transaction.
+// docs/cli.md). Pure stages run on all cores over a chunk of records; the index applies the
+// chunk in input order in one transaction.
 //
 // Offline defaults: gzip input is read as such (by its magic bytes); an input none of whose
 // first kProbeLines lines is a page stops the run (exit 2) with what the input looks like; the

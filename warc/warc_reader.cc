@@ -485,10 +485,11 @@ void WarcReader::drop_member(const std::string& what) {
   in_member_ = false;
   const std::string_view raw(reinterpret_cast<const char*>(file_), size_);
   raw_pos_ = std::min(raw.find(kGzipMagic, member.file_offset + 1), size_);
-  pending_.push_back(WarcEntry{.where = {.offset = member.file_offset},
-                               .reason = "damaged gzip member: " + what +
-                                         "; reading resumes at offset " +
-                                         std::to_string(raw_pos_)});
+  pending_.push_back(WarcEntry{
+      .where = {.offset = member.file_offset},
+      .reason = "damaged gzip member: " + what +
+                (raw_pos_ < size_ ? "; reading resumes at offset " + std::to_string(raw_pos_)
+                                  : "; no gzip member follows")});
   // A record begun before the damage cannot be completed from later members.
   if (pos_ < buffer_.size()) {
     resync_ = true;

@@ -161,7 +161,7 @@ class WarcInput(unittest.TestCase):
         err = stderr.decode()
         self.assertIn(f"damaged.warc.gz: offset {damaged_at}: damaged gzip member", err)
         self.assertIn(f"damaged.warc.gz: offset {cut_at}: damaged gzip member: the file ends "
-                      "inside it (truncated)", err)
+                      "inside it (truncated); no gzip member follows", err)
         self.assertEqual(summary(stderr)["damaged"], 2)
         self.assertEqual(len(outputs), 242)
         self.assertEqual([o["warc"]["offset"] for o in outputs],
@@ -184,9 +184,11 @@ class WarcInput(unittest.TestCase):
                       "number", err)
         self.assertIn(f"damaged.warc: offset {responses[150]}: the block is not followed by "
                       "CRLF CRLF", err)
-        # The cut record swallowed the next request record's header: that request is lost too.
+        # Reading resumes at the next record header after each damaged record's start, so only
+        # the two damaged responses are lost (the cut one's length ran into the next records).
         self.assertEqual(len(outputs), 242)
         self.assertEqual(summary(stderr)["damaged"], 2)
+        self.assertEqual(summary(stderr)["passed_over"], {"warcinfo": 1, "request": 244})
 
     def test_wget_warc_of_a_local_site(self):
         if not shutil.which("wget"):
