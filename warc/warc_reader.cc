@@ -96,30 +96,44 @@ std::optional<std::uint64_t> parse_length(std::string_view text) {
   return value;
 }
 
-// Inflates a whole zlib, gzip (window_bits 15 + 32: either) or raw deflate (-15) stream.
-// False when it is not one whole valid stream, or inflates to more than kMaxBlockBytes
+enum class Progress { kMore, kDone, kFailed };
+
+// Runs a streaming decoder into `out`: step(next_out, avail_out) writes up to avail_out bytes at
+// next_out, lowers avail_out by what it wrote and says whether more output is coming. True when
+// the decoder finished; false when it failed, or when the output passed kMaxBlockBytes
 // (`too_large` is then set).
+template <typename Step>
+bool decode_stream(std::string& out, bool& too_large, Step step) {
+  out.clear();
+  for (;;) {
+    if (out.size() >= kMaxBlockBytes) {
+      too_large = true;
+      return false;
+    }
+    const std::size_t old = out.size();
+    out.resize(old + kOutChunk);
+    std::size_t avail_out = kOutChunk;
+    const Progress progress = step(out.data() + old, avail_out);
+    out.resize(old + kOutChunk - avail_out);
+    if (progress != Progress::kMore) return progress == Progress::kDone;
+  }
+}
+
+// Inflates a whole zlib, gzip (window_bits 15 + 32: either) or raw deflate (-15) stream.
 bool inflate_all(std::string_view in, int window_bits, std::string& out, bool& too_large) {
   z_stream zs{};
   if (::inflateInit2(&zs, window_bits) != Z_OK) return false;
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
   zs.avail_in = static_cast<uInt>(in.size());
-  out.clear();
-  int rc = Z_OK;
-  while (rc == Z_OK) {
-    if (out.size() >= kMaxBlockBytes) {
-      too_large = true;
-      break;
-    }
-    const std::size_t old = out.size();
-    out.resize(old + kOutChunk);
-    zs.next_out = reinterpret_cast<Bytef*>(out.data() + old);
-    zs.avail_out = kOutChunk;
-    rc = ::inflate(&zs, Z_NO_FLUSH);
-    out.resize(old + kOutChunk - zs.avail_out);
-  }
+  const bool done = decode_stream(out, too_large, [&](char* next_out, std::size_t& avail_out) {
+    zs.next_out = reinterpret_cast<Bytef*>(next_out);
+    zs.avail_out = static_cast<uInt>(avail_out);
+    const int rc = ::inflate(&zs, Z_NO_FLUSH);  // Z_BUF_ERROR: the stream is cut short
+    avail_out = zs.avail_out;
+    return rc == Z_OK ? Progress::kMore : rc == Z_STREAM_END ? Progress::kDone : Progress::kFailed;
+  });
   ::inflateEnd(&zs);
-  return rc == Z_STREAM_END;
+  return done;
 }
 
 bool brotli_all(std::string_view in, std::string& out, bool& too_large) {
@@ -127,22 +141,16 @@ bool brotli_all(std::string_view in, std::string& out, bool& too_large) {
   if (!state) return false;
   std::size_t avail_in = in.size();
   const auto* next_in = reinterpret_cast<const std::uint8_t*>(in.data());
-  out.clear();
-  BrotliDecoderResult rc = BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT;
-  while (rc == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT) {
-    if (out.size() >= kMaxBlockBytes) {
-      too_large = true;
-      break;
-    }
-    const std::size_t old = out.size();
-    out.resize(old + kOutChunk);
-    std::size_t avail_out = kOutChunk;
-    auto* next_out = reinterpret_cast<std::uint8_t*>(out.data() + old);
-    rc = BrotliDecoderDecompressStream(state, &avail_in, &next_in, &avail_out, &next_out, nullptr);
-    out.resize(old + kOutChunk - avail_out);
-  }
+  const bool done = decode_stream(out, too_large, [&](char* next_out, std::size_t& avail_out) {
+    auto* out_bytes = reinterpret_cast<std::uint8_t*>(next_out);
+    const BrotliDecoderResult rc =
+        BrotliDecoderDecompressStream(state, &avail_in, &next_in, &avail_out, &out_bytes, nullptr);
+    return rc == BROTLI_DECODER_RESULT_NEEDS_MORE_OUTPUT ? Progress::kMore
+           : rc == BROTLI_DECODER_RESULT_SUCCESS         ? Progress::kDone
+                                                         : Progress::kFailed;
+  });
   BrotliDecoderDestroyInstance(state);
-  return rc == BROTLI_DECODER_RESULT_SUCCESS;
+  return done;
 }
 
 // Undoes chunked transfer coding (RFC 9112 §7.1); trailer fields are dropped. False when `in`
@@ -313,7 +321,8 @@ bool WarcReader::next(WarcEntry& entry) {
     }
     // The file ends where more bytes were needed.
     if (!resync_ && (discard_ > 0 || pos_ < buffer_.size())) {
-      entry = WarcEntry{.where = offset_of(base_ + pos_),
+      entry = WarcEntry{.kind = WarcEntry::Kind::kCorrupt,
+                        .where = offset_of(base_ + pos_),
                         .reason = "the file ends inside this record (truncated)"};
       discard_ = 0;
       pos_ = buffer_.size();
@@ -442,6 +451,7 @@ bool WarcReader::fill() {
     if (!raw.substr(raw_pos_).starts_with(kGzipMagic)) {
       const std::size_t next = std::min(raw.find(kGzipMagic, raw_pos_ + 1), size_);
       pending_.push_back(WarcEntry{
+          .kind = WarcEntry::Kind::kCorrupt,
           .where = {.offset = raw_pos_},
           .reason = std::to_string(next - raw_pos_) + " bytes that are not a gzip member"});
       raw_pos_ = next;
@@ -449,8 +459,9 @@ bool WarcReader::fill() {
     }
     const int rc = zs_ready_ ? ::inflateReset(&zs_) : ::inflateInit2(&zs_, 15 + 16);
     if (rc != Z_OK) {
-      pending_.push_back(
-          WarcEntry{.where = {.offset = raw_pos_}, .reason = "inflate: out of memory"});
+      pending_.push_back(WarcEntry{.kind = WarcEntry::Kind::kCorrupt,
+                                   .where = {.offset = raw_pos_},
+                                   .reason = "inflate: out of memory"});
       raw_pos_ = size_;
       return true;
     }
@@ -486,6 +497,7 @@ void WarcReader::drop_member(const std::string& what) {
   const std::string_view raw(reinterpret_cast<const char*>(file_), size_);
   raw_pos_ = std::min(raw.find(kGzipMagic, member.file_offset + 1), size_);
   pending_.push_back(WarcEntry{
+      .kind = WarcEntry::Kind::kCorrupt,
       .where = {.offset = member.file_offset},
       .reason = "damaged gzip member: " + what +
                 (raw_pos_ < size_ ? "; reading resumes at offset " + std::to_string(raw_pos_)
@@ -502,7 +514,11 @@ void WarcReader::compact() {
   buffer_.erase(0, pos_);
   base_ += pos_;
   pos_ = 0;
-  while (members_.size() >= 2 && members_[1].out_start <= base_) members_.erase(members_.begin());
+  // Keep the member holding base_ and those after it.
+  auto first_kept = std::upper_bound(
+      members_.begin(), members_.end(), base_,
+      [](std::uint64_t at, const Member& member) { return at < member.out_start; });
+  if (first_kept != members_.begin()) members_.erase(members_.begin(), first_kept - 1);
 }
 
 WarcOffset WarcReader::offset_of(std::uint64_t decompressed) const {
