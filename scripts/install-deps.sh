@@ -16,9 +16,10 @@ packages=(
   openjdk-17-jre-headless maven
   # tests: promtool checks the alert rules and the metrics text; dpkg-dev and file build the .deb
   prometheus dpkg-dev file
-  # WARC input: brotli decodes `Content-Encoding: br` bodies; wget writes WARC files for the
-  # tests, and pip installs warcio (below), which writes and indexes them
-  libbrotli-dev wget python3-pip
+  # WARC input: brotli decodes `Content-Encoding: br` bodies, OpenSSL's libcrypto checks SHA-1
+  # block digests; wget writes WARC files for the tests, and pip installs warcio (below), which
+  # writes and indexes them
+  libbrotli-dev libssl-dev wget python3-pip
 )
 
 # Python packages of the tests (PyPI), pinned. Installed for the python3 on PATH, which is the

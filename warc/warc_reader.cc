@@ -2,6 +2,7 @@
 
 #include <brotli/decode.h>
 #include <fcntl.h>
+#include <openssl/evp.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -94,6 +95,41 @@ std::optional<std::uint64_t> parse_length(std::string_view text) {
   auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), value);
   if (text.empty() || ec != std::errc() || end != text.data() + text.size()) return std::nullopt;
   return value;
+}
+
+// RFC 4648 base32 (upper case, no padding needed for 20 bytes), as WARC writes SHA-1 digests.
+std::string base32(const unsigned char* bytes, std::size_t size) {
+  static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
+  std::string out;
+  std::uint32_t bits = 0;
+  int count = 0;
+  for (std::size_t i = 0; i < size; ++i) {
+    bits = (bits << 8) | bytes[i];
+    for (count += 8; count >= 5; count -= 5) out += kAlphabet[(bits >> (count - 5)) & 31];
+  }
+  if (count > 0) out += kAlphabet[(bits << (5 - count)) & 31];
+  return out;
+}
+
+// Checks a WARC-Block-Digest of the form sha1:BASE32 (or sha1:HEX). Returns what is wrong when
+// the block's SHA-1 differs; nullopt when it matches or when there is no SHA-1 digest to check.
+std::optional<std::string> block_digest_mismatch(std::string_view digest, std::string_view block) {
+  if (digest.size() < 5 || !iequals(digest.substr(0, 5), "sha1:")) return std::nullopt;
+  const std::string_view want = digest.substr(5);
+  unsigned char md[EVP_MAX_MD_SIZE];
+  unsigned int md_size = 0;
+  if (EVP_Digest(block.data(), block.size(), md, &md_size, EVP_sha1(), nullptr) != 1) {
+    return std::nullopt;
+  }
+  std::string got = base32(md, md_size);
+  if (want.size() == 40) {  // hex
+    static constexpr char kHex[] = "0123456789abcdef";
+    got.clear();
+    for (unsigned int i = 0; i < md_size; ++i) (got += kHex[md[i] >> 4]) += kHex[md[i] & 15];
+  }
+  if (iequals(want, got)) return std::nullopt;
+  return "WARC-Block-Digest " + std::string(digest) + " does not match the block (sha1:" + got +
+         "): a damaged byte";
 }
 
 enum class Progress { kMore, kDone, kFailed };
@@ -410,6 +446,12 @@ WarcReader::Step WarcReader::read_record(WarcEntry& entry) {
   if (type != "response") {
     entry.kind = WarcEntry::Kind::kPassedOver;
     entry.reason = type.empty() ? "untyped" : type;
+    return Step::kEntry;
+  }
+  // The length held, so reading goes on at the next record without searching for it.
+  if (auto mismatch = block_digest_mismatch(headers.get("WARC-Block-Digest"), block)) {
+    entry.kind = WarcEntry::Kind::kCorrupt;
+    entry.reason = std::move(*mismatch);
     return Step::kEntry;
   }
   entry.kind = WarcEntry::Kind::kSkipped;

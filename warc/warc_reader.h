@@ -14,7 +14,8 @@
 // Damage is reported, never fatal: a gzip member that does not inflate (a flipped byte, a cut
 // file) or a record whose header or length does not hold is returned as kCorrupt with its offset,
 // and reading goes on at the next gzip member or the next "WARC/1.x" line. A member's records are
-// returned only after its CRC has been checked, so a damaged member yields no page. (In a file
+// returned only after its CRC has been checked, so a damaged member yields no page; a response
+// record whose SHA-1 WARC-Block-Digest does not match its block is reported too. (In a file
 // gzipped as one stream, the damage is found where inflate fails, and nothing after it can be
 // read: a deflate stream cannot be resumed.)
 #pragma once

@@ -237,6 +237,21 @@ TEST_F(WarcReaderTest, SegmentedAndOversizedResponsesAreSkipped) {
   ASSERT_EQ(kinds(entries), "skip:segmented skip:too_large page");
 }
 
+TEST_F(WarcReaderTest, BlockDigestMismatchIsReportedAndTheNextRecordIsRead) {
+  // SHA-1 of "abc": base32 as warcio, wget and Common Crawl write it, and hex.
+  const std::string base32 = "WARC-Block-Digest: sha1:VGMT4NSHA2AWVOR6EVYXQUGCNSONBWE5\r\n";
+  const std::string hex = "WARC-Block-Digest: sha1:a9993e364706816aba3e25717850c26c9cd0d89d\r\n";
+  const std::string good = record("response", "abc", "http://a.example/", base32);
+  const std::string damaged = record("response", "abd", "http://a.example/", base32);
+  const auto entries =
+      read_all(good + damaged + record("response", "abd", "http://a.example/", hex) +
+               record("response", "abc", "http://a.example/", hex));
+  ASSERT_EQ(kinds(entries), "skip:not_http corrupt@" + std::to_string(good.size()) + " corrupt@" +
+                                std::to_string(good.size() + damaged.size()) + " skip:not_http");
+  EXPECT_NE(entries[1].reason.find("does not match the block"), std::string::npos)
+      << entries[1].reason;
+}
+
 TEST_F(WarcReaderTest, FileThatIsNotWarcIsRefusedAtOpen) {
   auto reader = WarcReader::open(write("{\"url\": \"http://a.example/\"}\n"));
   ASSERT_FALSE(reader.has_value());

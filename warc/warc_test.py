@@ -167,13 +167,16 @@ class WarcInput(unittest.TestCase):
         self.assertEqual([o["warc"]["offset"] for o in outputs],
                          [o for o, _ in responses if o not in (damaged_at, cut_at)])
 
-        # Uncompressed: a garbled Content-Length digit and a record cut short mid-file.
+        # Uncompressed: a garbled Content-Length digit, a flipped bit in a page (found by the
+        # record's SHA-1 block digest) and a record cut short mid-file.
         plain = self.make_warc("crawl.warc", "--no-gzip")
         responses = [o for o, t, _, _ in warcio_records(plain) if t == "response"]
         with open(plain, "rb") as f:
             data = bytearray(f.read())
         header_end = data.index(b"Content-Length: ", responses[50]) + len("Content-Length: ")
         data[header_end] = ord("x")
+        body_byte = data.index(b"<body", responses[100]) + 100
+        data[body_byte] ^= 0x20
         cut_from, cut_to = responses[150] + 2000, responses[150] + 4000
         del data[cut_from:cut_to]
         with open(self.path("damaged.warc"), "wb") as f:
@@ -184,10 +187,11 @@ class WarcInput(unittest.TestCase):
                       "number", err)
         self.assertIn(f"damaged.warc: offset {responses[150]}: the block is not followed by "
                       "CRLF CRLF", err)
+        self.assertIn(f"damaged.warc: offset {responses[100]}: WARC-Block-Digest sha1:", err)
         # Reading resumes at the next record header after each damaged record's start, so only
-        # the two damaged responses are lost (the cut one's length ran into the next records).
-        self.assertEqual(len(outputs), 242)
-        self.assertEqual(summary(stderr)["damaged"], 2)
+        # the three damaged responses are lost (the cut one's length ran into the next records).
+        self.assertEqual(len(outputs), 241)
+        self.assertEqual(summary(stderr)["damaged"], 3)
         self.assertEqual(summary(stderr)["passed_over"], {"warcinfo": 1, "request": 244})
 
     def test_wget_warc_of_a_local_site(self):
