@@ -90,9 +90,6 @@ class WarcReader {
   // The next entry, in file order. False at the end of the file.
   bool next(WarcEntry& entry);
 
-  // True when the file is gzip-compressed.
-  bool gzipped() const { return gzip_; }
-
  private:
   enum class Step { kEntry, kNeedMore };
   WarcReader(std::string path, const unsigned char* file, std::size_t size);

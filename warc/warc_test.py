@@ -18,7 +18,11 @@ import tempfile
 import threading
 import unittest
 
-from warcio.archiveiterator import ArchiveIterator
+try:
+    from warcio.archiveiterator import ArchiveIterator
+except ImportError:
+    sys.exit("warc_test.py: warcio is not installed for " + sys.executable +
+             " (bash scripts/install-deps.sh installs it)")
 
 NEARDUP = None
 SOURCE = None
