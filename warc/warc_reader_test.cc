@@ -199,6 +199,23 @@ TEST_F(WarcReaderTest, TruncatedGzipFileReportsTheCutMember) {
   EXPECT_NE(entries[1].reason.find("truncated"), std::string::npos) << entries[1].reason;
 }
 
+TEST_F(WarcReaderTest, WholeFileGzipCutShortKeepsTheRecordsBeforeTheCut) {
+  std::string records;
+  for (int i = 0; i < 50; ++i) {
+    records += record("response", http("200 OK", "", html("page " + std::to_string(i))));
+  }
+  const std::string whole = gzip(records);
+  const auto entries = read_all(whole.substr(0, whole.size() * 3 / 4));
+  ASSERT_GE(entries.size(), 2u);
+  EXPECT_EQ(entries.back().kind, Kind::kCorrupt);
+  EXPECT_EQ(entries.back().where.offset, 0u);
+  EXPECT_NE(entries.back().reason.find("truncated"), std::string::npos) << entries.back().reason;
+  for (std::size_t i = 0; i + 1 < entries.size(); ++i) {
+    ASSERT_EQ(entries[i].kind, Kind::kPage) << i;
+    EXPECT_EQ(entries[i].page.body, html("page " + std::to_string(i)));
+  }
+}
+
 TEST_F(WarcReaderTest, RecordCutShortIsReportedAndTheNextRecordIsRead) {
   const std::string a = record("response", http("200 OK", "", html("first")));
   const std::string cut = record("response", http("200 OK", "", html("second, cut short")));
