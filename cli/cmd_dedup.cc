@@ -1,7 +1,8 @@
-// neardup dedup --store DIR [--in FILE] [--out FILE] [--dead-letter FILE]: the whole pipeline
-// and the index over JSONL pages (docs/records.md, docs/cli.md). Pure stages run on all cores
-// over a chunk of lines, one chunk ahead of the index, which applies each chunk in input order
-// in one transaction while the next is fingerprinted.
+// neardup dedup --store DIR [--in FILE | --warc FILE...] [--out FILE] [--dead-letter FILE]: the
+// whole pipeline and the index over JSONL pages or WARC response records (docs/records.md,
+// docs/cli.md). Pure stages run on all cores over a chunk of records, one chunk ahead of the
+// index, which applies each chunk in input order in one transaction while the next is
+// fingerprinted.
 //
 // Offline defaults: gzip input is read as such (by its magic bytes); an input none of whose
 // first kProbeLines lines is a page stops the run (exit 2) with what the input looks like; the
@@ -17,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/help.h"
 #include "cli/line_reader.h"
+#include "cli/record_input.h"
 #include "common/parallel.h"
 #include "message/processing.h"
 #include "store/index.h"
@@ -41,19 +43,18 @@ struct DedupCounts {
 };
 
 struct Line {
-  std::uint64_t number = 0;
+  std::string where;  // "line 12", or the WARC file and offset
   std::string text;
   ProcessedRecord record;
 };
 
 void print_progress(const DedupCounts& counts, double seconds, bool final_line) {
-  std::fprintf(stderr, "\r%llu pages  %llu unique  %llu duplicate  %llu skipped  %llu bad  %.0f pages/s%s",
-               static_cast<unsigned long long>(counts.pages),
-               static_cast<unsigned long long>(counts.unique),
-               static_cast<unsigned long long>(counts.duplicate),
-               static_cast<unsigned long long>(counts.skipped),
-               static_cast<unsigned long long>(counts.bad),
-               seconds > 0 ? counts.pages / seconds : 0.0, final_line ? "\n" : "");
+  std::fprintf(
+      stderr, "\r%llu pages  %llu unique  %llu duplicate  %llu skipped  %llu bad  %.0f pages/s%s",
+      static_cast<unsigned long long>(counts.pages), static_cast<unsigned long long>(counts.unique),
+      static_cast<unsigned long long>(counts.duplicate),
+      static_cast<unsigned long long>(counts.skipped), static_cast<unsigned long long>(counts.bad),
+      seconds > 0 ? counts.pages / seconds : 0.0, final_line ? "\n" : "");
 }
 
 }  // namespace
@@ -61,17 +62,19 @@ void print_progress(const DedupCounts& counts, double seconds, bool final_line) 
 void register_dedup(CLI::App& root, CommandRegistry& registry) {
   struct Options {
     std::string store, config_path, in = "-", out = "-", dead_letter;
+    std::vector<std::string> warc;
     bool sync = false;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand(
-      "dedup", "Tag JSONL pages unique/duplicate/skipped through the index, in input order");
+      "dedup",
+      "Tag JSONL pages or WARC responses unique/duplicate/skipped through the index, in input "
+      "order");
   sub->add_option("--store", options->store, "index directory (created if missing)")
       ->required()
       ->option_text("DIR");
   add_config_option(sub, options->config_path);
-  sub->add_option("--in", options->in, "JSONL pages, gzip or plain; - for stdin")
-      ->option_text("FILE");
+  add_record_input_options(sub, options->in, options->warc);
   sub->add_option("--out", options->out, "tagged JSONL; - for stdout")->option_text("FILE");
   sub->add_option("--dead-letter", options->dead_letter, "write unreadable lines here")
       ->option_text("FILE");
@@ -80,10 +83,14 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
       "Pages are read in order and written in the same order, one tagged line per page; lines\n"
       "that are not pages are reported on stderr by number (and written to --dead-letter).\n"
       "The run stops (exit 2) if none of the first 16 lines is a page, naming what the input\n"
-      "looks like. Exit 0 also when some lines were bad: the summary line counts them.");
+      "looks like. Exit 0 also when some lines were bad: the summary line counts them.\n"
+      "With --warc, each HTTP 200 HTML response record is one page (docs/cli.md, \"WARC input\");\n"
+      "the other records are counted on a \"warc:\" line, damaged ones reported with their "
+      "offset.");
   set_examples(sub, {"neardup dedup --store /tmp/nd --in samples/crawl.jsonl.gz --out tagged.jsonl",
                      "zcat crawl.jsonl.gz | neardup dedup --store idx --dead-letter bad.jsonl "
-                     "| jq -c 'select(.neardup.status == \"duplicate\")'"});
+                     "| jq -c 'select(.neardup.status == \"duplicate\")'",
+                     "neardup dedup --store idx --warc CC-MAIN-*.warc.gz --out tagged.jsonl"});
   registry.add(sub, [options]() {
     auto config = load_config_or_defaults(options->config_path);
     if (!config) {
@@ -92,12 +99,13 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     }
     config->store.path = options->store;
     config->store.sync = options->sync;
-    auto reader = LineReader::open(options->in);
-    if (!reader) {
-      std::cerr << "neardup dedup: " << reader.error() << "\n";
+    auto input =
+        RecordInput::open(options->in, options->warc, config->input.fields, "neardup dedup");
+    if (!input) {
+      std::cerr << "neardup dedup: " << input.error() << "\n";
       return kExitUsage;
     }
-    LineReader& in = **reader;
+    RecordInput& in = **input;
     const auto shared_config = std::make_shared<const Config>(*config);
     auto index = Index::open(config->store);
     if (!index) {
@@ -128,7 +136,6 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
       return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
     };
     DedupCounts counts;
-    std::uint64_t line_number = 0;
     const std::size_t chunk_size = std::max<std::size_t>(config->pipeline.batch_size, 1);
     int exit_code = kExitOk;
     bool not_pages = false;  // stopped: none of the first lines is a page
@@ -142,11 +149,10 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     };
     auto read_chunk = [&]() {
       Chunk chunk;
-      std::string text;
-      while (chunk.lines.size() < chunk_size && in.next(text)) {
-        ++line_number;
+      std::string text, where;
+      while (chunk.lines.size() < chunk_size && in.next(text, where)) {
         if (text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
-        chunk.lines.push_back(Line{.number = line_number, .text = std::move(text)});
+        chunk.lines.push_back(Line{.where = std::move(where), .text = std::move(text)});
       }
       chunk.read_error = in.error();
       parallel_for(chunk.lines.size(), config->pipeline.threads, [&](std::size_t i) {
@@ -156,16 +162,16 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     };
 
     Chunk chunk = read_chunk();
-    if (!chunk.lines.empty()) {  // is any of the first lines a page at all?
+    if (!chunk.lines.empty() && in.lines()) {  // is any of the first lines a page at all?
       const std::vector<Line>& lines = chunk.lines;
       const std::size_t probe = std::min(kProbeLines, lines.size());
       if (std::none_of(lines.begin(), lines.begin() + probe,
                        [](const Line& line) { return line.record.page.has_value(); })) {
         std::cerr << "neardup dedup: none of the first " << probe << " lines of "
-                  << (options->in == "-" ? "stdin" : options->in) << " is a page (line "
-                  << lines[0].number << ": " << lines[0].record.page.error().code << ": "
+                  << (options->in == "-" ? "stdin" : options->in) << " is a page ("
+                  << lines[0].where << ": " << lines[0].record.page.error().code << ": "
                   << lines[0].record.page.error().detail << "); the input looks like "
-                  << describe_input(in.head(), lines[0].text, config->input.fields.url)
+                  << describe_input(in.lines()->head(), lines[0].text, config->input.fields.url)
                   << ". Nothing was written.\n";
         exit_code = kExitUsage;
         not_pages = true;
@@ -201,7 +207,7 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
         Outcome& outcome = outcomes[i];
         if (outcome.dead_letter) {
           ++counts.bad;
-          std::cerr << "neardup dedup: line " << line.number << ": " << outcome.error.code << ": "
+          std::cerr << "neardup dedup: " << line.where << ": " << outcome.error.code << ": "
                     << outcome.error.detail << "\n";
           if (dead) std::fprintf(dead, "%s\n", line.text.c_str());
           continue;
@@ -229,6 +235,7 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     if (dead) std::fclose(dead);
     if (not_pages) return exit_code;
     if (progress) std::fputc('\n', stderr);
+    std::fputs(in.summary().c_str(), stderr);
     std::fprintf(stderr, "summary: ");
     print_progress(counts, elapsed(), true);
     return exit_code;

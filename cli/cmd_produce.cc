@@ -1,6 +1,7 @@
 // neardup produce: JSONL lines -> Kafka records (key from a field), waiting for every delivery
 // report. Lines are sent byte for byte, JSON or not, so malformed input can be produced too;
-// gzip input is decompressed first (by its magic bytes, cli/line_reader.h).
+// gzip input is decompressed first (by its magic bytes, cli/line_reader.h). With --warc, the
+// pages of WARC response records are produced as input records (cli/record_input.h).
 #include <atomic>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -8,7 +9,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/help.h"
-#include "cli/line_reader.h"
+#include "cli/record_input.h"
 #include "kafka/client.h"
 
 namespace neardup::cli {
@@ -47,15 +48,16 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
     std::string bootstrap;
     std::string topic;
     std::string in = "-";
+    std::vector<std::string> warc;
     std::string key_field = "url";
     std::int32_t partition = RdKafka::Topic::PARTITION_UA;
     std::vector<std::string> properties;
   };
   auto options = std::make_shared<Options>();
-  CLI::App* sub = root.add_subcommand("produce", "Produce JSONL lines as Kafka records");
+  CLI::App* sub =
+      root.add_subcommand("produce", "Produce JSONL lines or WARC pages as Kafka records");
   add_kafka_target_options(sub, options->bootstrap, options->topic, "topic to produce to");
-  sub->add_option("--in", options->in, "JSONL input file, gzip or plain; - for stdin")
-      ->option_text("FILE");
+  add_record_input_options(sub, options->in, options->warc);
   sub->add_option("--key-field", options->key_field,
                   "record key from this JSON field (empty: no key)")
       ->option_text("FIELD");
@@ -69,7 +71,9 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
   set_examples(sub, {"neardup produce --bootstrap 127.0.0.1:9092 --topic pages --in "
                      "samples/crawl.jsonl.gz",
                      "neardup produce --bootstrap $(cat bootstrap.txt) --topic pages --partition 0 "
-                     "--key-field id < pages.jsonl"});
+                     "--key-field id < pages.jsonl",
+                     "neardup produce --bootstrap 127.0.0.1:9092 --topic pages --warc "
+                     "crawl-00000.warc.gz crawl-00001.warc.gz"});
   registry.add(sub, [options]() {
     kafka::Properties properties = {
         {"bootstrap.servers", options->bootstrap},
@@ -101,14 +105,15 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
       std::cerr << "neardup produce: " << producer.error() << "\n";
       return kExitFailure;
     }
-    auto reader = LineReader::open(options->in);
-    if (!reader) {
-      std::cerr << "neardup produce: " << reader.error() << "\n";
+    // WARC pages are written with the default field names (docs/records.md).
+    auto input = RecordInput::open(options->in, options->warc, InputFields{}, "neardup produce");
+    if (!input) {
+      std::cerr << "neardup produce: " << input.error() << "\n";
       return kExitUsage;
     }
     std::uint64_t produced = 0, rejected = 0;
-    std::string line;
-    while ((*reader)->next(line)) {
+    std::string line, where;
+    while ((*input)->next(line, where)) {
       if (line.empty()) continue;
       std::optional<std::string> key = key_of(line, options->key_field);
       kafka::OutgoingRecord record{.topic = options->topic,
@@ -118,8 +123,8 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
       RdKafka::ErrorCode err = kafka::produce(**producer, record, nullptr);
       if (err != RdKafka::ERR_NO_ERROR) {
         if (rejected++ < 10) {
-          std::cerr << "neardup produce: record " << produced + rejected << ": "
-                    << RdKafka::err2str(err) << "\n";
+          std::cerr << "neardup produce: record " << produced + rejected << " (" << where
+                    << "): " << RdKafka::err2str(err) << "\n";
         }
         continue;
       }
@@ -127,10 +132,11 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
       (*producer)->poll(0);
     }
     while ((*producer)->outq_len() > 0) (*producer)->flush(1000);
-    if (!(*reader)->error().empty()) {
-      std::cerr << "neardup produce: " << (*reader)->error() << "\n";
+    if (!(*input)->error().empty()) {
+      std::cerr << "neardup produce: " << (*input)->error() << "\n";
       return kExitFailure;
     }
+    std::cerr << (*input)->summary();
     std::cerr << "neardup produce: produced=" << produced << " delivered=" << reports.delivered
               << " failed=" << reports.failed + rejected << "\n";
     return reports.failed + rejected == 0 ? kExitOk : kExitFailure;

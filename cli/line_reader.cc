@@ -116,7 +116,7 @@ std::string describe_input(std::string_view head, std::string_view whole_first_l
   }
   if (starts_with_bytes(head, "PK\x03\x04")) return "a zip archive (unzip it first)";
   if (starts_with_bytes(head, "WARC/")) {
-    return "a WARC file (convert its responses to JSON lines with url and body_base64 first)";
+    return "a WARC file (read it with --warc FILE instead of --in)";
   }
   if (looks_binary(head)) return "binary data, not text";
   std::string_view text = head.substr(std::min(head.find_first_not_of(" \t\r\n\xef\xbb\xbf"), head.size()));

@@ -16,7 +16,15 @@ packages=(
   openjdk-17-jre-headless maven
   # tests: promtool checks the alert rules and the metrics text; dpkg-dev and file build the .deb
   prometheus dpkg-dev file
+  # WARC input: brotli decodes `Content-Encoding: br` bodies, OpenSSL's libcrypto checks SHA-1
+  # block digests; wget writes WARC files for the tests, and pip installs warcio (below), which
+  # writes and indexes them
+  libbrotli-dev libssl-dev wget python3-pip
 )
+
+# Python packages of the tests (PyPI), pinned. Installed for the python3 on PATH, which is the
+# one CMake finds for the tests.
+python_packages=(warcio==1.8.1)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi
@@ -27,9 +35,21 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages already installed"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+missing_python=()
+for p in "${python_packages[@]}"; do
+  python3 -c "import ${p%%==*}" 2>/dev/null || missing_python+=("$p")
+done
+if [ ${#missing_python[@]} -eq 0 ]; then
+  echo "install-deps: all ${#python_packages[@]} Python packages already installed"
+else
+  echo "install-deps: installing ${missing_python[*]} (pip)"
+  # Debian's own python3 is marked externally managed: these test-only packages go beside it.
+  $SUDO env PIP_BREAK_SYSTEM_PACKAGES=1 python3 -m pip install --quiet "${missing_python[@]}"
+fi

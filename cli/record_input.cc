@@ -1,0 +1,104 @@
+#include "cli/record_input.h"
+
+#include <iostream>
+
+#include "warc/input_record.h"
+
+namespace neardup::cli {
+namespace {
+
+std::string join_counts(const std::map<std::string, std::uint64_t>& counts) {
+  std::string out;
+  for (const auto& [reason, count] : counts) {
+    out += (out.empty() ? "" : ", ") + reason + " " + std::to_string(count);
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+void add_record_input_options(CLI::App* command, std::string& in, std::vector<std::string>& warc) {
+  CLI::Option* in_option =
+      command->add_option("--in", in, "JSONL pages, gzip or plain; - for stdin")
+          ->option_text("FILE");
+  command
+      ->add_option("--warc", warc,
+                   "WARC files (.warc, .warc.gz: per-record or whole-file gzip) instead of --in: "
+                   "each HTTP 200 HTML response record is one page (url WARC-Target-URI, id "
+                   "WARC-Record-ID, fetched_at WARC-Date); the other records are counted")
+      ->option_text("FILE...")
+      ->excludes(in_option);
+}
+
+std::expected<std::unique_ptr<RecordInput>, std::string> RecordInput::open(
+    const std::string& jsonl, const std::vector<std::string>& warc_files, const InputFields& fields,
+    std::string command) {
+  std::unique_ptr<RecordInput> input(new RecordInput());
+  input->fields_ = fields;
+  input->command_ = std::move(command);
+  if (warc_files.empty()) {
+    auto lines = LineReader::open(jsonl);
+    if (!lines) return std::unexpected(lines.error());
+    input->lines_ = std::move(*lines);
+    return input;
+  }
+  for (const std::string& path : warc_files) {
+    auto reader = warc::WarcReader::open(path);
+    if (!reader) return std::unexpected(reader.error());
+    input->warc_.push_back(std::move(*reader));
+    input->warc_paths_.push_back(path);
+  }
+  return input;
+}
+
+const std::string& RecordInput::error() const { return lines_ ? lines_->error() : no_error_; }
+
+bool RecordInput::next(std::string& text, std::string& where) {
+  if (lines_) {
+    if (!lines_->next(text)) return false;
+    where = "line " + std::to_string(++line_number_);
+    return true;
+  }
+  warc::WarcEntry entry;
+  while (current_ < warc_.size()) {
+    if (!warc_[current_]->next(entry)) {
+      warc_[current_].reset();  // unmaps the file
+      ++current_;
+      continue;
+    }
+    const std::string& path = warc_paths_[current_];
+    switch (entry.kind) {
+      case warc::WarcEntry::Kind::kPage:
+        ++records_;
+        ++pages_;
+        text = warc::to_input_record(entry.page, entry.where, path, fields_);
+        where = path + " " + warc::describe(entry.where);
+        return true;
+      case warc::WarcEntry::Kind::kPassedOver:
+        ++records_;
+        ++passed_over_[entry.reason];
+        break;
+      case warc::WarcEntry::Kind::kSkipped:
+        ++records_;
+        ++skipped_[entry.reason];
+        break;
+      case warc::WarcEntry::Kind::kCorrupt:
+        ++damaged_;
+        std::cerr << command_ << ": " << path << ": " << warc::describe(entry.where) << ": "
+                  << entry.reason << "\n";
+        break;
+    }
+  }
+  return false;
+}
+
+std::string RecordInput::summary() const {
+  if (lines_) return {};
+  return "warc: " + std::to_string(warc_paths_.size()) + " file" +
+         (warc_paths_.size() == 1 ? "" : "s") + ", " + std::to_string(records_) +
+         " records: " + std::to_string(pages_) +
+         " pages; passed over: " + join_counts(passed_over_) +
+         "; skipped: " + join_counts(skipped_) + "; damaged: " + std::to_string(damaged_) + "\n";
+}
+
+}  // namespace neardup::cli

@@ -1,0 +1,133 @@
+// WARC input (ISO 28500, WARC 1.0 and 1.1): a WARC file -> the pages of its `response` records,
+// in file order, with every other record accounted for. Reads per-record gzip members (as
+// Common Crawl, Heritrix and wget write them), a whole file gzipped as one stream, or an
+// uncompressed file, recognised by the first bytes.
+//
+// Usage:
+//   auto reader = WarcReader::open("crawl.warc.gz");
+//   if (!reader) { report(reader.error()); exit 2; }   // cannot be opened, or not a WARC file
+//   WarcEntry entry;
+//   while ((*reader)->next(entry)) {
+//     switch (entry.kind) { case WarcEntry::Kind::kPage: use(entry.page); ... }
+//   }
+//
+// Damage is reported, never fatal: a gzip member that does not inflate (a flipped byte, a cut
+// file) or a record whose header or length does not hold is returned as kCorrupt with its offset,
+// and reading goes on at the next gzip member or the next "WARC/1.x" line. A member's records are
+// returned only after its CRC has been checked, so a damaged member yields no page; a response
+// record whose SHA-1 WARC-Block-Digest does not match its block is reported too. (In a file
+// gzipped as one stream, the damage is found where inflate fails, and nothing after it can be
+// read: a deflate stream cannot be resumed.)
+#pragma once
+
+#include <zlib.h>
+
+#include <cstdint>
+#include <expected>
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace neardup::warc {
+
+// The page of a response record: the HTTP body with its transfer and content codings undone.
+struct WarcPage {
+  std::string target_uri;    // WARC-Target-URI (angle brackets of the WARC 1.0 draft removed)
+  std::string record_id;     // WARC-Record-ID without its angle brackets: "urn:uuid:..."
+  std::string date;          // WARC-Date as written, e.g. 2026-01-02T03:04:05Z
+  std::string content_type;  // the HTTP Content-Type header value; may be empty
+  std::string body;
+};
+
+// Where a record starts. In a gzip file `offset` is the file offset of the gzip member the record
+// starts in (what CDX indexes give), and `in_member` the record's position in that member's
+// decompressed bytes (0 for per-record gzip); otherwise `offset` is the record's byte offset.
+struct WarcOffset {
+  std::uint64_t offset = 0;
+  std::uint64_t in_member = 0;
+};
+
+// "offset 784", or "offset 0 (+5120 decompressed)" inside a whole-file gzip stream.
+std::string describe(const WarcOffset& where);
+
+// What one record was, or what was wrong at one place in the file.
+struct WarcEntry {
+  enum class Kind {
+    kPage,        // a response record with an HTTP 200 HTML (or untyped) page: `page`
+    kPassedOver,  // not a response record; `reason` is its WARC-Type (warcinfo, request, ...)
+    kSkipped,     // a response record that gives no page; `reason` is a stable code (below)
+    kCorrupt,     // damaged bytes; `reason` says what was wrong; reading resumes after them
+  };
+  Kind kind = Kind::kCorrupt;
+  WarcOffset where;
+  std::string reason;
+  WarcPage page;
+};
+
+// Skip reasons of response records (WarcEntry::reason for kSkipped):
+//   status_NNN     the HTTP status is NNN, not 200
+//   not_html       the Content-Type is present and is not text/html or application/xhtml+xml
+//   not_http       the block is not an HTTP response (e.g. Heritrix's dns: records)
+//   bad_http       the HTTP status line or header block cannot be read
+//   unsupported_encoding  a Content-Encoding other than gzip, deflate, br, identity
+//   bad_encoding   the body does not decode with its Content-Encoding
+//   too_large      the record's block is over kMaxBlockBytes, or the decoded body over it
+//   segmented      a segmented record (WARC-Segment-Number): segments are not reassembled
+inline constexpr std::uint64_t kMaxBlockBytes = 64 << 20;
+
+class WarcReader {
+ public:
+  // Opens `path` (a regular file; not stdin) and checks that it starts with a WARC record. The
+  // error names the file and says what is wrong: it cannot be opened, or it is not a WARC file
+  // (with what its first bytes look like).
+  static std::expected<std::unique_ptr<WarcReader>, std::string> open(const std::string& path);
+  ~WarcReader();
+  WarcReader(const WarcReader&) = delete;
+  WarcReader& operator=(const WarcReader&) = delete;
+
+  // The next entry, in file order. False at the end of the file.
+  bool next(WarcEntry& entry);
+
+ private:
+  enum class Step { kEntry, kNeedMore };
+  WarcReader(std::string path, const unsigned char* file, std::size_t size);
+  Step parse(WarcEntry& entry);
+  Step read_record(WarcEntry& entry);
+  bool fill();
+  void drop_member(const std::string& what);
+  void compact();
+  WarcOffset offset_of(std::uint64_t decompressed) const;
+  void corrupt(WarcEntry& entry, std::uint64_t at, std::string reason);
+
+  std::string path_;
+  const unsigned char* file_;  // the whole file, mapped
+  std::size_t size_;
+  bool gzip_;
+  std::size_t raw_pos_ = 0;  // next file byte to read
+
+  z_stream zs_{};
+  bool zs_ready_ = false;
+  bool in_member_ = false;
+  struct Member {
+    std::uint64_t out_start;  // decompressed offset of its first byte
+    std::uint64_t file_offset;
+  };
+  std::vector<Member> members_;  // the members whose output may still be in buffer_
+
+  std::string buffer_;  // decompressed bytes; buffer_[0] is at decompressed offset base_
+  std::size_t pos_ = 0;
+  std::uint64_t base_ = 0;
+  bool at_eof_ = false;             // every byte of the file is in buffer_ (or was dropped)
+  bool resync_ = false;             // looking for the next "WARC/1." after damage
+  std::uint64_t discard_ = 0;       // bytes of an oversized block still to pass over
+  std::vector<WarcEntry> pending_;  // damage found while filling, returned before what follows
+};
+
+// Reads the HTTP response in a response record's block into `page` (content_type, body): the
+// status must be 200 and the Content-Type HTML or absent; chunked transfer coding and gzip,
+// deflate or br content coding are undone. Returns the skip reason (above) when it gives no page.
+std::optional<std::string> read_http_response(std::string_view block, WarcPage& page);
+
+}  // namespace neardup::warc
