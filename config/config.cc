@@ -1017,6 +1017,46 @@ std::vector<Setting> config_settings(const Config& config) {
   return out;
 }
 
+std::vector<std::string> config_warnings(const Config& config) {
+  // property, lower-cased weakening value, the risk.
+  struct Weak {
+    std::string_view name, value, risk;
+  };
+  static constexpr Weak kWeak[] = {
+      {"acks", "0", "outputs are not acknowledged by the broker: lost when it fails"},
+      {"acks", "1", "an output acknowledged by one broker is lost when it fails before it is "
+                    "replicated, after neardupd committed its input"},
+      {"request.required.acks", "0", "outputs are not acknowledged by the broker"},
+      {"request.required.acks", "1", "an acknowledged output can be lost with its leader"},
+      {"enable.idempotence", "false", "a retried send can publish an output twice in a row"},
+      {"isolation.level", "read_uncommitted",
+       "pages of aborted transactions in the input are read and tagged"},
+      {"auto.offset.reset", "latest", "a new group or an expired offset skips every page "
+                                      "already in the input topic"},
+      {"auto.offset.reset", "largest", "a new group or an expired offset skips every page "
+                                       "already in the input topic"},
+      {"auto.offset.reset", "end", "a new group or an expired offset skips every page already "
+                                   "in the input topic"},
+  };
+  std::vector<std::string> warnings;
+  for (const auto& [map, path] :
+       {std::pair{&config.kafka.properties, "kafka.properties"},
+        std::pair{&config.kafka.consumer_properties, "kafka.consumer_properties"},
+        std::pair{&config.kafka.producer_properties, "kafka.producer_properties"}}) {
+    for (const auto& [name, value] : *map) {
+      if (value.source != PropertyValue::Source::kText) continue;
+      std::string lower = value.text;
+      std::ranges::transform(lower, lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      for (const Weak& weak : kWeak) {
+        if (name == weak.name && lower == weak.value) {
+          warnings.push_back(cat(path, ".", name, ": ", value.text, ": ", weak.risk));
+        }
+      }
+    }
+  }
+  return warnings;
+}
+
 bool is_restart_only(std::string_view path) {
   return path.starts_with("kafka.") || path.starts_with("store.") || path.starts_with("metrics.") ||
          path == "pipeline.threads";

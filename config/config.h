@@ -242,6 +242,12 @@ struct Setting {
 };
 std::vector<Setting> config_settings(const Config& config);
 
+// Settings that are valid but weaken what neardupd promises (docs/delivery.md), one sentence
+// each naming the key and the risk: Kafka properties such as acks=0|1, enable.idempotence=false,
+// isolation.level=read_uncommitted, auto.offset.reset=latest. Printed by --check-config and
+// logged at start; never an error.
+std::vector<std::string> config_warnings(const Config& config);
+
 // Whether a key needs a restart to change (kafka.*, store.*, metrics.listen, metrics.queries,
 // pipeline.threads); a reload keeps the running value of these.
 bool is_restart_only(std::string_view path);

@@ -743,3 +743,25 @@ TEST(ToYaml, PrintsSizesWithSuffixesAndTheSeedInHex) {
 
 }  // namespace
 }  // namespace neardup
+
+namespace neardup {
+namespace {
+
+TEST(ConfigWarnings, NameKafkaPropertiesThatWeakenDelivery) {
+  auto config = parse_config(
+      "kafka:\n  properties:\n    acks: '1'\n  producer_properties:\n"
+      "    enable.idempotence: 'False'\n  consumer_properties:\n"
+      "    isolation.level: read_uncommitted\n    auto.offset.reset: latest\n"
+      "    session.timeout.ms: '6000'\n");
+  ASSERT_TRUE(config) << config.error();
+  auto warnings = config_warnings(*config);
+  ASSERT_EQ(warnings.size(), 4u);
+  EXPECT_TRUE(warnings[0].starts_with("kafka.properties.acks: 1: "));
+  EXPECT_TRUE(warnings[1].starts_with("kafka.consumer_properties.auto.offset.reset: latest: "));
+  EXPECT_TRUE(warnings[2].starts_with("kafka.consumer_properties.isolation.level: "));
+  EXPECT_TRUE(warnings[3].starts_with("kafka.producer_properties.enable.idempotence: False: "));
+  EXPECT_TRUE(config_warnings(Config{}).empty());
+}
+
+}  // namespace
+}  // namespace neardup

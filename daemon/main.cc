@@ -206,6 +206,9 @@ int main(int argc, char** argv) {
     return kExitUsage;
   }
   if (checking) {
+    for (const std::string& warning : config_warnings(*loaded)) {
+      std::cerr << "warning: " << warning << "\n";
+    }
     std::cout << to_yaml(*loaded);
     return kExitOk;
   }
@@ -217,6 +220,7 @@ int main(int argc, char** argv) {
   }
   set_log_format(config->log.format);
   auto log = logger("daemon");
+  for (const std::string& warning : config_warnings(*config)) log->warn("config {}", warning);
 
   // Before any thread exists, so that every thread inherits the mask.
   sigset_t signals;
