@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 NEARDUP = os.environ.get("NEARDUP", "neardup")
@@ -159,9 +160,9 @@ DEFAULT_EXTRA = "pipeline:\n  batch_delay_ms: 5\n"
 
 
 def write_config(workdir, bootstrap, name="neardup.yaml", input_topic="pages", group="neardup",
-                 extra="", kafka_extra="", metrics_listen="", consumer_extra=""):
+                 extra="", kafka_extra="", metrics_listen="", consumer_extra="", store="store"):
     """A config for neardupd on `bootstrap`; `consumer_extra`: more lines (4-space indented)
-    under kafka.consumer_properties."""
+    under kafka.consumer_properties; `store`: the store directory's name in the workdir."""
     path = workdir.file(name)
     with open(path, "w") as f:
         f.write(f"""kafka:
@@ -175,7 +176,7 @@ def write_config(workdir, bootstrap, name="neardup.yaml", input_topic="pages", g
     session.timeout.ms: "6000"
     heartbeat.interval.ms: "500"
 {consumer_extra}store:
-  path: "{workdir.file('store')}"
+  path: "{workdir.file(store)}"
   expected_documents: 100000
   sync: false
 metrics:
@@ -257,6 +258,17 @@ def free_port():
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return s.getsockname()[1]
+
+
+def get(url):
+    """(status, body) of a GET; (0, reason) when nothing listens."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+    except urllib.error.URLError as error:  # not listening yet
+        return 0, str(error.reason)
 
 
 def scrape(url):
