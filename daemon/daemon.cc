@@ -148,10 +148,10 @@ struct Daemon::Impl : public RdKafka::EventCb,
   Publisher publisher;
   std::map<PartitionId, std::int64_t> stored;  // consumer thread only
   std::set<PartitionId> assigned;              // consumer thread only
-  bool paused = false;        // the consumer's pause state; consumer thread only
+  bool paused = false;                         // the consumer's pause state; consumer thread only
   bool backpressure = false;  // too much in flight: wants paused; consumer thread only
   // The input topic's partitions (create(), refreshed at every assignment); consumer thread
-  // only. The daemon owns one index, so it must be assigned all of them (coverage()).
+  // only. The daemon owns one index, so it must be assigned all of them (update_coverage()).
   std::set<std::int32_t> input_partitions;
   std::atomic<std::uint64_t> pages_in{0}, replayed{0};
   // Clock::time_point of the consume loop's last poll, as ticks (health()).
@@ -410,6 +410,11 @@ struct Daemon::Impl : public RdKafka::EventCb,
            "own kafka.group_id and store";
   }
 
+  void log_partial_assignment() const {
+    log->error("partial assignment group={} topic={} missing={}: {}", startup->kafka.group_id,
+               startup->kafka.input_topic, missing_partitions.load(), split_message());
+  }
+
   // After an assignment: counts the input partitions assigned to other members (refreshing
   // the partition list, so that added partitions count) and logs a change. Consumer thread.
   void update_coverage(RdKafka::KafkaConsumer& kafka_consumer) {
@@ -417,8 +422,10 @@ struct Daemon::Impl : public RdKafka::EventCb,
     if (auto listed = kafka::topic_partitions(kafka_consumer, topic, kTopicCheckMillis)) {
       input_partitions = std::set<std::int32_t>(listed->begin(), listed->end());
     } else {
-      log->warn("partitions of {} unknown ({}); checking the assignment against the last "
-                "known {}", topic, listed.error(), input_partitions.size());
+      log->warn(
+          "partitions of {} unknown ({}); checking the assignment against the last "
+          "known {}",
+          topic, listed.error(), input_partitions.size());
     }
     std::size_t missing = 0;
     for (std::int32_t partition : input_partitions) {
@@ -428,8 +435,7 @@ struct Daemon::Impl : public RdKafka::EventCb,
     partitions_total = input_partitions.size();
     if (metrics) metrics->partial_assignment.set(static_cast<double>(missing));
     if (missing > 0) {
-      log->error("partial assignment group={} topic={} missing={}: {}", startup->kafka.group_id,
-                 topic, missing, split_message());
+      log_partial_assignment();
     } else if (before > 0) {
       log->info("assignment complete again group={} topic={} partitions={}: consuming",
                 startup->kafka.group_id, topic, input_partitions.size());
@@ -502,11 +508,7 @@ struct Daemon::Impl : public RdKafka::EventCb,
             "paused={}",
             pages_in.load(), published.outputs, published.dead_letters, replayed.load(),
             in_flight.records(), paused);
-        if (missing_partitions > 0) {
-          log->error("partial assignment group={} topic={} missing={}: {}",
-                     startup->kafka.group_id, startup->kafka.input_topic,
-                     missing_partitions.load(), split_message());
-        }
+        if (missing_partitions > 0) log_partial_assignment();
       }
     }
   }
@@ -711,7 +713,8 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
   auto input_partitions =
       kafka::topic_partitions(*impl->producer, config->kafka.input_topic, kTopicCheckMillis);
   if (!input_partitions) return std::unexpected(input_partitions.error());
-  impl->input_partitions = std::set<std::int32_t>(input_partitions->begin(), input_partitions->end());
+  impl->input_partitions =
+      std::set<std::int32_t>(input_partitions->begin(), input_partitions->end());
   // Records larger than their topic accepts are shrunk before producing when the limit is
   // known; otherwise the broker's refusal decides (which a transaction cannot survive).
   if (config->kafka.exactly_once) {

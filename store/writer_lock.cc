@@ -33,8 +33,9 @@ StoreResult<WriterLock> WriterLock::acquire(const std::string& dir) {
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {
     if (errno != EWOULDBLOCK) return std::unexpected(os_error(errno, "cannot lock " + path));
     return store_error(StoreError::Code::kLocked,
-                       "the store " + dir + " is open for writing by " + holder_of(fd) +
-                           " (" + path + "); a store has one writer: stop it, or open this "
+                       "the store " + dir + " is open for writing by " + holder_of(fd) + " (" +
+                           path +
+                           "); a store has one writer: stop it, or open this "
                            "one read-only");
   }
   const std::string pid = std::to_string(getpid()) + "\n";

@@ -349,6 +349,21 @@ def generate_pages(workdir, count, seed=1, name="pages.jsonl", truncate_rate=0.0
     return path, urls
 
 
+def write_lines(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def split_pages(workdir, pages, at, names=("first.jsonl", "second.jsonl")):
+    """The JSONL file `pages` as two files in the workdir: lines before `at`, and the rest."""
+    with open(pages) as f:
+        lines = f.read().splitlines()
+    paths = [workdir.file(name) for name in names]
+    write_lines(paths[0], lines[:at])
+    write_lines(paths[1], lines[at:])
+    return paths
+
+
 def verdict(tag):
     """The parts of a tag that must be the same on every replay."""
     return (tag["status"], tag.get("fingerprint"), tag.get("duplicate_of"), tag.get("matched"),

@@ -20,12 +20,7 @@ def partial(daemon_url):
 def test(workdir):
     broker = h.Broker(workdir, ["pages:4", "tagged:2", "dead:1"])
     pages, urls = h.generate_pages(workdir, FIRST + WHILE_SPLIT, seed=12)
-    with open(pages) as f:
-        lines = f.read().splitlines()
-    parts = [workdir.file("first.jsonl"), workdir.file("while-split.jsonl")]
-    for path, part in zip(parts, (lines[:FIRST], lines[FIRST:])):
-        with open(path, "w") as f:
-            f.write("\n".join(part) + "\n")
+    parts = h.split_pages(workdir, pages, FIRST, ("first.jsonl", "while-split.jsonl"))
     configs = [h.write_config(workdir, broker.bootstrap, name=f"{name}.yaml", store=f"store-{name}",
                               metrics_listen=f"127.0.0.1:{h.free_port()}")
                for name in ("a", "b")]
@@ -71,8 +66,8 @@ def test(workdir):
     h.settled_outputs(broker.bootstrap, urls, None, timeout=60)
     h.check(partial(a_url) == 0 and h.get(a_url + "/readyz")[0] == 200,
             "A should be ready again")
-    h.log(f"B stopped: A logged {[l for l in a.log_text().splitlines() if 'complete again' in l]}"
-          f"; all {FIRST + WHILE_SPLIT} pages tagged by A's index")
+    resumed = [line for line in a.log_text().splitlines() if "complete again" in line]
+    h.log(f"B stopped: A logged {resumed}; all {FIRST + WHILE_SPLIT} pages tagged by A's index")
     a.stop()
 
 

@@ -16,12 +16,7 @@ COUNT = 400
 def test(workdir):
     broker = h.Broker(workdir, ["pages:2", "tagged:2", "dead:1"])
     pages, urls = h.generate_pages(workdir, COUNT, seed=11)
-    with open(pages) as f:
-        lines = f.read().splitlines()
-    halves = [workdir.file("first.jsonl"), workdir.file("second.jsonl")]
-    for path, part in zip(halves, (lines[:COUNT // 2], lines[COUNT // 2:])):
-        with open(path, "w") as f:
-            f.write("\n".join(part) + "\n")
+    halves = h.split_pages(workdir, pages, COUNT // 2)
     config = h.write_config(workdir, broker.bootstrap)
     store = workdir.file("store")
     daemon = h.Daemon(workdir, config)
