@@ -34,9 +34,8 @@ StoreResult<WriterLock> WriterLock::acquire(const std::string& dir) {
     if (errno != EWOULDBLOCK) return std::unexpected(os_error(errno, "cannot lock " + path));
     return store_error(StoreError::Code::kLocked,
                        "the store " + dir + " is open for writing by " + holder_of(fd) + " (" +
-                           path +
-                           "); a store has one writer: stop it, or open this "
-                           "one read-only");
+                           path + "); a store has one writer: stop that process first " +
+                           "(read-only opens need no lock)");
   }
   const std::string pid = std::to_string(getpid()) + "\n";
   if (ftruncate(fd, 0) != 0 ||
