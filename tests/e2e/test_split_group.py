@@ -3,11 +3,16 @@
 input partitions and tags the first pages. Daemon B starts with the same config but its own
 store: the group splits the partitions between them. Both log an error naming the group and
 the remedy, export neardup_partial_assignment = the partitions they miss, answer /readyz 503,
-and consume nothing: pages produced while the group is split get no output. When B stops, A is
+send systemd a STATUS= line saying so (A, whose notify socket the test plays), and consume nothing: pages produced while the group is split get no output. When B stops, A is
 assigned every partition again, says so, and tags every page with its one index."""
+import os
+import sys
 import time
 
 import harness as h
+
+sys.path.insert(0, os.path.join(h.HERE, "..", "..", "ops", "testing"))
+from notify_listener import NotifyListener  # noqa: E402
 
 FIRST = 200
 WHILE_SPLIT = 200
@@ -25,7 +30,9 @@ def test(workdir):
                               metrics_listen=f"127.0.0.1:{h.free_port()}")
                for name in ("a", "b")]
 
-    a = h.Daemon(workdir, configs[0], name="a")
+    listener = NotifyListener(workdir.file("notify.sock"))
+    workdir.cleanups.append(listener.close)
+    a = h.Daemon(workdir, configs[0], name="a", env={"NOTIFY_SOCKET": listener.path})
     a_url = a.metrics_url()
     a.wait_assigned()
     h.produce(broker.bootstrap, "pages", parts[0])
@@ -43,6 +50,11 @@ def test(workdir):
     for name, url in (("A", a_url), ("B", b_url)):
         status, body = h.get(url + "/readyz")
         h.check(status == 503 and "partial assignment" in body, f"{name} /readyz: {status} {body}")
+    status = h.wait_for(lambda: next((line for _, lines in listener.messages(timeout=0.5)
+                                      for line in lines
+                                      if line.startswith("STATUS=not ready: partial")), None),
+                        15, "A's STATUS= line about the partial assignment")
+    h.log(f"A's {status[:110]}...")
     h.log(f"split: neardup_partial_assignment A={missing[0]:.0f} B={missing[1]:.0f}; "
           f"/readyz 503 {h.get(b_url + '/readyz')[1].strip()!r}")
     for name, daemon in (("A", a), ("B", b)):
