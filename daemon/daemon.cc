@@ -419,7 +419,7 @@ struct Daemon::Impl : public RdKafka::EventCb,
   // the partition list, so that added partitions count) and logs a change. Consumer thread.
   void update_coverage(RdKafka::KafkaConsumer& kafka_consumer) {
     const std::string& topic = startup->kafka.input_topic;
-    if (auto listed = kafka::topic_partitions(kafka_consumer, topic, kTopicCheckMillis)) {
+    if (auto listed = kafka::topic_partitions(kafka_consumer, topic, kAssignmentCheckMillis)) {
       input_partitions = std::set<std::int32_t>(listed->begin(), listed->end());
     } else {
       log->warn(

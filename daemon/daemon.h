@@ -56,6 +56,10 @@ inline constexpr int kStallMillis = 15000;
 // How long create() waits for the cluster's metadata to check that the topics exist.
 inline constexpr int kTopicCheckMillis = 30000;
 
+// How long the assign callback waits for the input topic's partition list (it holds up the
+// consume loop, well within kStallMillis; on a timeout the last known list is used).
+inline constexpr int kAssignmentCheckMillis = 5000;
+
 // How long create() waits for the output topics' max.message.bytes under kafka.exactly_once
 // (a real broker answers at once; librdkafka 2.0's mock cluster never does).
 inline constexpr int kDescribeConfigsMillis = 5000;
