@@ -148,7 +148,11 @@ struct Daemon::Impl : public RdKafka::EventCb,
   Publisher publisher;
   std::map<PartitionId, std::int64_t> stored;  // consumer thread only
   std::set<PartitionId> assigned;              // consumer thread only
-  bool paused = false;                         // consumer thread only
+  bool paused = false;                         // the consumer's pause state; consumer thread only
+  bool backpressure = false;  // too much in flight: wants paused; consumer thread only
+  // The input topic's partitions (create(), refreshed at every assignment); consumer thread
+  // only. The daemon owns one index, so it must be assigned all of them (update_coverage()).
+  std::set<std::int32_t> input_partitions;
   std::atomic<std::uint64_t> pages_in{0}, replayed{0};
   // Clock::time_point of the consume loop's last poll, as ticks (health()).
   std::atomic<Clock::rep> last_poll{Clock::now().time_since_epoch().count()};
@@ -161,6 +165,10 @@ struct Daemon::Impl : public RdKafka::EventCb,
   // before it handles a record. Consumer thread only after create().
   bool topics_unchecked = false;
   Clock::time_point last_topic_check;
+  // Set after every assignment: how many of the input topic's partitions (of how many) went to
+  // other members of the group. Non-zero means the input is split over separate indexes:
+  // consumption stays paused, readiness() fails (update_coverage()).
+  std::atomic<std::size_t> missing_partitions{0}, partitions_total{0};
 
   std::mutex fatal_mutex;
   std::string fatal_error;
@@ -274,13 +282,10 @@ struct Daemon::Impl : public RdKafka::EventCb,
       }
       assigned_count = assigned.size();
       log->info("assigned partitions={}", names);
+      update_coverage(*kafka_consumer);
       // librdkafka keeps a partition's pause state across a lost/re-assigned cycle; set it
-      // explicitly so that it matches the daemon's backpressure state.
-      if (paused) {
-        kafka_consumer->pause(partitions);
-      } else {
-        kafka_consumer->resume(partitions);
-      }
+      // explicitly, for the whole assignment, so that it matches the daemon's state.
+      set_paused(want_paused(), /*force=*/true);
       return;
     }
     // Revoked (or lost): finish the partitions' in-flight pages and commit them, so that the
@@ -382,20 +387,79 @@ struct Daemon::Impl : public RdKafka::EventCb,
     return kafka::TopicPartitions(std::move(list));
   }
 
+  // Pauses or resumes the whole assignment when `want` differs from the current state (or
+  // always, with `force`). Consumer thread.
+  void set_paused(bool want, bool force = false) {
+    if (want == paused && !force) return;
+    auto partitions = assignment();
+    if (want) {
+      consumer->pause(partitions.get());
+    } else {
+      consumer->resume(partitions.get());
+    }
+    paused = want;
+    log->debug("{} in_flight={} bytes={}", want ? "paused" : "resumed", in_flight.records(),
+               in_flight.bytes());
+  }
+
+  // The error logged while the assignment is partial: names the group and the remedy.
+  std::string split_message() const {
+    return "consumer group " + startup->kafka.group_id + " assigned this daemon " +
+           std::to_string(partitions_total - missing_partitions) + " of the " +
+           std::to_string(partitions_total.load()) + " partitions of " +
+           startup->kafka.input_topic +
+           ": another member joined the group, and each member has its own index, so pages "
+           "would be tagged against part of the history. Consumption is paused until every "
+           "partition is assigned here again. Remedy: stop the other member, or give it its "
+           "own kafka.group_id and store";
+  }
+
+  void log_partial_assignment() const {
+    log->error("partial assignment group={} topic={} missing={}: {}", startup->kafka.group_id,
+               startup->kafka.input_topic, missing_partitions.load(), split_message());
+  }
+
+  // After an assignment: counts the input partitions assigned to other members (refreshing
+  // the partition list, so that added partitions count) and logs a change. Consumer thread.
+  void update_coverage(RdKafka::KafkaConsumer& kafka_consumer) {
+    const std::string& topic = startup->kafka.input_topic;
+    if (auto listed = kafka::topic_partitions(kafka_consumer, topic, kAssignmentCheckMillis)) {
+      input_partitions = std::set<std::int32_t>(listed->begin(), listed->end());
+    } else {
+      log->warn(
+          "partitions of {} unknown ({}); checking the assignment against the last "
+          "known {}",
+          topic, listed.error(), input_partitions.size());
+    }
+    std::size_t missing = 0;
+    for (std::int32_t partition : input_partitions) {
+      if (!assigned.contains({topic, partition})) missing += 1;
+    }
+    const std::size_t before = missing_partitions.exchange(missing);
+    partitions_total = input_partitions.size();
+    if (metrics) metrics->partial_assignment.set(static_cast<double>(missing));
+    if (missing > 0) {
+      log_partial_assignment();
+    } else if (before > 0) {
+      log->info("assignment complete again group={} topic={} partitions={}: consuming",
+                startup->kafka.group_id, topic, input_partitions.size());
+    }
+  }
+
   void apply_backpressure() {
     const std::uint64_t max_pages =
         std::max<std::uint32_t>(holder.current()->pipeline.max_in_flight, 1);
-    if (!paused && in_flight.over(max_pages)) {
-      auto partitions = assignment();
-      consumer->pause(partitions.get());
-      paused = true;
-      log->debug("paused in_flight={} bytes={}", in_flight.records(), in_flight.bytes());
-    } else if (paused && in_flight.under(max_pages) && !stop_requested) {
-      auto partitions = assignment();
-      consumer->resume(partitions.get());
-      paused = false;
-      log->debug("resumed in_flight={}", in_flight.records());
+    if (!backpressure && in_flight.over(max_pages)) {
+      backpressure = true;
+    } else if (backpressure && in_flight.under(max_pages)) {
+      backpressure = false;
     }
+    set_paused(want_paused());
+  }
+
+  // Paused under backpressure, while the assignment is partial, and once a stop paused it.
+  bool want_paused() const {
+    return backpressure || missing_partitions > 0 || (paused && stop_requested);
   }
 
   void accept(RdKafka::Message& message) {
@@ -487,6 +551,7 @@ struct Daemon::Impl : public RdKafka::EventCb,
             "paused={}",
             pages_in.load(), published.outputs, published.dead_letters, replayed.load(),
             in_flight.records(), paused);
+        if (missing_partitions > 0) log_partial_assignment();
       }
     }
   }
@@ -696,6 +761,13 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
     impl->topics_unchecked = true;
     impl->last_topic_check = Clock::now();
   }
+  if (!impl->topics_unchecked) {  // else the first assignment lists them (update_coverage)
+    auto input_partitions =
+        kafka::topic_partitions(*impl->producer, config->kafka.input_topic, kTopicCheckMillis);
+    if (!input_partitions) return std::unexpected(input_partitions.error());
+    impl->input_partitions =
+        std::set<std::int32_t>(input_partitions->begin(), input_partitions->end());
+  }
   // Records larger than their topic accepts are shrunk before producing when the limit is
   // known; otherwise the broker's refusal decides (which a transaction cannot survive).
   if (config->kafka.exactly_once) {
@@ -799,6 +871,9 @@ std::expected<void, std::string> Daemon::health() const {
 std::expected<void, std::string> Daemon::readiness() const {
   if (!impl_->index) return std::unexpected("the index is not open");
   if (impl_->brokers_down) return std::unexpected("no Kafka broker is reachable");
+  if (impl_->missing_partitions > 0) {
+    return std::unexpected("partial assignment, consumption paused: " + impl_->split_message());
+  }
   if (impl_->assigned_count == 0) {
     return std::unexpected("no partition of " + impl_->startup->kafka.input_topic +
                            " is assigned (joining the consumer group)");

@@ -9,6 +9,9 @@
 // gets the verdict the index stored against its offset. With kafka.exactly_once the producer is
 // transactional and each index batch's outputs commit together with its input offsets.
 //
+// One index, one owner: the group must assign the daemon every input partition. While another
+// member holds some, every assigned partition stays paused and readiness() fails.
+//
 // Backpressure: at most pipeline.max_in_flight records (and kMaxInFlightBytes of record values)
 // are between consume and delivery; past that, the assigned partitions are paused (the consumer
 // keeps polling, so it stays in the group) and resumed below three quarters of both bounds.
@@ -57,6 +60,10 @@ inline constexpr int kStallMillis = 15000;
 // record: a misspelt topic still stops it before anything is produced.
 inline constexpr int kTopicCheckMillis = 5000;
 inline constexpr int kTopicRecheckMillis = 2000;
+
+// How long the assign callback waits for the input topic's partition list (it holds up the
+// consume loop, well within kStallMillis; on a timeout the last known list is used).
+inline constexpr int kAssignmentCheckMillis = 5000;
 
 // How long create() waits for the output topics' max.message.bytes under kafka.exactly_once
 // (a real broker answers at once; librdkafka 2.0's mock cluster never does).
@@ -119,8 +126,10 @@ class Daemon {
 
   // Ready to process pages: the index is open, a Kafka broker is reachable (the consumer's
   // latest statistics, every kStatisticsMillis, show one connected; librdkafka's "all brokers
-  // down" clears it at once) and at least one input partition is assigned; not while stopping.
-  // Otherwise the reason. Any thread. For READY=1 and /readyz.
+  // down" clears it at once) and at least one input partition is assigned, none of them to
+  // another member of the group (a partial assignment pauses consumption: daemon/README.md,
+  // "One daemon per consumer group"); not while stopping. Otherwise the reason. Any thread. For
+  // READY=1, STATUS= and /readyz.
   std::expected<void, std::string> readiness() const;
 
  private:

@@ -113,7 +113,7 @@ class StatusReporter {
   StatusReporter(neardup::daemon::Daemon& daemon, neardup::ops::DaemonMetrics& metrics)
       : daemon_(daemon), metrics_(metrics), last_time_(Clock::now()) {}
 
-  // `waiting`: why the daemon is not ready yet (empty once it is).
+  // `waiting`: why the daemon is not ready (empty while it is).
   void report(spdlog::logger& log, const std::string& waiting) {
     using namespace neardup;
     const IndexStats stats = daemon_.index_stats();
@@ -292,10 +292,12 @@ int main(int argc, char** argv) {
       log->info("reloading config={}", config_path);
       reload(config_path, holder, daemon, metrics, *log, ready_sent);
     }
-    const std::string waiting = check_ready();
-    metrics.ready.set(daemon.readiness() ? 1 : 0);
+    check_ready();
+    // After READY=1 too, STATUS= says why the daemon is not ready (e.g. a partial assignment).
+    const auto readiness = daemon.readiness();
+    metrics.ready.set(readiness ? 1 : 0);
     if (Clock::now() >= next_status) {
-      status.report(*log, waiting);
+      status.report(*log, readiness ? std::string() : readiness.error());
       next_status = Clock::now() + kStatusPeriod;
     }
   }

@@ -320,6 +320,10 @@ DaemonMetrics::DaemonMetrics(MetricsRegistry& r)
       index_bytes(index_bytes_family.get()),
       consumer_lag(r.gauge("neardup_consumer_lag", "Records behind the partition's high watermark.",
                            {"group", "topic", "partition"})),
+      partial_assignment_family(r.gauge(
+          "neardup_partial_assignment",
+          "Input partitions assigned to other members of the group; consumption paused if > 0.")),
+      partial_assignment(partial_assignment_family.get()),
       reloads(r.counter("neardup_reloads_total", "Configuration reloads (SIGHUP), by outcome.",
                         {"outcome"})),
       reloads_accepted(reloads.labels({"accepted"})),

@@ -257,6 +257,11 @@ struct DaemonMetrics {
   // Set per assigned partition; remove() the child on revoke.
   Family<Gauge>& consumer_lag;
 
+  // neardup_partial_assignment: input partitions assigned to other members of the group at the
+  // last rebalance (0 while this daemon owns them all; consumption is paused otherwise).
+  Family<Gauge>& partial_assignment_family;
+  Gauge& partial_assignment;
+
   Family<Counter>& reloads;  // neardup_reloads_total{outcome}
   Counter& reloads_accepted;
   Counter& reloads_rejected;

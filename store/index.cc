@@ -23,6 +23,7 @@
 #include "store/pending.h"
 #include "store/records.h"
 #include "store/table_design.h"
+#include "store/writer_lock.h"
 
 namespace neardup {
 
@@ -92,6 +93,12 @@ class LmdbIndex final : public Index {
       }
     } else if (!fs::create_directories(config_.path, ec) && ec) {
       return store_error(Code::kLmdb, "cannot create " + config_.path + ": " + ec.message());
+    } else {
+      // Before LMDB is opened: a second writer must not even rebuild deltas from a store that
+      // another process is changing.
+      auto lock = WriterLock::acquire(config_.path);
+      if (!lock) return std::unexpected(lock.error());
+      writer_lock_ = std::move(*lock);
     }
     unsigned flags = MDB_NOTLS | (options_.read_only ? MDB_RDONLY : 0) |
                      (config_.sync || options_.read_only ? 0 : MDB_NOSYNC);
@@ -1307,6 +1314,9 @@ class LmdbIndex final : public Index {
   Candidates candidates_;
   TableDesign design_;
   std::uint32_t bucket_bits_ = 20;
+  // Held while a writable index is open. Declared before env_, so released after the
+  // environment (and every transaction of it) is closed.
+  WriterLock writer_lock_;
   lmdb::Env env_;
   lmdb::Dbi meta_, docs_, sketches_, forgotten_db_, offsets_, pending_;
   // Read-only: the snapshot every query answers from, held for the Index's life.

@@ -18,6 +18,7 @@ struct StoreError {
     kReadOnly,         // a write to a store opened read-only
     kFormat,           // the store was written by another format version
     kDesign,           // the store's design differs from the one asked for
+    kLocked,           // another open holds the store's writer lock (store/writer_lock.h)
     kCorrupt,          // bytes on disk that do not decode
     kFull,             // the map reached store.max_map_size
     kLmdb,             // any other LMDB or file system failure (lmdb_code says which)

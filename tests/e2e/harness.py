@@ -18,6 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import urllib.error
 import urllib.request
 
 NEARDUP = os.environ.get("NEARDUP", "neardup")
@@ -159,9 +160,10 @@ DEFAULT_EXTRA = "pipeline:\n  batch_delay_ms: 5\n"
 
 
 def write_config(workdir, bootstrap, name="neardup.yaml", input_topic="pages", group="neardup",
-                 extra="", kafka_extra="", metrics_listen="", consumer_extra="", queries=False):
+                 extra="", kafka_extra="", metrics_listen="", consumer_extra="", store="store",
+                 queries=False):
     """A config for neardupd on `bootstrap`; `consumer_extra`: more lines (4-space indented)
-    under kafka.consumer_properties."""
+    under kafka.consumer_properties; `store`: the store directory's name in the workdir."""
     path = workdir.file(name)
     with open(path, "w") as f:
         f.write(f"""kafka:
@@ -175,7 +177,7 @@ def write_config(workdir, bootstrap, name="neardup.yaml", input_topic="pages", g
     session.timeout.ms: "6000"
     heartbeat.interval.ms: "500"
 {consumer_extra}store:
-  path: "{workdir.file('store')}"
+  path: "{workdir.file(store)}"
   expected_documents: 100000
   sync: false
 metrics:
@@ -260,6 +262,17 @@ def free_port():
         return s.getsockname()[1]
 
 
+def get(url):
+    """(status, body) of a GET; (0, reason) when nothing listens."""
+    try:
+        with urllib.request.urlopen(url, timeout=5) as response:
+            return response.status, response.read().decode()
+    except urllib.error.HTTPError as error:
+        return error.code, error.read().decode()
+    except urllib.error.URLError as error:  # not listening yet
+        return 0, str(error.reason)
+
+
 def scrape(url):
     """Prometheus text from url + /metrics as {(name, ((label, value), ...)): float}."""
     with urllib.request.urlopen(url + "/metrics", timeout=5) as response:
@@ -336,6 +349,21 @@ def generate_pages(workdir, count, seed=1, name="pages.jsonl", truncate_rate=0.0
     with open(path) as f:
         urls = [json.loads(line)["url"] for line in f]
     return path, urls
+
+
+def write_lines(path, lines):
+    with open(path, "w") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+def split_pages(workdir, pages, at, names=("first.jsonl", "second.jsonl")):
+    """The JSONL file `pages` as two files in the workdir: lines before `at`, and the rest."""
+    with open(pages) as f:
+        lines = f.read().splitlines()
+    paths = [workdir.file(name) for name in names]
+    write_lines(paths[0], lines[:at])
+    write_lines(paths[1], lines[at:])
+    return paths
 
 
 def verdict(tag):

@@ -58,11 +58,6 @@ def big_page(size=BIG_BYTES, url=BIG_URL, seed=20):
     return {"url": url, "cluster": "big", "body": "".join(parts), "site": "big.example"}
 
 
-def write_lines(path, lines):
-    with open(path, "w") as f:
-        f.write("\n".join(lines) + "\n")
-
-
 def produce(bootstrap, path, partition):
     h.subprocess.run([h.NEARDUP, "produce", "--bootstrap", bootstrap, "--topic", "pages", "--in",
                       path, "--key-field", "cluster", "--partition", str(partition)], check=True,
@@ -88,9 +83,9 @@ def test(workdir):
     big = big_page()
     big_line = json.dumps(big)
     h.check(len(big["body"]) >= BIG_BYTES, "the big body is too small")
-    write_lines(workdir.file("before.jsonl"), before)
-    write_lines(workdir.file("big.jsonl"), [big_line])
-    write_lines(workdir.file("after.jsonl"), after)
+    h.write_lines(workdir.file("before.jsonl"), before)
+    h.write_lines(workdir.file("big.jsonl"), [big_line])
+    h.write_lines(workdir.file("after.jsonl"), after)
 
     start = time.monotonic()
     produce(broker.bootstrap, workdir.file("before.jsonl"), 0)

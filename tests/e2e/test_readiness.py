@@ -13,24 +13,12 @@ import re
 import subprocess
 import sys
 import time
-import urllib.error
 import urllib.request
 
 import harness as h
 
 sys.path.insert(0, os.path.join(h.HERE, "..", "..", "ops", "testing"))
 from notify_listener import NotifyListener  # noqa: E402
-
-
-def get(url):
-    """(status, body) of a GET."""
-    try:
-        with urllib.request.urlopen(url, timeout=5) as response:
-            return response.status, response.read().decode()
-    except urllib.error.HTTPError as error:
-        return error.code, error.read().decode()
-    except urllib.error.URLError as error:  # not listening yet
-        return 0, str(error.reason)
 
 
 def test(workdir):
@@ -57,29 +45,29 @@ def test(workdir):
 
     # Down: alive, not ready, no READY=1, for several seconds.
     daemon.metrics_url()
-    h.wait_for(lambda: get(url + "/healthz")[0] == 200, 30, "/healthz")
+    h.wait_for(lambda: h.get(url + "/healthz")[0] == 200, 30, "/healthz")
     deadline = time.monotonic() + 8
     while time.monotonic() < deadline:
-        status, body = get(url + "/readyz")
+        status, body = h.get(url + "/readyz")
         h.check(status == 503, f"/readyz {status} {body!r} while the broker is down")
-        h.check(get(url + "/healthz")[0] == 200, "/healthz failed while the broker is down")
+        h.check(h.get(url + "/healthz")[0] == 200, "/healthz failed while the broker is down")
         h.check("READY=1" not in collect(), "READY=1 sent while the broker is down")
         time.sleep(0.5)
-    down_reason = get(url + "/readyz")[1].strip()
+    down_reason = h.get(url + "/readyz")[1].strip()
     h.check(h.metric(h.scrape(url), "neardup_ready") == 0, "neardup_ready is not 0")
     h.log(f"broker down: /healthz 200, /readyz 503 {down_reason!r}, no READY=1")
 
     broker.up()
-    h.wait_for(lambda: get(url + "/readyz")[0] == 200, 60, "/readyz 200 after the broker is up")
+    h.wait_for(lambda: h.get(url + "/readyz")[0] == 200, 60, "/readyz 200 after the broker is up")
     h.wait_for(lambda: "READY=1" in collect(), 10, "READY=1 after the broker is up")
     h.check(h.metric(h.scrape(url), "neardup_ready") == 1, "neardup_ready is not 1")
-    h.log(f"broker up: /readyz 200 {get(url + '/readyz')[1].strip()!r}, READY=1 sent")
+    h.log(f"broker up: /readyz 200 {h.get(url + '/readyz')[1].strip()!r}, READY=1 sent")
 
     broker.down()
-    h.wait_for(lambda: get(url + "/readyz")[0] == 503, 30, "/readyz 503 in an outage")
-    h.log(f"outage: /readyz 503 {get(url + '/readyz')[1].strip()!r}")
+    h.wait_for(lambda: h.get(url + "/readyz")[0] == 503, 30, "/readyz 503 in an outage")
+    h.log(f"outage: /readyz 503 {h.get(url + '/readyz')[1].strip()!r}")
     broker.up()
-    h.wait_for(lambda: get(url + "/readyz")[0] == 200, 60, "/readyz 200 after the outage")
+    h.wait_for(lambda: h.get(url + "/readyz")[0] == 200, 60, "/readyz 200 after the outage")
     h.log("recovered: /readyz 200")
 
     with urllib.request.urlopen(url + "/metrics", timeout=5) as response:
