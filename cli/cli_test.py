@@ -232,6 +232,24 @@ class CommandLine(unittest.TestCase):
                                   + "\n").encode(), check=0).stdout)[0]
         self.assertNotEqual(answer["neardup"].get("matched"), root)
 
+    def test_directories_where_files_belong_are_named(self):
+        proc = run("compare", self.pages, self.pages)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn(b": is a directory", proc.stderr)
+        proc = run("dedup", "--store", os.path.join(self.dir, "index"), "--in", self.pages)
+        self.assertEqual(proc.returncode, 2)
+        self.assertIn(b"is a directory", proc.stderr)
+
+    def test_a_file_over_max_body_bytes_is_skipped_without_being_read_whole(self):
+        big = self.write("big.html", b"<p>" + b"word " * (3 << 20) + b"</p>")  # 15 MiB
+        config = self.write("small.yaml", b"input:\n  max_body_bytes: 1MiB\n")
+        proc = subprocess.run(["/usr/bin/time", "-f", "%M", NEARDUP, "fingerprint", "--config",
+                               config, big], capture_output=True, timeout=60)
+        self.assertEqual(proc.returncode, 0, proc.stderr)
+        self.assertEqual(lines(proc.stdout)[0]["reason"], "too_large")
+        peak_kib = int(proc.stderr.decode().strip().splitlines()[-1])
+        self.assertLess(peak_kib, 12 * 1024)  # far less than the 15 MiB file
+
     def test_lookup_warns_when_the_store_has_no_page_of_the_scheme(self):
         store = os.path.join(self.dir, "index")
         run("dedup", "--store", store, stdin=self.sample_crawl(), check=0)

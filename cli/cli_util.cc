@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -29,16 +30,27 @@ void add_kafka_target_options(CLI::App* command, std::string& bootstrap, std::st
   command->add_option("--topic", topic, topic_help)->required()->option_text("TOPIC");
 }
 
-std::expected<std::string, std::string> read_file(const std::string& path) {
-  if (path == "-") {
-    std::ostringstream buffer;
-    buffer << std::cin.rdbuf();
-    return buffer.str();
+std::expected<std::string, std::string> read_file(const std::string& path,
+                                                  std::size_t max_bytes) {
+  std::error_code ec;
+  if (path != "-" && std::filesystem::is_directory(path, ec)) {
+    return std::unexpected(path + ": is a directory");
   }
-  std::ifstream in(path, std::ios::binary);
-  if (!in) return std::unexpected(path + ": cannot open for reading");
-  std::string data((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-  if (in.bad()) return std::unexpected(path + ": read error");
+  std::FILE* file = path == "-" ? stdin : std::fopen(path.c_str(), "rb");
+  if (file == nullptr) {
+    return std::unexpected(path + ": cannot open for reading: " + std::strerror(errno));
+  }
+  std::string data;
+  char buffer[1 << 16];
+  while (data.size() <= max_bytes) {
+    const std::size_t want = std::min(sizeof buffer, max_bytes + 1 - data.size());
+    const std::size_t got = std::fread(buffer, 1, want, file);
+    data.append(buffer, got);
+    if (got < want) break;
+  }
+  const bool failed = std::ferror(file) != 0;
+  if (file != stdin) std::fclose(file);
+  if (failed) return std::unexpected(path + ": read error");
   return data;
 }
 
@@ -93,7 +105,7 @@ int visit_input_files(
   }
   int exit_code = 0;
   for (const auto& file : *files) {
-    auto body = read_file(file);
+    auto body = read_file(file, config->input.max_body_bytes);
     if (!body) {
       std::cerr << "neardup " << command << ": " << body.error() << "\n";
       exit_code = 3;

@@ -7,6 +7,7 @@
 
 #include <expected>
 #include <functional>
+#include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -25,8 +26,11 @@ void add_config_option(CLI::App* command, std::string& path);
 void add_kafka_target_options(CLI::App* command, std::string& bootstrap, std::string& topic,
                               const std::string& topic_help);
 
-// Reads a whole file ("-" reads stdin).
-std::expected<std::string, std::string> read_file(const std::string& path);
+// Reads a file ("-" reads stdin), or its first max_bytes + 1 bytes when it is larger: enough for
+// the pipeline to see it is over input.max_body_bytes (too_large) without holding all of it.
+// A directory is an error naming it ("x: is a directory").
+std::expected<std::string, std::string> read_file(
+    const std::string& path, std::size_t max_bytes = std::numeric_limits<std::size_t>::max() - 1);
 
 // Expands each path: a directory gives its *.html / *.htm files (sorted, not recursive), a
 // file gives itself. Errors name the missing path.

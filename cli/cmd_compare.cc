@@ -39,7 +39,7 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
     PageFingerprint pages[2];
     const std::string* paths[2] = {&options->a, &options->b};
     for (int i = 0; i < 2; ++i) {
-      auto body = read_file(*paths[i]);
+      auto body = read_file(*paths[i], config->input.max_body_bytes);
       if (!body) {
         std::cerr << "neardup compare: " << body.error() << "\n";
         return kExitUsage;

@@ -1,6 +1,7 @@
 #include "cli/line_reader.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <nlohmann/json.hpp>
@@ -32,6 +33,11 @@ bool looks_binary(std::string_view data) {
 std::expected<std::unique_ptr<LineReader>, std::string> LineReader::open(const std::string& path) {
   int fd = path == "-" ? ::dup(STDIN_FILENO) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::unexpected(path + ": cannot open for reading: " + std::strerror(errno));
+  struct stat st {};
+  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    return std::unexpected(path + ": is a directory (give a file of JSON lines)");
+  }
   gzFile file = ::gzdopen(fd, "rb");
   if (!file) {
     ::close(fd);

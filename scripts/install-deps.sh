@@ -16,6 +16,8 @@ packages=(
   openjdk-17-jre-headless maven
   # tests: promtool checks the alert rules and the metrics text; dpkg-dev and file build the .deb
   prometheus dpkg-dev file
+  # tests: /usr/bin/time measures peak memory
+  time
   # WARC input: brotli decodes `Content-Encoding: br` bodies, OpenSSL's libcrypto checks SHA-1
   # block digests; wget writes WARC files for the tests, and pip installs warcio (below), which
   # writes and indexes them
