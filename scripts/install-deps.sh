@@ -16,6 +16,9 @@ packages=(
   openjdk-17-jre-headless maven
   # tests: promtool checks the alert rules and the metrics text; dpkg-dev and file build the .deb
   prometheus dpkg-dev file
+  # The Python package (python/): pybind11 and Python's headers to build it, venv for
+  # `pip install ./python`, pytest for its tests
+  pybind11-dev python3-dev python3-venv python3-pip python3-pytest
 )
 
 SUDO=""
@@ -27,9 +30,17 @@ for p in "${packages[@]}"; do
 done
 if [ ${#missing[@]} -eq 0 ]; then
   echo "install-deps: all ${#packages[@]} packages already installed"
-  exit 0
+else
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  $SUDO apt-get update -qq
+  $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi
-echo "install-deps: installing ${missing[*]}"
-export DEBIAN_FRONTEND=noninteractive
-$SUDO apt-get update -qq
-$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+
+# The python3 first on PATH builds and tests the Python package (CMake finds that one). When it
+# is not Debian's (a pyenv or a virtual environment), python3-pytest is not on its path: pip
+# gives it pytest.
+if ! python3 -c 'import pytest' 2>/dev/null; then
+  echo "install-deps: installing pytest for $(command -v python3)"
+  python3 -m pip install --quiet pytest
+fi
