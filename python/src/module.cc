@@ -1,5 +1,5 @@
 // neardup._neardup: the pipeline, the compare rule and read-only index lookups for Python
-// (python/README.md; the typed interface is neardup/_neardup.pyi).
+// (python/README.md; the typed interface is src/neardup/_neardup.pyi).
 //
 // Every call that runs the pipeline or reads the index releases the GIL, so Python threads run
 // pages in parallel. Page bodies are read in place: a bytes object is immutable and a str's
