@@ -25,6 +25,7 @@ from collections import defaultdict
 
 from itemadapter import ItemAdapter
 from scrapy.exceptions import DropItem, NotConfigured
+from scrapy.utils.defer import maybe_deferred_to_future
 from twisted.internet.threads import deferToThread
 
 import neardup
@@ -54,26 +55,27 @@ class NearDuplicatePipeline:
         config = neardup.Config.load(path) if path else neardup.Config.default()
         return cls(config, settings.get("NEARDUP_INDEX"), settings.get("NEARDUP_BODY_FIELD", "body"))
 
-    def open_spider(self, spider):
+    def open_spider(self, spider=None):
         if self.index_path:
             self.index = neardup.Index(self.index_path)
 
-    def close_spider(self, spider):
+    def close_spider(self, spider=None):
         if self.index is not None:
             self.index.close()
 
-    def process_item(self, item, spider):
+    async def process_item(self, item, spider=None):
         adapter = ItemAdapter(item)
         body = adapter.get(self.body_field)
         if body is None:
             raise DropItem(f"no {self.body_field!r} field to compare")
         content_type = adapter.get("content_type") or ""
-        deferred = deferToThread(neardup.fingerprint, body, content_type, self.config)
-        deferred.addCallback(self._keep_or_drop, item)
-        return deferred
+        fp = await maybe_deferred_to_future(
+            deferToThread(neardup.fingerprint, body, content_type, self.config))
+        return self._keep_or_drop(fp, adapter)
 
-    def _keep_or_drop(self, fp, item):
-        adapter = ItemAdapter(item)
+    def _keep_or_drop(self, fp, adapter):
+        """Back on the reactor thread, the only one that reads or changes by_key."""
+        item = adapter.item
         url = adapter.get("url", "")
         if fp.skipped:
             adapter["neardup"] = {"skipped": fp.skip_reason}

@@ -7,8 +7,8 @@ __version__: str
 
 # A page body: bytes are decoded as the page declares (BOM, Content-Type, <meta>, detection);
 # a str is already text and is decoded as UTF-8 whatever the page declares.
-Html = Union[bytes, bytearray, memoryview, str]
-PathLike = Union[str, "os.PathLike[str]"]
+_Html = Union[bytes, bytearray, memoryview, str]
+_PathLike = Union[str, "os.PathLike[str]"]
 
 class StoreError(RuntimeError):
     """An index that cannot be opened or read (not a neardup index, another format, ...)."""
@@ -19,7 +19,7 @@ class Config:
     @staticmethod
     def default() -> Config: ...
     @staticmethod
-    def load(path: PathLike) -> Config:
+    def load(path: _PathLike) -> Config:
         """Reads a YAML file. Raises ValueError naming the file, line and key of every error."""
     @staticmethod
     def from_yaml(text: str) -> Config:
@@ -153,11 +153,11 @@ class Index:
     there is no index at path, StoreError when it cannot be read.
     """
 
-    def __init__(self, path: PathLike) -> None: ...
+    def __init__(self, path: _PathLike) -> None: ...
     @property
     def path(self) -> str: ...
     def lookup(
-        self, page: Union[Html, Fingerprint], content_type: str = "", config: Optional[Config] = None
+        self, page: Union[_Html, Fingerprint], content_type: str = "", config: Optional[Config] = None
     ) -> Verdict:
         """The verdict the index would give the page now; nothing is inserted.
 
@@ -178,18 +178,18 @@ class Index:
         traceback: Optional[TracebackType],
     ) -> None: ...
 
-def fingerprint(html: Html, content_type: str = "", config: Optional[Config] = None) -> Fingerprint:
+def fingerprint(html: _Html, content_type: str = "", config: Optional[Config] = None) -> Fingerprint:
     """Runs the pipeline on one page: decode, main text, features, SimHash and MinHash."""
 
-def extract(html: Html, content_type: str = "", config: Optional[Config] = None) -> Tuple[str, str]:
+def extract(html: _Html, content_type: str = "", config: Optional[Config] = None) -> Tuple[str, str]:
     """The page's title and main text (paragraphs joined by newlines), as `neardup extract`.
 
     ("", "") when the body cannot be decoded as text (empty, binary).
     """
 
 def compare(
-    a: Union[Html, Fingerprint],
-    b: Union[Html, Fingerprint],
+    a: Union[_Html, Fingerprint],
+    b: Union[_Html, Fingerprint],
     content_type: str = "",
     config: Optional[Config] = None,
 ) -> Comparison:
