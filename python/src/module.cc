@@ -331,12 +331,7 @@ void bind_verdict(py::module_& m) {
       .def_property_readonly("duplicate_of",
                              duplicate_only([](const Verdict& v) { return v.duplicate_of; }))
       .def_property_readonly("distance",
-                             [](const Verdict& v) -> std::optional<int> {
-                               // A MinHash-only match has a distance too, but it says nothing of
-                               // the SimHash rule.
-                               if (v.status != Verdict::Status::kDuplicate) return std::nullopt;
-                               return v.distance;
-                             })
+                             duplicate_only([](const Verdict& v) { return v.distance; }))
       .def_property_readonly("similarity",
                              [](const Verdict& v) -> std::optional<double> {
                                if (v.status != Verdict::Status::kDuplicate || v.similarity < 0)
