@@ -76,15 +76,19 @@ class Body {
       bytes_ = std::string_view(data, static_cast<std::size_t>(size));
       content_type_ = utf8_content_type(content_type);
     } else if (PyObject_CheckBuffer(html.ptr())) {
-      py::buffer_info info = py::reinterpret_borrow<py::buffer>(html).request();
-      copy_.assign(static_cast<const char*>(info.ptr),
-                   static_cast<std::size_t>(info.size * info.itemsize));
+      Py_buffer view;  // contiguous bytes, else BufferError
+      if (PyObject_GetBuffer(html.ptr(), &view, PyBUF_SIMPLE) != 0) throw py::error_already_set();
+      copy_.assign(static_cast<const char*>(view.buf), static_cast<std::size_t>(view.len));
+      PyBuffer_Release(&view);
       bytes_ = copy_;
     } else {
       throw py::type_error("html must be bytes or str (or a bytes-like object), not " +
                            std::string(py::str(py::type::handle_of(html).attr("__name__"))));
     }
   }
+
+  Body(const Body&) = delete;  // bytes_ may point into copy_
+  Body& operator=(const Body&) = delete;
 
   std::string_view bytes() const { return bytes_; }
   std::string_view content_type() const { return content_type_; }
@@ -171,40 +175,45 @@ class ReadOnlyIndex {
     const Config& live = config != nullptr ? config->config : fp.config->config;
     std::optional<IndexItem::Page> request =
         index_request(Page{}, fp.page, fp.config->scheme, live);
+    const std::shared_ptr<Index> index = open();
     StoreResult<Verdict> verdict;
     {
       py::gil_scoped_release release;
-      verdict = open().lookup(*request);
+      verdict = index->lookup(*request);
     }
     if (!verdict) throw_store_error(verdict.error());
     return *verdict;
   }
 
   std::optional<StoredPage> find(const std::string& id) {
+    const std::shared_ptr<Index> index = open();
     StoreResult<std::optional<StoredPage>> found;
     {
       py::gil_scoped_release release;
-      found = open().find(id);
+      found = index->find(id);
     }
     if (!found) throw_store_error(found.error());
     return *found;
   }
 
   std::uint64_t documents() {
+    const std::shared_ptr<Index> index = open();
     py::gil_scoped_release release;
-    return open().stats().documents;
+    return index->stats().documents;
   }
 
   void close() { index_.reset(); }
   const std::string& path() const { return path_; }
 
  private:
-  Index& open() {
+  // The open index, shared with the call that uses it: a close() on another thread meanwhile
+  // only drops this object's reference.
+  std::shared_ptr<Index> open() const {
     if (!index_) throw py::value_error("index " + path_ + " is closed");
-    return *index_;
+    return index_;
   }
 
-  std::unique_ptr<Index> index_;
+  std::shared_ptr<Index> index_;
   std::string path_;
 };
 
