@@ -6,6 +6,7 @@
 #include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "cli/help.h"
+#include "pipeline/compare.h"
 #include "pipeline/fingerprint/fingerprint.h"
 #include "pipeline/pipeline.h"
 
@@ -63,21 +64,16 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
       print_json_line(out);
       return kExitNo;
     }
-    const int distance = hamming_distance(pages[0].fingerprint, pages[1].fingerprint);
-    const bool by_simhash = distance <= static_cast<int>(config->dedup.max_distance);
-    out["distance"] = distance;
-    bool by_minhash = false;
-    if (config->minhash.enabled) {
-      const MinHashConfig& m = config->minhash;
+    const Comparison comparison = compare_pages(pages[0], pages[1], *config);
+    out["distance"] = comparison.distance;
+    if (comparison.similarity) {
       out["min_similarity"] = config->dedup.min_similarity;
-      out["similarity"] = estimate_jaccard(pages[0].sketch, pages[1].sketch);
-      out["shares_band"] = shares_any_band(pages[0].sketch, pages[1].sketch, m.bands, m.rows);
-      by_minhash = minhash_match(pages[0].sketch, pages[1].sketch, m.bands, m.rows,
-                                 config->dedup.min_similarity);
+      out["similarity"] = *comparison.similarity;
+      out["shares_band"] = comparison.shares_band;
     }
-    const bool near = by_simhash || by_minhash;
+    const bool near = comparison.near_duplicate();
     out["verdict"] = near ? "near_duplicate" : "different";
-    if (near) out["method"] = by_simhash && by_minhash ? "both" : by_simhash ? "simhash" : "minhash";
+    if (near) out["method"] = comparison.method();
     print_json_line(out);
     return near ? kExitOk : kExitNo;
   });

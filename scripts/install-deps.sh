@@ -22,11 +22,15 @@ packages=(
   # block digests; wget writes WARC files for the tests, and pip installs warcio (below), which
   # writes and indexes them
   libbrotli-dev libssl-dev wget python3-pip
+  # The Python package (python/): pybind11 and Python's headers to build it, venv for
+  # `pip install ./python`, pytest for its tests
+  pybind11-dev python3-dev python3-venv python3-pytest
 )
 
 # Python packages of the tests (PyPI), pinned. Installed for the python3 on PATH, which is the
-# one CMake finds for the tests.
-python_packages=(warcio==1.8.1)
+# one CMake finds for the tests, when it cannot import them (Debian's python3 has pytest from
+# python3-pytest; a pyenv or virtual environment gets it from pip).
+python_packages=(warcio==1.8.1 pytest==9.2.0)
 
 SUDO=""
 if [ "$(id -u)" -ne 0 ]; then SUDO="sudo"; fi

@@ -1,0 +1,61 @@
+#include "pipeline/compare.h"
+
+#include <gtest/gtest.h>
+
+namespace neardup {
+namespace {
+
+// A fingerprinted page with these signatures.
+PageFingerprint page(std::uint64_t fingerprint, Sketch sketch = {}) {
+  PageFingerprint p;
+  p.fingerprint = fingerprint;
+  p.sketch = std::move(sketch);
+  return p;
+}
+
+Config simhash_only() {
+  Config config;
+  config.minhash.enabled = false;
+  return config;
+}
+
+}  // namespace
+
+TEST(Compare, FingerprintsWithinMaxDistanceAreNearDuplicatesBySimHash) {
+  Comparison c = compare_pages(page(0), page(0b111), simhash_only());
+  EXPECT_TRUE(c.comparable);
+  EXPECT_EQ(c.distance, 3);
+  EXPECT_TRUE(c.near_duplicate());
+  EXPECT_EQ(c.method(), "simhash");
+  EXPECT_FALSE(c.similarity.has_value());
+
+  Comparison far = compare_pages(page(0), page(0b1111), simhash_only());
+  EXPECT_FALSE(far.near_duplicate());
+  EXPECT_EQ(far.method(), "");
+}
+
+TEST(Compare, SketchesSharingABandAtMinSimilarityAreNearDuplicatesByMinHash) {
+  Config config;
+  config.minhash = {.enabled = true, .shingle = 5, .hashes = 4, .bands = 2, .rows = 2};
+  config.dedup.min_similarity = 0.45;
+  // Band 0 agrees, band 1 does not: an estimated similarity of (just under) one half.
+  Comparison c = compare_pages(page(0, {1, 2, 3, 4}), page(~0ull, {1, 2, 9, 9}), config);
+  EXPECT_TRUE(c.shares_band);
+  EXPECT_NEAR(*c.similarity, 0.5, 1e-4);
+  EXPECT_EQ(c.method(), "minhash");
+
+  config.dedup.min_similarity = 0.75;
+  EXPECT_FALSE(
+      compare_pages(page(0, {1, 2, 3, 4}), page(~0ull, {1, 2, 9, 9}), config).near_duplicate());
+  EXPECT_EQ(compare_pages(page(0, {1, 2, 3, 4}), page(1, {1, 2, 3, 4}), config).method(), "both");
+}
+
+TEST(Compare, SkippedPageIsNotComparable) {
+  PageFingerprint skipped;
+  skipped.skip = Skip{"low_content", ""};
+  Comparison c = compare_pages(page(0), skipped, Config{});
+  EXPECT_FALSE(c.comparable);
+  EXPECT_FALSE(c.near_duplicate());
+}
+
+}  // namespace neardup

@@ -1,0 +1,187 @@
+"""The neardup package: fingerprints, extraction, comparison, configuration and index lookups,
+checked against the `neardup` command where it answers the same question."""
+import concurrent.futures
+import os
+
+import pytest
+
+import neardup
+
+
+def test_fingerprint_is_a_64_bit_simhash_with_sketch_and_charset(page):
+    fp = neardup.fingerprint(page("a"))
+    assert not fp.skipped and fp.skip_reason is None
+    assert fp.hex == f"{fp.fingerprint:016x}"
+    assert 0 <= fp.fingerprint < 2**64
+    assert fp.scheme == neardup.Config.default().scheme
+    assert len(fp.sketch) == 128 and all(0 <= v < 2**16 for v in fp.sketch)
+    assert (fp.charset, fp.charset_source) == ("windows-1252", "meta")  # <meta> iso-8859-1
+    assert fp.feature_count >= 16
+
+
+def test_fingerprint_agrees_with_the_command(page, pages, cli):
+    out, _ = cli("fingerprint", pages / "a.html", pages / "c.html")
+    for name, line in zip("ac", out):
+        fp = neardup.fingerprint(page(name))
+        assert fp.hex == line["fingerprint"]
+        assert "".join(f"{v:04x}" for v in fp.sketch) == line["minhash"]
+        assert fp.scheme == line["scheme"]
+        assert fp.charset == line["charset"]
+        assert fp.feature_count == line["features"]
+
+
+def test_str_is_decoded_as_utf8_whatever_the_page_declares(page):
+    assert neardup.fingerprint(page("a").decode("utf-8")).hex == neardup.fingerprint(page("a")).hex
+    text = "<meta charset=windows-1252><p>" + " ".join(f"Größe{i} Maß{i}" for i in range(40)) + "</p>"
+    as_text, as_bytes = neardup.fingerprint(text), neardup.fingerprint(text.encode("cp1252"))
+    assert (as_text.charset, as_text.charset_source) == ("utf-8", "http")
+    assert (as_bytes.charset, as_bytes.charset_source) == ("windows-1252", "meta")
+    assert as_text.hex == as_bytes.hex
+
+
+def test_bytes_like_bodies_give_the_same_fingerprint(page):
+    expected = neardup.fingerprint(page("b")).hex
+    assert neardup.fingerprint(bytearray(page("b"))).hex == expected
+    assert neardup.fingerprint(memoryview(page("b"))).hex == expected
+
+
+def test_skipped_pages_say_why_and_have_no_fingerprint():
+    empty = neardup.fingerprint(b"")
+    assert empty.skipped and empty.skip_reason == "empty_body"
+    assert empty.fingerprint is None and empty.hex is None and empty.sketch == []
+    short = neardup.fingerprint(b"<html><body><p>Too short.</p></body></html>")
+    assert short.skip_reason == "low_content" and short.skip_detail
+    binary = neardup.fingerprint(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4, "image/png")
+    assert binary.skip_reason == "not_text"
+
+
+def test_wrong_body_type_is_a_type_error():
+    with pytest.raises(TypeError, match="html must be bytes or str"):
+        neardup.fingerprint(12)
+
+
+def test_extract_gives_title_and_main_text_as_the_command(page, pages, cli):
+    title, text = neardup.extract(page("a"))
+    assert title and len(text) > 500
+    out, _ = cli("extract", pages / "a.html")
+    assert (title, text) == (out[0]["title"], out[0]["text"])
+    assert neardup.extract(b"") == ("", "")
+
+
+def test_compare_finds_the_near_duplicate_pair_only(page):
+    same = neardup.compare(page("a"), page("b"))
+    assert same.comparable and same.is_duplicate
+    assert same.method in ("simhash", "minhash", "both")
+    different = neardup.compare(page("a"), page("c"))
+    assert different.comparable and not different.is_duplicate and different.method is None
+    assert different.distance > same.distance
+
+
+def test_compare_agrees_with_the_command(page, pages, cli):
+    for other in ("b", "c"):
+        out, code = cli("compare", pages / "a.html", pages / f"{other}.html")
+        result = neardup.compare(page("a"), page(other))
+        assert result.is_duplicate == (code == 0) == (out[0]["verdict"] == "near_duplicate")
+        assert result.distance == out[0]["distance"]
+        assert result.similarity == pytest.approx(out[0]["similarity"])
+        assert result.shares_band == out[0]["shares_band"]
+        assert result.method == out[0].get("method")
+
+
+def test_compare_takes_fingerprints_and_a_skipped_page_is_not_comparable(page):
+    a, b = neardup.fingerprint(page("a")), neardup.fingerprint(page("b"))
+    assert neardup.compare(a, b).distance == neardup.compare(page("a"), page("b")).distance
+    skipped = neardup.compare(a, b"")
+    assert not skipped.comparable and not skipped.is_duplicate and skipped.distance is None
+
+
+# Page a with one word changed: 2 bits from a, estimated similarity 0.96.
+def edited(page):
+    return page("a").replace(b"He was arrested in April", b"He was detained in April", 1)
+
+
+STRICT = "dedup:\n  max_distance: 1\n  min_similarity: 0.99\n"
+
+
+def test_compare_uses_the_configs_thresholds(page):
+    loose = neardup.compare(page("a"), edited(page))
+    assert loose.is_duplicate and loose.method == "both" and loose.distance == 2
+    strict = neardup.Config.from_yaml(STRICT)
+    assert strict.scheme == neardup.Config.default().scheme  # thresholds are not the scheme
+    assert not neardup.compare(page("a"), edited(page), config=strict).is_duplicate
+
+
+def test_config_from_yaml_load_and_errors(page, tmp_path):
+    no_minhash = neardup.Config.from_yaml("minhash:\n  enabled: false\n")
+    assert not no_minhash.minhash_enabled and no_minhash.scheme != neardup.Config.default().scheme
+    assert neardup.fingerprint(page("a"), config=no_minhash).sketch == []
+    path = tmp_path / "neardup.yaml"
+    path.write_text("dedup:\n  max_distance: 2\n")
+    loaded = neardup.Config.load(path)
+    assert loaded.max_distance == 2 and loaded.settings()["dedup.max_distance"] == "2"
+    assert neardup.Config.from_yaml(loaded.to_yaml()) == loaded
+    with pytest.raises(ValueError, match=r"features\.ngrams: unknown key"):
+        neardup.Config.from_yaml("features:\n  ngrams: 2\n")
+    with pytest.raises(ValueError, match="missing.yaml"):
+        neardup.Config.load(tmp_path / "missing.yaml")
+
+
+def test_fingerprints_of_another_scheme_are_refused(page):
+    no_minhash = neardup.Config.from_yaml("minhash:\n  enabled: false\n")
+    a = neardup.fingerprint(page("a"), config=no_minhash)
+    with pytest.raises(ValueError, match="scheme"):
+        neardup.compare(a, page("b"))
+
+
+def test_threads_give_the_same_fingerprints_as_one(page):
+    bodies = [page(name) for name in "abc"] * 8
+    serial = [neardup.fingerprint(body).hex for body in bodies]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        assert list(pool.map(lambda body: neardup.fingerprint(body).hex, bodies)) == serial
+
+
+def test_index_lookup_finds_the_stored_near_duplicate_without_inserting(page, index_dir):
+    with neardup.Index(index_dir) as index:
+        assert len(index) == 2
+        verdict = index.lookup(page("b"))
+        assert verdict.status == "duplicate" and verdict.is_duplicate
+        assert verdict.matched == "a" and verdict.duplicate_of == "a"
+        assert verdict.method in ("simhash", "minhash", "both")
+        assert verdict.distance == neardup.compare(page("a"), page("b")).distance
+        # The page's own stored copy is a match like any other.
+        assert index.lookup(neardup.fingerprint(page("c"))).matched == "c"
+        unique = index.lookup("<p>" + " ".join(f"token{i} word{i * 7}" for i in range(300)) + "</p>")
+        assert unique.status == "unique" and unique.matched is None and unique.distance is None
+        skipped = index.lookup(b"")
+        assert skipped.status == "skipped" and skipped.reason == "empty_body"
+        assert len(index) == 2
+
+
+def test_index_find_returns_the_stored_page(page, index_dir):
+    index = neardup.Index(str(index_dir))
+    stored = index.find("a")
+    assert stored.id == "a" and stored.cluster == "a"
+    assert stored.hex == neardup.fingerprint(page("a")).hex
+    assert stored.sketch == neardup.fingerprint(page("a")).sketch
+    assert stored.verdict.status == "unique" and stored.first_seen_ms > 0
+    assert index.find("nothing") is None
+    index.close()
+    with pytest.raises(ValueError, match="closed"):
+        index.find("a")
+
+
+def test_index_lookup_with_thresholds_of_a_config(page, index_dir):
+    with neardup.Index(index_dir) as index:
+        assert index.lookup(edited(page)).duplicate_of == "a"
+        strict = neardup.Config.from_yaml(STRICT)
+        assert index.lookup(edited(page), config=strict).status == "unique"
+        assert index.lookup(neardup.fingerprint(edited(page)), config=strict).status == "unique"
+        with pytest.raises(ValueError, match="max_distance"):
+            index.lookup(page("b"), config=neardup.Config.from_yaml(
+                "dedup:\n  max_distance: 6\nstore:\n  design_k: 6\n"))
+
+
+def test_index_that_does_not_exist_is_file_not_found(tmp_path):
+    with pytest.raises(FileNotFoundError, match="no index"):
+        neardup.Index(tmp_path / "none")
+    assert not os.path.exists(tmp_path / "none")
