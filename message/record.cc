@@ -153,33 +153,35 @@ std::expected<Page, RecordError> parse_page(std::string_view record, const Input
         "too_deep", "arrays or objects nested deeper than " + std::to_string(kMaxJsonDepth)});
   }
   Page page;
-  page.object = nlohmann::json::parse(record, nullptr, /*allow_exceptions=*/false);
-  if (page.object.is_discarded()) {
+  const nlohmann::json object = nlohmann::json::parse(record, nullptr, /*allow_exceptions=*/false);
+  if (object.is_discarded()) {
     return std::unexpected(RecordError{"not_json", "the record is not valid JSON"});
   }
-  if (!page.object.is_object()) {
+  if (!object.is_object()) {
     return std::unexpected(RecordError{
-        "not_object", std::string("the record is JSON ") + page.object.type_name() +
+        "not_object", std::string("the record is JSON ") + object.type_name() +
                           ", not an object"});
   }
-  auto url = optional_string(page.object, fields.url);
+  page.record = std::string(record);
+  page.has_neardup_field = object.contains("neardup");
+  auto url = optional_string(object, fields.url);
   if (!url) return std::unexpected(url.error());
   if (url->empty()) {
     return std::unexpected(RecordError{"missing_url", fields.url + ": required, missing or empty"});
   }
   page.url = std::move(*url);
 
-  auto id = optional_string(page.object, fields.id);
+  auto id = optional_string(object, fields.id);
   if (!id) return std::unexpected(id.error());
   page.id = id->empty() ? page.url : std::move(*id);
 
-  auto content_type = optional_string(page.object, fields.content_type);
+  auto content_type = optional_string(object, fields.content_type);
   if (!content_type) return std::unexpected(content_type.error());
   page.content_type = std::move(*content_type);
 
-  auto body = optional_string(page.object, fields.body);
+  auto body = optional_string(object, fields.body);
   if (!body) return std::unexpected(body.error());
-  auto body_base64 = optional_string(page.object, fields.body_base64);
+  auto body_base64 = optional_string(object, fields.body_base64);
   if (!body_base64) return std::unexpected(body_base64.error());
   if (!body_base64->empty()) {
     auto bytes = base64_decode(*body_base64);
@@ -189,8 +191,8 @@ std::expected<Page, RecordError> parse_page(std::string_view record, const Input
     page.body = std::move(*body);
   }
 
-  auto fetched_at = page.object.find(fields.fetched_at);
-  if (fetched_at != page.object.end() && !fetched_at->is_null()) {
+  auto fetched_at = object.find(fields.fetched_at);
+  if (fetched_at != object.end() && !fetched_at->is_null()) {
     page.fetched_at_ms = parse_fetched_at(*fetched_at);
     if (!page.fetched_at_ms) {
       return std::unexpected(RecordError{
@@ -223,12 +225,26 @@ bool body_omitted(const Tag& tag) { return tag.status == "skipped" && tag.reason
 
 std::string render_output(const Page& page, const Tag& tag, const OutputConfig& output,
                           const InputFields& fields) {
-  nlohmann::json object = page.object;
-  if (!output.include_body || body_omitted(tag)) {
+  const std::string tag_text =
+      tag_to_json(tag).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const bool drop_body = !output.include_body || body_omitted(tag);
+  const std::size_t close = page.record.find_last_of('}');
+  if (!drop_body && !page.has_neardup_field && close != std::string::npos) {
+    // A parsed object with a url has a member before its closing brace.
+    std::string out;
+    out.reserve(page.record.size() + tag_text.size() + 12);
+    out.append(page.record, 0, close);
+    out.append(",\"neardup\":");
+    out.append(tag_text);
+    out.append(page.record, close, std::string::npos);
+    return out;
+  }
+  nlohmann::json object = nlohmann::json::parse(page.record, nullptr, /*allow_exceptions=*/false);
+  if (drop_body) {
     object.erase(fields.body);
     object.erase(fields.body_base64);
   }
-  object["neardup"] = tag_to_json(tag);
+  object["neardup"] = nlohmann::json::parse(tag_text);
   return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 

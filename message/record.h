@@ -16,9 +16,10 @@
 
 namespace neardup {
 
-// A readable page. `object` is the input object, kept to be passed through untouched.
+// A readable page. `record` is the input record's bytes, kept to be passed through untouched.
 struct Page {
-  nlohmann::json object;
+  std::string record;
+  bool has_neardup_field = false;  // the input object already has a `neardup` member
   std::string url;
   std::string id;            // the id field, or the url when absent
   std::string body;          // raw bytes (base64-decoded when given as body_base64)
@@ -68,9 +69,12 @@ nlohmann::json tag_to_json(const Tag& tag);
 // input topic accepted a record far larger than the output topic would.
 bool body_omitted(const Tag& tag);
 
-// The output record: the input object unchanged plus the `neardup` field; body fields dropped
-// when output.include_body is false or body_omitted(tag). Never throws on invalid UTF-8
-// (replaced by U+FFFD).
+// The output record: the input object unchanged plus the `neardup` field. Usually the input's
+// bytes with `,"neardup":{...}` inserted before the object's closing brace: field order, spacing
+// and number formatting of the input are kept, and the body is never copied through a JSON
+// value. When the body fields are dropped (output.include_body false, or body_omitted(tag)) or
+// the input already has a `neardup` member (replaced), the object is re-serialised instead.
+// Never throws on invalid UTF-8 (replaced by U+FFFD).
 std::string render_output(const Page& page, const Tag& tag, const OutputConfig& output,
                           const InputFields& fields);
 

@@ -67,6 +67,27 @@ TEST(Record, OutputKeepsInputFieldsAndAddsNeardupField) {
   EXPECT_EQ(out["neardup"]["distance"], 2);
 }
 
+TEST(Record, OutputIsTheInputsBytesWithTheTagInserted) {
+  const std::string input = "{\"url\": \"u\",  \"z\": 1.50, \"a\": [1, 2],\n \"body\": \"b\"}  ";
+  auto page = parse_page(input, {});
+  ASSERT_TRUE(page.has_value());
+  Tag tag{.status = "unique", .fingerprint = "00000000000000ff", .scheme = "s-1"};
+  const std::string out = render_output(*page, tag, OutputConfig{}, InputFields{});
+  EXPECT_EQ(out, "{\"url\": \"u\",  \"z\": 1.50, \"a\": [1, 2],\n \"body\": \"b\","
+                 "\"neardup\":{\"fingerprint\":\"00000000000000ff\",\"scheme\":\"s-1\","
+                 "\"status\":\"unique\"}}  ");
+  EXPECT_EQ(nlohmann::json::parse(out)["neardup"]["status"], "unique");
+}
+
+TEST(Record, AnInputNeardupFieldIsReplacedNotRepeated) {
+  auto page = parse_page(R"({"url":"u","neardup":{"status":"old"},"body":"b"})", {});
+  ASSERT_TRUE(page.has_value());
+  Tag tag{.status = "unique", .fingerprint = "00000000000000ff", .scheme = "s-1"};
+  const std::string out = render_output(*page, tag, OutputConfig{}, InputFields{});
+  EXPECT_EQ(out.find("\"neardup\""), out.rfind("\"neardup\""));  // one member of that name
+  EXPECT_EQ(nlohmann::json::parse(out)["neardup"]["status"], "unique");
+}
+
 TEST(Record, IncludeBodyFalseDropsBodyFields) {
   auto page = parse_page(R"({"url":"u","body":"b"})", {});
   OutputConfig output;

@@ -23,7 +23,7 @@ TEST(ToInputRecord, GivesAPageThatParsePageReadsBack) {
   EXPECT_EQ(parsed->body, page.body);
   EXPECT_EQ(parsed->content_type, "text/html; charset=gbk");
   EXPECT_EQ(parsed->fetched_at_ms, 1767323045000);
-  EXPECT_EQ(parsed->object["warc"], (nlohmann::json{{"file", "crawl.warc.gz"}, {"offset", 784}}));
+  EXPECT_EQ(nlohmann::json::parse(parsed->record)["warc"], (nlohmann::json{{"file", "crawl.warc.gz"}, {"offset", 784}}));
 }
 
 TEST(ToInputRecord, UsesTheConfiguredFieldNamesAndLeavesOutWhatIsMissing) {

@@ -4,21 +4,26 @@ input topic first, then neardupd is started; the clock runs from its partition a
 the output topic's high watermarks add up to N. Prints pages/s and MB/s (input bytes), and
 `neardup dedup`'s pages/s on the same input for comparison.
 
-  bench_daemon.py [COUNT] [PARTITIONS] [--in=PAGES.jsonl]
+  bench_daemon.py [COUNT] [PARTITIONS] [--in=PAGES.jsonl] [--lookups]
       (NEARDUP, NEARDUPD: binaries; kcat on PATH)
 
 With --in=, the pages are read from a JSONL file in the input format (keyed by url) instead of
-being generated, and COUNT is the number of lines in it.
+being generated, and COUNT is the number of lines in it. With --lookups, the daemon answers
+queries (metrics.queries) and a client POSTs the input pages to /v1/lookup, one after another,
+for as long as the daemon works; the number of lookups answered is printed too.
 """
 import os
 import re
 import subprocess
 import sys
+import threading
 import time
+import urllib.request
 
 import harness as h
 
-ARGS = [a for a in sys.argv[1:] if not a.startswith("--in")]
+ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
+LOOKUPS = "--lookups" in sys.argv[1:]
 INPUT = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--in=")), None)
 COUNT = int(ARGS[0]) if ARGS else 20000
 PARTITIONS = int(ARGS[1]) if len(ARGS) > 1 else 12
@@ -42,7 +47,9 @@ def bench(workdir):
     else:
         (pages, _), key_field = h.generate_pages(workdir, COUNT, seed=7), "cluster"
     megabytes = os.path.getsize(pages) / 1e6
-    config = h.write_config(workdir, broker.bootstrap)
+    port = h.free_port()
+    config = h.write_config(workdir, broker.bootstrap, metrics_listen=f"127.0.0.1:{port}",
+                            queries=LOOKUPS)
     start = time.monotonic()
     subprocess.run([h.NEARDUP, "dedup", "--store", workdir.file("dedup-store"), "--config",
                     config, "--in", pages, "--out", os.devnull], check=True,
@@ -51,13 +58,36 @@ def bench(workdir):
     h.produce(broker.bootstrap, "pages", pages, key_field=key_field)
     daemon = h.Daemon(workdir, config)
     daemon.wait_assigned()
+    done = threading.Event()
+    answered = [0]
+
+    def ask():
+        with open(pages, "rb") as f:
+            lines = [line for line in f if line.strip()]
+        while not done.is_set():
+            for line in lines:
+                if done.is_set():
+                    break
+                request = urllib.request.Request(f"http://127.0.0.1:{port}/v1/lookup", data=line,
+                                                 headers={"Content-Type": "application/json"})
+                with urllib.request.urlopen(request, timeout=30) as response:
+                    response.read()
+                answered[0] += 1
+
+    asker = threading.Thread(target=ask) if LOOKUPS else None
     start = time.monotonic()
+    if asker:
+        asker.start()
     h.wait_for(lambda: output_count(broker.bootstrap) >= COUNT, 300, "all outputs", 0.05)
     seconds = time.monotonic() - start
+    done.set()
+    if asker:
+        asker.join()
     daemon.stop()
     print(f"pages={COUNT} input_MB={megabytes:.1f} partitions={PARTITIONS} seconds={seconds:.2f} "
           f"daemon_pages_per_s={COUNT / seconds:.0f} daemon_MB_per_s={megabytes / seconds:.2f} "
-          f"dedup_pages_per_s={dedup_rate:.0f} cores={os.cpu_count()}")
+          f"dedup_pages_per_s={dedup_rate:.0f} cores={os.cpu_count()}"
+          + (f" lookups={answered[0]} lookups_per_s={answered[0] / seconds:.0f}" if LOOKUPS else ""))
 
 
 if __name__ == "__main__":
