@@ -54,6 +54,11 @@ inline constexpr int kDrainMillis = 8000;
 // up to kDrainMillis. Longer than this without a poll means the daemon is stuck (health()).
 inline constexpr int kStallMillis = 15000;
 
+// Backpressure (pipeline.max_in_flight) holds records back without polling for this long
+// before it pauses the input partitions (Impl::holding()): well under max.poll.interval.ms, so
+// that the consumer stays in its group.
+inline constexpr int kPauseAfterMillis = 2000;
+
 // How long create() waits for the cluster's metadata to check that the topics exist. When no
 // broker answers in time (and kafka.exactly_once is off), the daemon starts anyway, not ready,
 // and the consume loop repeats the check every kTopicRecheckMillis, and before it handles any

@@ -1,5 +1,5 @@
 // The records between consume and delivery, and their bytes: what neardupd's backpressure
-// bounds (DESIGN.md §6). The consumer pauses every assigned partition once either bound is
+// bounds (docs/delivery.md). The consumer pauses every assigned partition once either bound is
 // reached and resumes once both are back at three quarters, so that memory stays bounded at any
 // input rate while the consumer keeps polling (and stays in its group).
 //

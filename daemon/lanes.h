@@ -1,4 +1,4 @@
-// Per-partition ordering between the pipeline workers and the index thread (DESIGN.md §6).
+// Per-partition ordering between the pipeline workers and the index thread (docs/delivery.md).
 //
 // The consumer appends each record to its partition's lane, in offset order; workers finish
 // records in any order; the index thread takes from every lane the longest prefix of finished

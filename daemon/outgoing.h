@@ -1,4 +1,4 @@
-// The Kafka record neardupd publishes for one consumed record (DESIGN.md §3): its tagged output
+// The Kafka record neardupd publishes for one consumed record (docs/records.md): its tagged output
 // to kafka.output_topic, or its dead letter to kafka.dead_letter_topic. Pure.
 //
 // Both keep the input's key and its headers, except those named neardup-*, which neardupd owns:

@@ -1,5 +1,5 @@
 // Publishes each record's output or dead letter (daemon/outgoing.h) through neardupd's
-// producer and accounts for it on its delivery report (DESIGN.md §6, §8).
+// producer and accounts for it on its delivery report (docs/delivery.md).
 //
 // A record is counted (neardup_pages_out_total{status} or neardup_dead_letters_total{reason},
 // and counts()) when its delivery report says it was written, never before: a record that is

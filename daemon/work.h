@@ -1,4 +1,4 @@
-// One consumed record on its way through neardupd (DESIGN.md §6).
+// One consumed record on its way through neardupd (docs/delivery.md).
 //
 // Written in two phases, each by one thread, and read-only afterwards: the consumer thread fills
 // `input` when it creates the Work, before sharing it; one pipeline worker fills `processed`

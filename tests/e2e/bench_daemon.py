@@ -4,13 +4,14 @@ input topic first, then neardupd is started; the clock runs from its partition a
 the output topic's high watermarks add up to N. Prints pages/s and MB/s (input bytes), and
 `neardup dedup`'s pages/s on the same input for comparison.
 
-  bench_daemon.py [COUNT] [PARTITIONS] [--in=PAGES.jsonl] [--lookups]
+  bench_daemon.py [COUNT] [PARTITIONS] [--in=PAGES.jsonl] [--lookups[=PER_SECOND]]
       (NEARDUP, NEARDUPD: binaries; kcat on PATH)
 
 With --in=, the pages are read from a JSONL file in the input format (keyed by url) instead of
 being generated, and COUNT is the number of lines in it. With --lookups, the daemon answers
-queries (metrics.queries) and a client POSTs the input pages to /v1/lookup, one after another,
-for as long as the daemon works; the number of lookups answered is printed too.
+queries (metrics.queries) and a client POSTs the input pages to /v1/lookup, one after another
+(at most PER_SECOND a second when given), for as long as the daemon works; the number of
+lookups answered is printed too.
 """
 import os
 import re
@@ -23,7 +24,9 @@ import urllib.request
 import harness as h
 
 ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
-LOOKUPS = "--lookups" in sys.argv[1:]
+LOOKUP_ARGS = [a for a in sys.argv[1:] if a.startswith("--lookups")]
+LOOKUPS = bool(LOOKUP_ARGS)
+LOOKUP_RATE = float(LOOKUP_ARGS[0].split("=", 1)[1]) if LOOKUPS and "=" in LOOKUP_ARGS[0] else 0
 INPUT = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--in=")), None)
 COUNT = int(ARGS[0]) if ARGS else 20000
 PARTITIONS = int(ARGS[1]) if len(ARGS) > 1 else 12
@@ -73,6 +76,8 @@ def bench(workdir):
                 with urllib.request.urlopen(request, timeout=30) as response:
                     response.read()
                 answered[0] += 1
+                if LOOKUP_RATE:
+                    time.sleep(max(0.0, start + answered[0] / LOOKUP_RATE - time.monotonic()))
 
     asker = threading.Thread(target=ask) if LOOKUPS else None
     start = time.monotonic()
