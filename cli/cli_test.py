@@ -250,6 +250,17 @@ class CommandLine(unittest.TestCase):
         peak_kib = int(proc.stderr.decode().strip().splitlines()[-1])
         self.assertLess(peak_kib, 12 * 1024)  # far less than the 15 MiB file
 
+    def test_produce_to_an_unreachable_broker_fails_instead_of_hanging(self):
+        import socket
+        with socket.socket() as s:  # a port nothing listens on
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        page = self.write("p.jsonl", b'{"url": "https://a.example/1", "body": "x"}\n')
+        proc = run("produce", "--bootstrap", f"127.0.0.1:{port}", "--topic", "pages", "--in", page,
+                   "--property", "message.timeout.ms=2000")
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertIn(b"delivered=0 failed=1", proc.stderr)
+
     def test_lookup_warns_when_the_store_has_no_page_of_the_scheme(self):
         store = os.path.join(self.dir, "index")
         run("dedup", "--store", store, stdin=self.sample_crawl(), check=0)

@@ -3,6 +3,7 @@
 // gzip input is decompressed first (by its magic bytes, cli/line_reader.h). With --warc, the
 // pages of WARC response records are produced as input records (cli/record_input.h).
 #include <atomic>
+#include <chrono>
 #include <iostream>
 #include <nlohmann/json.hpp>
 
@@ -43,6 +44,9 @@ std::optional<std::string> key_of(const std::string& line, const std::string& ke
 
 }  // namespace
 
+// message.timeout.ms of `neardup produce` (--property message.timeout.ms=N overrides it).
+constexpr int kDeliveryTimeoutMillis = 30000;
+
 void register_produce(CLI::App& root, CommandRegistry& registry) {
   struct Options {
     std::string bootstrap;
@@ -82,6 +86,9 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
         // Large test pages (tens of MB) must reach the broker, which enforces its own limit
         // (records above 64 MiB: --property message.max.bytes=N, at most 1000000000).
         {"message.max.bytes", "67108864"},
+        // A record not delivered within this fails (and the run exits 3) instead of waiting
+        // librdkafka's default five minutes for a cluster that does not answer.
+        {"message.timeout.ms", std::to_string(kDeliveryTimeoutMillis)},
     };
     auto extra = kafka::parse_properties(options->properties);
     if (!extra) {
@@ -131,7 +138,19 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
       ++produced;
       (*producer)->poll(0);
     }
-    while ((*producer)->outq_len() > 0) (*producer)->flush(1000);
+    const auto waiting_since = std::chrono::steady_clock::now();
+    bool said = false;
+    while ((*producer)->outq_len() > 0) {
+      (*producer)->flush(1000);
+      if (!said && (*producer)->outq_len() > 0 &&
+          std::chrono::steady_clock::now() - waiting_since > std::chrono::seconds(5)) {
+        said = true;
+        std::cerr << "neardup produce: " << (*producer)->outq_len()
+                  << " records not yet delivered to " << options->bootstrap
+                  << " (is a broker reachable there?); waiting at most "
+                  << kDeliveryTimeoutMillis / 1000 << " s from each record's send\n";
+      }
+    }
     if (!(*input)->error().empty()) {
       std::cerr << "neardup produce: " << (*input)->error() << "\n";
       return kExitFailure;

@@ -295,8 +295,12 @@ void for_each_key(C& c, F&& f) {
   f(Key{.path = "store.design_k", .max = 16}, c.store.design_k);
   f(Key{.path = "store.expected_documents", .min = 1}, c.store.expected_documents);
   f(Key{.path = "store.tables"}, c.store.tables);
-  f(Key{.path = "store.map_size", .min = kMiB, .size = true}, c.store.map_size);
-  f(Key{.path = "store.max_map_size", .min = kMiB, .size = true}, c.store.max_map_size);
+  // The map is one mapping of the process's address space (128 TiB on x86-64 Linux, shared
+  // with everything else): more cannot be mapped.
+  f(Key{.path = "store.map_size", .min = kMiB, .max = 64 * kTiB, .size = true},
+    c.store.map_size);
+  f(Key{.path = "store.max_map_size", .min = kMiB, .max = 64 * kTiB, .size = true},
+    c.store.max_map_size);
   f(Key{.path = "store.sync"}, c.store.sync);
   f(Key{.path = "store.retention", .duration = true}, c.store.retention_seconds);
 

@@ -765,3 +765,17 @@ TEST(ConfigWarnings, NameKafkaPropertiesThatWeakenDelivery) {
 
 }  // namespace
 }  // namespace neardup
+
+namespace neardup {
+namespace {
+
+TEST(Config, MapSizesBeyondTheAddressSpaceAreRefused) {
+  auto config = parse_config("store:\n  map_size: 16383TiB\n");
+  ASSERT_FALSE(config);
+  EXPECT_NE(config.error().find("store.map_size"), std::string::npos) << config.error();
+  EXPECT_TRUE(parse_config("store:\n  map_size: 1TiB\n  max_map_size: 64TiB\n"));
+  EXPECT_FALSE(parse_config("store:\n  max_map_size: 65TiB\n"));
+}
+
+}  // namespace
+}  // namespace neardup
