@@ -261,6 +261,19 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(proc.returncode, 3, proc.stderr)
         self.assertIn(b"delivered=0 failed=1", proc.stderr)
 
+    def test_a_store_on_a_full_file_system_is_refused_with_the_space_left(self):
+        # An 8 MiB tmpfs: less than a writer needs; LMDB would die of SIGBUS opening it.
+        mount = os.path.join(self.dir, "small")
+        os.mkdir(mount)
+        subprocess.run(["mount", "-t", "tmpfs", "-o", "size=8m", "tmpfs", mount], check=True)
+        try:
+            proc = run("dedup", "--store", os.path.join(mount, "index"), stdin=self.sample_crawl())
+            self.assertEqual(proc.returncode, 3, proc.stderr)
+            self.assertIn(b"bytes free (at least 16777216 are needed to write)", proc.stderr)
+            self.assertIn(mount.encode(), proc.stderr)
+        finally:
+            subprocess.run(["umount", mount], check=True)
+
     def test_lookup_warns_when_the_store_has_no_page_of_the_scheme(self):
         store = os.path.join(self.dir, "index")
         run("dedup", "--store", store, stdin=self.sample_crawl(), check=0)

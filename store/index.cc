@@ -4,6 +4,7 @@
 #include "store/index.h"
 
 #include <sys/stat.h>
+#include <sys/statvfs.h>
 #include <xxhash.h>
 
 #include <algorithm>
@@ -56,6 +57,16 @@ std::string_view method_name(std::uint8_t method) {
 
 namespace {
 
+// Writers refuse to open a store on a file system with less free space than this.
+constexpr std::uint64_t kMinFreeBytes = 16ull << 20;
+
+// Bytes available to this process on the file system holding `path`, if known.
+std::optional<std::uint64_t> free_bytes(const std::string& path) {
+  struct statvfs fs {};
+  if (::statvfs(path.c_str(), &fs) != 0) return std::nullopt;
+  return static_cast<std::uint64_t>(fs.f_bavail) * fs.f_frsize;
+}
+
 using records::DocRecord;
 using Code = StoreError::Code;
 using Clock = std::chrono::steady_clock;
@@ -99,6 +110,16 @@ class LmdbIndex final : public Index {
       auto lock = WriterLock::acquire(config_.path);
       if (!lock) return std::unexpected(lock.error());
       writer_lock_ = std::move(*lock);
+    }
+    if (!options_.read_only) {
+      // LMDB maps the file and writes its first pages at open: on a full file system that ends
+      // in SIGBUS, not an error. Refuse here instead, naming the path and the space.
+      if (auto free = free_bytes(config_.path); free && *free < kMinFreeBytes) {
+        return store_error(Code::kFull, "index " + config_.path + ": the file system has only " +
+                                            std::to_string(*free) + " bytes free (at least " +
+                                            std::to_string(kMinFreeBytes) +
+                                            " are needed to write); free some space");
+      }
     }
     unsigned flags = MDB_NOTLS | (options_.read_only ? MDB_RDONLY : 0) |
                      (config_.sync || options_.read_only ? 0 : MDB_NOSYNC);
@@ -525,9 +546,23 @@ class LmdbIndex final : public Index {
         if (!done) undo();
       }
       if (done) return {};
-      if (!map_full(done.error())) return done;
+      if (!map_full(done.error())) return with_space(std::move(done));
       if (auto grown = grow(); !grown) return grown;
     }
+  }
+
+  // A failed write on a file system without space says so (LMDB reports ENOSPC, or EIO when a
+  // write-back of the map failed), with the path and the bytes free.
+  StoreResult<> with_space(StoreResult<> failed) const {
+    const int code = failed.error().lmdb_code;
+    if (code != ENOSPC && code != EIO) return failed;
+    auto free = free_bytes(config_.path);
+    failed.error().message += "; " + config_.path + ": " +
+                              (free ? std::to_string(*free) + " bytes free on its file system"
+                                    : std::string("free space unknown")) +
+                              " (nothing of this batch was committed; it is applied again once "
+                              "there is space)";
+    return failed;
   }
 
   StoreResult<> grow() {
