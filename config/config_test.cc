@@ -175,7 +175,7 @@ TEST(Config, SuffixOnANonSizeIsRejected) {
 
 TEST(Config, SizeThatOverflowsIsRejected) {
   EXPECT_THAT(error_of("store:\n  max_map_size: 99999999TiB\n"),
-              HasSubstr("store.max_map_size: must be >= 1MiB, got 99999999TiB"));
+              HasSubstr("store.max_map_size: must be 1MiB..64TiB, got 99999999TiB"));
 }
 
 TEST(Config, BooleansAcceptYamlSpellings) {
@@ -397,7 +397,7 @@ TEST(Config, TablesMustBeZeroOrATableCountOfTheDesign) {
 
 TEST(Config, MapSizeIsAtLeastOneMiB) {
   EXPECT_THAT(error_of("store:\n  map_size: 1000\n"),
-              HasSubstr("store.map_size: must be >= 1MiB, got 1000"));
+              HasSubstr("store.map_size: must be 1MiB..64TiB, got 1000"));
 }
 
 TEST(Config, MaxMapSizeIsAtLeastMapSize) {
