@@ -23,8 +23,6 @@ done
 # not announce.
 flags="-g -O1 -fno-omit-frame-pointer -fsanitize=address,undefined,fuzzer-no-link"
 flags+=" -fno-sanitize-recover=undefined -D__cpp_concepts=202002L -Wno-macro-redefined"
-# Warnings are errors in the GCC build; clang warns about other things.
-flags+=" -Wno-error"
 cmake -S . -B build-fuzz -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 \
   -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
