@@ -424,7 +424,7 @@ WarcReader::Step WarcReader::read_record(WarcEntry& entry) {
   entry = WarcEntry{.where = offset_of(start)};
   if (*length > kMaxBlockBytes) {  // passed over without holding it in memory
     entry.kind = type == "response" ? WarcEntry::Kind::kSkipped : WarcEntry::Kind::kPassedOver;
-    entry.reason = type == "response" ? "too_large" : type;
+    entry.reason = type == "response" ? "too_large" : type.empty() ? "untyped" : type;
     pos_ += *block_at;
     discard_ = *length;
     return Step::kEntry;
