@@ -116,6 +116,17 @@ int visit_input_files(
   return exit_code;
 }
 
+std::unique_ptr<Index> open_read_only(std::string_view command, const std::string& path) {
+  StoreConfig config;
+  config.path = path;
+  auto index = Index::open(config, {.read_only = true});
+  if (!index) {
+    std::cerr << "neardup " << command << ": " << index.error().message << "\n";
+    return nullptr;
+  }
+  return std::move(*index);
+}
+
 void print_json_line(const nlohmann::json& object) {
   std::string line = object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   line += '\n';

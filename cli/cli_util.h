@@ -7,12 +7,14 @@
 
 #include <expected>
 #include <functional>
+#include <memory>
 #include <limits>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "config/config.h"
+#include "store/index.h"
 
 namespace neardup::cli {
 
@@ -54,6 +56,10 @@ int visit_input_files(
     std::string_view command, const InputFilesOptions& options,
     const std::function<void(const Config&, const std::string& file, const std::string& body)>&
         visit);
+
+// Opens the store at `path` read-only (never creating it; safe beside its writer), or prints
+// "neardup COMMAND: <why>" on stderr and returns null.
+std::unique_ptr<Index> open_read_only(std::string_view command, const std::string& path);
 
 // Writes one JSON object as a line to stdout. Invalid UTF-8 is replaced, never thrown on.
 void print_json_line(const nlohmann::json& object);

@@ -19,17 +19,6 @@ namespace {
 
 constexpr std::size_t kDefaultMaxMembers = 1000;
 
-std::unique_ptr<Index> open_read_only(std::string_view command, const std::string& path) {
-  StoreConfig config;
-  config.path = path;
-  auto index = Index::open(config, {.read_only = true});
-  if (!index) {
-    std::cerr << "neardup " << command << ": " << index.error().message << "\n";
-    return nullptr;
-  }
-  return std::move(*index);
-}
-
 void add_store_option(CLI::App* sub, std::string& store) {
   sub->add_option("--store", store, "index directory (read, never created)")
       ->required()

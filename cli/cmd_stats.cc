@@ -21,15 +21,10 @@ void register_stats(CLI::App& root, CommandRegistry& registry) {
   set_examples(sub, {"neardup stats --store /var/lib/neardup",
                      "neardup stats --store /tmp/nd --json | jq .documents"});
   registry.add(sub, [options]() {
-    StoreConfig config;
-    config.path = options->store;
     // Read-only: never creates a store, and works while neardupd or `dedup` writes to it.
-    auto index = Index::open(config, {.read_only = true});
-    if (!index) {
-      std::cerr << "neardup stats: " << index.error().message << "\n";
-      return kExitFailure;
-    }
-    IndexStats s = (*index)->stats();
+    auto index = open_read_only("stats", options->store);
+    if (!index) return kExitFailure;
+    IndexStats s = index->stats();
     nlohmann::json offsets = nlohmann::json::object();
     nlohmann::json schemes = nlohmann::json::array();
     for (const auto& scheme : s.schemes) {

@@ -37,6 +37,7 @@ for target in "${targets[@]}"; do
   work=build-fuzz/corpus/$name
   mkdir -p "$work"
   cp -n fuzz/corpus/$name/* "$work"/ 2> /dev/null || true
+  [ "$name" = page ] && cp -n samples/pages/* "$work"/
   log=build-fuzz/$target.log
   echo "fuzz.sh: $target for ${seconds}s"
   set +e
