@@ -236,6 +236,8 @@ void for_each_key(C& c, F&& f) {
     c.kafka.output_topic);
   f(Key{.path = "kafka.dead_letter_topic", .check = is_topic_name, .expect = kTopic},
     c.kafka.dead_letter_topic);
+  f(Key{.path = "kafka.fingerprint_topic", .check = is_topic_name, .expect = kTopic},
+    c.kafka.fingerprint_topic);
   f(Key{.path = "kafka.exactly_once"}, c.kafka.exactly_once);
   f(Key{.path = "kafka.properties"}, c.kafka.properties);
   f(Key{.path = "kafka.consumer_properties"}, c.kafka.consumer_properties);
@@ -768,10 +770,11 @@ void check_across_keys(const Config& c, const std::map<std::string, Found>& foun
       {"input.fields.fetched_at", &c.input.fields.fetched_at},
   }};
   check_distinct(fields, found, errors);
-  const std::array<std::pair<std::string_view, const std::string*>, 3> topics = {{
+  const std::array<std::pair<std::string_view, const std::string*>, 4> topics = {{
       {"kafka.input_topic", &c.kafka.input_topic},
       {"kafka.output_topic", &c.kafka.output_topic},
       {"kafka.dead_letter_topic", &c.kafka.dead_letter_topic},
+      {"kafka.fingerprint_topic", &c.kafka.fingerprint_topic},
   }};
   check_distinct(topics, found, errors);
 

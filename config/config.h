@@ -45,6 +45,9 @@ struct KafkaConfig {
   std::string input_topic = "pages";
   std::string output_topic = "pages-tagged";
   std::string dead_letter_topic = "pages-dead";
+  // Between the two roles of a scaled-out deployment (neardupd --role fingerprint|index,
+  // daemon/README.md): fingerprinted pages, partition for partition of the input topic.
+  std::string fingerprint_topic = "pages-fingerprinted";
   bool exactly_once = false;
   // Extra librdkafka properties, passed through verbatim (e.g. "security.protocol"): `properties`
   // to both clients, then `consumer_properties` to the consumer and `producer_properties` to the

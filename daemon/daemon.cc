@@ -11,6 +11,8 @@
 #include <thread>
 #include <vector>
 
+#include <unistd.h>
+
 #include "common/log.h"
 #include "common/parallel.h"
 #include "daemon/consumer_stats.h"
@@ -20,6 +22,7 @@
 #include "daemon/publisher.h"
 #include "daemon/work.h"
 #include "kafka/admin.h"
+#include "message/fingerprinted.h"
 #include "message/processing.h"
 
 namespace neardup::daemon {
@@ -67,12 +70,68 @@ std::expected<kafka::Properties, std::string> with_configured(kafka::Properties 
   return properties;
 }
 
+// A fingerprint worker publishes each record to the fingerprint partition of its input
+// partition's number, so the fingerprint topic needs at least as many partitions.
+std::expected<void, std::string> check_partition_counts(RdKafka::Handle& handle,
+                                                        const Config& config, Role role) {
+  if (role != Role::kFingerprint) return {};
+  const KafkaConfig& k = config.kafka;
+  auto input = kafka::topic_partitions(handle, k.input_topic, kTopicCheckMillis);
+  if (!input) return std::unexpected(input.error());
+  auto fingerprinted = kafka::topic_partitions(handle, k.fingerprint_topic, kTopicCheckMillis);
+  if (!fingerprinted) return std::unexpected(fingerprinted.error());
+  if (fingerprinted->size() < input->size()) {
+    return std::unexpected(
+        "kafka.fingerprint_topic " + k.fingerprint_topic + " has " +
+        std::to_string(fingerprinted->size()) + " partitions, fewer than kafka.input_topic " +
+        k.input_topic + "'s " + std::to_string(input->size()) +
+        ": each input partition's pages go to the fingerprint partition of the same number. "
+        "Add partitions to " + k.fingerprint_topic + " (kafka-topics.sh --alter --partitions " +
+        std::to_string(input->size()) + ")");
+  }
+  return {};
+}
+
+std::string host_name() {
+  char name[256] = {};
+  if (gethostname(name, sizeof name - 1) != 0) return "localhost";
+  return name;
+}
+
 }  // namespace
 
-std::expected<kafka::Properties, std::string> consumer_properties(const Config& config) {
+std::string_view role_name(Role role) {
+  switch (role) {
+    case Role::kFingerprint:
+      return "fingerprint";
+    case Role::kIndex:
+      return "index";
+    case Role::kSingle:
+      break;
+  }
+  return "single";
+}
+
+std::optional<Role> parse_role(std::string_view name) {
+  for (Role role : {Role::kSingle, Role::kFingerprint, Role::kIndex}) {
+    if (role_name(role) == name) return role;
+  }
+  return std::nullopt;
+}
+
+std::string consumer_group(const Config& config, Role role) {
+  return role == Role::kIndex ? config.kafka.group_id + "-index" : config.kafka.group_id;
+}
+
+const std::string& consumed_topic(const Config& config, Role role) {
+  return role == Role::kIndex ? config.kafka.fingerprint_topic : config.kafka.input_topic;
+}
+
+std::expected<kafka::Properties, std::string> consumer_properties(const Config& config,
+                                                                  Role role) {
   kafka::Properties properties = {
       {"bootstrap.servers", config.kafka.bootstrap_servers},
-      {"group.id", config.kafka.group_id},
+      {"group.id", consumer_group(config, role)},
       // A new group starts at the oldest page: a crawl pipeline must not skip what it missed.
       {"auto.offset.reset", "earliest"},
       // Offsets are stored by the daemon once outputs are delivered (docs/delivery.md).
@@ -89,7 +148,8 @@ std::expected<kafka::Properties, std::string> consumer_properties(const Config& 
                          "kafka.consumer_properties");
 }
 
-std::expected<kafka::Properties, std::string> producer_properties(const Config& config) {
+std::expected<kafka::Properties, std::string> producer_properties(const Config& config,
+                                                                  Role role) {
   kafka::Properties properties = {
       {"bootstrap.servers", config.kafka.bootstrap_servers},
       {"enable.idempotence", "true"},
@@ -101,7 +161,15 @@ std::expected<kafka::Properties, std::string> producer_properties(const Config& 
       {"linger.ms", "5"},
   };
   if (config.kafka.exactly_once) {
-    properties.emplace_back("transactional.id", "neardupd-" + config.kafka.group_id);
+    std::string id = "neardupd-" + config.kafka.group_id;
+    if (role == Role::kIndex) id += "-index";
+    // Workers come and go: each has its own id (KIP-447 fences a zombie by the group's
+    // generation, not by the id). A crashed worker's open transaction is aborted by the broker
+    // after transaction.timeout.ms.
+    if (role == Role::kFingerprint) {
+      id += "-fingerprint-" + host_name() + "-" + std::to_string(getpid());
+    }
+    properties.emplace_back("transactional.id", std::move(id));
   }
   return with_configured(std::move(properties), config, config.kafka.producer_properties,
                          "kafka.producer_properties");
@@ -116,8 +184,9 @@ struct Daemon::Impl : public RdKafka::EventCb,
                       public RdKafka::RebalanceCb,
                       public RdKafka::OffsetCommitCb {
   Impl(const ops::ConfigHolder& holder_in, std::unique_ptr<Index> index_in,
-       std::atomic<bool>& stop_requested_in, ops::DaemonMetrics* metrics_in)
-      : holder(holder_in),
+       std::atomic<bool>& stop_requested_in, ops::DaemonMetrics* metrics_in, Role role_in)
+      : role(role_in),
+        holder(holder_in),
         startup(holder.current()),
         index(std::move(index_in)),
         metrics(metrics_in),
@@ -126,7 +195,15 @@ struct Daemon::Impl : public RdKafka::EventCb,
         in_flight(kMaxInFlightBytes),
         publisher(startup->kafka, startup->kafka.exactly_once, metrics,
                   {.delivered = [this](const Work& work) { delivered(work); },
-                   .fail = [this](const std::string& message) { fail(message); }}) {}
+                   .fail = [this](const std::string& message) { fail(message); }},
+                  role == Role::kFingerprint
+                      ? Publisher::Render([](const Work& work, const Verdict&,
+                                             const KafkaConfig& topics, bool shrunk) {
+                          return render_fingerprinted(work, topics, shrunk);
+                        })
+                      : Publisher::Render(render_outgoing)) {}
+
+  const Role role;
 
   // --- configuration and clients ---
   // The running config, swapped by reloads: read once per page (workers), per batch (index
@@ -141,6 +218,24 @@ struct Daemon::Impl : public RdKafka::EventCb,
   std::shared_ptr<spdlog::logger> log;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer;
   std::unique_ptr<RdKafka::Producer> producer;
+  // Index role: a client of the fingerprint workers' group that never joins it, to read their
+  // committed input offsets (plan_trims()).
+  std::unique_ptr<RdKafka::KafkaConsumer> worker_offsets;
+
+  // The topic this role consumes, and the ones create() checks exist.
+  const std::string& consumed() const { return consumed_topic(*startup, role); }
+  std::vector<std::string> required_topics() const {
+    const KafkaConfig& k = startup->kafka;
+    switch (role) {
+      case Role::kFingerprint:
+        return {k.input_topic, k.fingerprint_topic};
+      case Role::kIndex:
+        return {k.fingerprint_topic, k.output_topic, k.dead_letter_topic};
+      case Role::kSingle:
+        break;
+    }
+    return {k.input_topic, k.output_topic, k.dead_letter_topic};
+  }
 
   // --- delivery state ---
   OffsetTracker tracker;
@@ -185,6 +280,14 @@ struct Daemon::Impl : public RdKafka::EventCb,
   Lanes lanes;
   std::mutex trims_mutex;
   std::vector<std::pair<std::string, std::int64_t>> trims;  // committed offsets to trim
+  // Index role (plan_trims()): per partition number, the workers' committed input offset and
+  // the fingerprint partition's high watermark read after it. Under trims_mutex.
+  struct TrimPlan {
+    std::int64_t input_committed = 0;
+    std::int64_t fingerprint_end = 0;
+  };
+  std::map<std::int32_t, TrimPlan> trim_plans;
+  Clock::time_point last_trim_plan;
   std::jthread index_thread;
   std::jthread poll_thread;
   std::atomic<bool> pipeline_stop{false};
@@ -345,11 +448,62 @@ struct Daemon::Impl : public RdKafka::EventCb,
         log->debug("committed partition={}/{} offset={} error={}", tp->topic(), tp->partition(),
                    tp->offset(), kafka::error_name(tp->err()));
         if (tp->err() == RdKafka::ERR_NO_ERROR && tp->offset() >= 0) {
-          trims.emplace_back(partition_key({tp->topic(), tp->partition()}), tp->offset());
+          committed_locked({tp->topic(), tp->partition()}, tp->offset());
         }
       }
     }
     lanes.wake();
+  }
+
+  // The consumed partition `id` is committed up to `next` (under trims_mutex): queues the
+  // verdicts stored against offsets that cannot come back for trimming. In one process those
+  // are the consumed offsets below `next`. In the index role the verdicts are stored against
+  // the crawler's input offsets, which a fingerprint worker may publish again until its group
+  // commits past them: they are trimmed below the workers' committed offset once everything
+  // the fingerprint partition held after that commit is committed here (plan_trims()).
+  void committed_locked(const PartitionId& id, std::int64_t next) {
+    if (role == Role::kFingerprint) return;  // no index, no verdicts to trim
+    if (role == Role::kSingle) {
+      trims.emplace_back(partition_key(id), next);
+      return;
+    }
+    auto plan = trim_plans.find(id.second);
+    if (plan == trim_plans.end() || next < plan->second.fingerprint_end) return;
+    trims.emplace_back(partition_key({startup->kafka.input_topic, id.second}),
+                       plan->second.input_committed);
+    trim_plans.erase(plan);
+  }
+
+  // Index role, every kTrimCheckMillis (consumer thread): the workers' committed offset of each
+  // assigned partition's input, then the fingerprint partition's end. Every copy of an input
+  // offset below the former was published before that commit, so it lies below the latter.
+  void plan_trims() {
+    if (role != Role::kIndex || assigned.empty() ||
+        Clock::now() - last_trim_plan < milliseconds(kTrimCheckMillis)) {
+      return;
+    }
+    last_trim_plan = Clock::now();
+    kafka::TopicPartitions wanted;
+    for (const auto& id : assigned) {
+      wanted.add(startup->kafka.input_topic, id.second, RdKafka::Topic::OFFSET_INVALID);
+    }
+    if (RdKafka::ErrorCode code = worker_offsets->committed(wanted.get(), kAssignmentCheckMillis);
+        code) {
+      log->debug("workers' committed offsets unknown error={}", kafka::error_name(code));
+      return;
+    }
+    std::map<std::int32_t, TrimPlan> plans;
+    for (auto* tp : wanted.get()) {
+      if (tp->err() != RdKafka::ERR_NO_ERROR || tp->offset() < 0) continue;
+      std::int64_t low = 0, high = 0;
+      if (consumer->query_watermark_offsets(startup->kafka.fingerprint_topic, tp->partition(), &low,
+                                            &high, kAssignmentCheckMillis) != RdKafka::ERR_NO_ERROR) {
+        continue;
+      }
+      plans[tp->partition()] = TrimPlan{tp->offset(), high};
+    }
+    std::lock_guard lock(trims_mutex);
+    for (const auto& [partition, plan] : plans) trim_plans[partition] = plan;
   }
 
   // ---------------------------------------------------------------- consumer thread
@@ -407,8 +561,7 @@ struct Daemon::Impl : public RdKafka::EventCb,
   std::string split_message() const {
     return "consumer group " + startup->kafka.group_id + " assigned this daemon " +
            std::to_string(partitions_total - missing_partitions) + " of the " +
-           std::to_string(partitions_total.load()) + " partitions of " +
-           startup->kafka.input_topic +
+           std::to_string(partitions_total.load()) + " partitions of " + consumed() +
            ": another member joined the group, and each member has its own index, so pages "
            "would be tagged against part of the history. Consumption is paused until every "
            "partition is assigned here again. Remedy: stop the other member, or give it its "
@@ -416,14 +569,17 @@ struct Daemon::Impl : public RdKafka::EventCb,
   }
 
   void log_partial_assignment() const {
-    log->error("partial assignment group={} topic={} missing={}: {}", startup->kafka.group_id,
-               startup->kafka.input_topic, missing_partitions.load(), split_message());
+    log->error("partial assignment group={} topic={} missing={}: {}",
+               consumer_group(*startup, role), consumed(), missing_partitions.load(),
+               split_message());
   }
 
   // After an assignment: counts the input partitions assigned to other members (refreshing
   // the partition list, so that added partitions count) and logs a change. Consumer thread.
   void update_coverage(RdKafka::KafkaConsumer& kafka_consumer) {
-    const std::string& topic = startup->kafka.input_topic;
+    // Fingerprint workers share their input by design: each record is fingerprinted alone.
+    if (role == Role::kFingerprint) return;
+    const std::string& topic = consumed();
     if (auto listed = kafka::topic_partitions(kafka_consumer, topic, kAssignmentCheckMillis)) {
       input_partitions = std::set<std::int32_t>(listed->begin(), listed->end());
     } else {
@@ -443,7 +599,7 @@ struct Daemon::Impl : public RdKafka::EventCb,
       log_partial_assignment();
     } else if (before > 0) {
       log->info("assignment complete again group={} topic={} partitions={}: consuming",
-                startup->kafka.group_id, topic, input_partitions.size());
+                consumer_group(*startup, role), topic, input_partitions.size());
     }
   }
 
@@ -503,17 +659,18 @@ struct Daemon::Impl : public RdKafka::EventCb,
     if (!now && Clock::now() - last_topic_check < milliseconds(kTopicRecheckMillis)) return false;
     last_topic_check = Clock::now();
     const Config& config = *startup;
-    auto present = kafka::require_topics(
-        *producer,
-        {config.kafka.input_topic, config.kafka.output_topic, config.kafka.dead_letter_topic},
-        config.kafka.bootstrap_servers, kTopicCheckMillis);
+    auto present = kafka::require_topics(*producer, required_topics(),
+                                         config.kafka.bootstrap_servers, kTopicCheckMillis);
     if (!present) {
       if (!present.error().unreachable) fail(present.error().message);
       return false;
     }
+    if (auto matched = check_partition_counts(*producer, config, role); !matched) {
+      fail(matched.error());
+      return false;
+    }
     topics_unchecked = false;
-    log->info("topics checked input={} output={} dead_letter={}", config.kafka.input_topic,
-              config.kafka.output_topic, config.kafka.dead_letter_topic);
+    log->info("topics checked {}", fmt::join(required_topics(), " "));
     return true;
   }
 
@@ -532,6 +689,7 @@ struct Daemon::Impl : public RdKafka::EventCb,
     while (!stop_requested) {
       last_poll = Clock::now().time_since_epoch().count();
       check_topics(false);
+      plan_trims();
       apply_backpressure();
       store_offsets();
       if (holding()) {  // see holding(): wait for deliveries without polling for records
@@ -614,12 +772,36 @@ struct Daemon::Impl : public RdKafka::EventCb,
         config = std::move(current);
         scheme = scheme_id(*config);
       }
-      StageTimes times;
-      work->processed =
-          process_record(work->input.value, config, scheme, metrics ? &times : nullptr);
-      if (metrics) observe_stages(*metrics, times);
+      if (role == Role::kIndex) {
+        read_fingerprinted(*work, config, scheme);
+      } else {
+        StageTimes times;
+        work->processed =
+            process_record(work->input.value, config, scheme, metrics ? &times : nullptr);
+        if (metrics) observe_stages(*metrics, times);
+      }
       lanes.mark_ready(*work);
     }
+  }
+
+  // Index role: the fingerprinted record `work` consumed, as the crawler's record it carries and
+  // that record's pipeline result. Bytes that are not a fingerprinted record are a dead letter
+  // of their own (bad_fingerprinted_record).
+  void read_fingerprinted(Work& work, std::shared_ptr<const Config> config,
+                          const std::string& scheme) {
+    auto record = decode_fingerprinted(work.input.value);
+    if (!record) {
+      work.processed = ProcessedRecord{.config = std::move(config), .scheme = scheme};
+      work.processed.page = std::unexpected(RecordError{"bad_fingerprinted_record", record.error()});
+      return;
+    }
+    work.carried = ConsumedRecord{.partition = {record->source_topic, record->source_partition},
+                                  .offset = record->source_offset,
+                                  .timestamp_ms = record->timestamp_ms,
+                                  .key = work.input.key,
+                                  .headers = work.input.headers,
+                                  .value = record->value};
+    work.processed = processed_from(std::move(*record), std::move(config), scheme);
   }
 
   // ---------------------------------------------------------------- index thread
@@ -660,7 +842,10 @@ struct Daemon::Impl : public RdKafka::EventCb,
       return false;
     }
     for (const WorkPtr& work : batch) acknowledge(*work);
-    for (const auto& [id, offset] : next) trim(partition_key(id), offset);
+    {
+      std::lock_guard lock(trims_mutex);
+      for (const auto& [id, offset] : next) committed_locked(id, offset);
+    }
     return true;
   }
 
@@ -676,12 +861,17 @@ struct Daemon::Impl : public RdKafka::EventCb,
       }
       for (const auto& [partition, offset] : committed) trim(partition, offset);
       if (batch.empty() || failed) continue;
+      if (!index) {  // a fingerprint worker: no verdicts, the records go on as they are
+        publish(batch, std::vector<Verdict>(batch.size()));
+        continue;
+      }
       std::vector<IndexItem> items;
       items.reserve(batch.size());
       for (const WorkPtr& work : batch) {
-        items.push_back(index_item(
-            work->processed, SourceOffset{partition_key(work->input.partition), work->input.offset},
-            work->input.timestamp_ms));
+        const ConsumedRecord& source = work->source();
+        items.push_back(index_item(work->processed,
+                                   SourceOffset{partition_key(source.partition), source.offset},
+                                   source.timestamp_ms));
       }
       const auto apply_start = Clock::now();
       auto verdicts = index->apply(items);
@@ -697,13 +887,17 @@ struct Daemon::Impl : public RdKafka::EventCb,
           metrics->probe_candidates.observe(verdict.candidates);
         }
       }
-      if (startup->kafka.exactly_once) {
-        publish_transaction(batch, *verdicts);
-      } else {
-        for (std::size_t i = 0; i < batch.size(); ++i) {
-          if (!publisher.publish(batch[i], (*verdicts)[i], &pipeline_stop)) break;
-        }
-      }
+      publish(batch, *verdicts);
+    }
+  }
+
+  void publish(const std::vector<WorkPtr>& batch, const std::vector<Verdict>& verdicts) {
+    if (startup->kafka.exactly_once) {
+      publish_transaction(batch, verdicts);
+      return;
+    }
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (!publisher.publish(batch[i], verdicts[i], &pipeline_stop)) break;
     }
   }
 
@@ -738,12 +932,14 @@ Daemon::~Daemon() {
 
 std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::ConfigHolder& holder,
                                                                    std::unique_ptr<Index> index,
-                                                                   ops::DaemonMetrics* metrics) {
+                                                                   ops::DaemonMetrics* metrics,
+                                                                   Role role) {
   auto daemon = std::unique_ptr<Daemon>(new Daemon(nullptr));
-  auto impl = std::make_unique<Impl>(holder, std::move(index), daemon->stop_requested_, metrics);
+  auto impl =
+      std::make_unique<Impl>(holder, std::move(index), daemon->stop_requested_, metrics, role);
   const std::shared_ptr<const Config>& config = impl->startup;
 
-  auto producer_settings = producer_properties(*config);
+  auto producer_settings = producer_properties(*config, role);
   if (!producer_settings) return std::unexpected(producer_settings.error());
   auto producer_conf = kafka::make_conf(*producer_settings);
   if (!producer_conf) return std::unexpected("kafka producer: " + producer_conf.error());
@@ -762,11 +958,9 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
   impl->producer = std::move(*producer);
   impl->publisher.attach(impl->producer.get());
 
-  // A misspelt topic must not be created by the broker nor waited for: check all three now.
-  if (auto present = kafka::require_topics(
-          *impl->producer,
-          {config->kafka.input_topic, config->kafka.output_topic, config->kafka.dead_letter_topic},
-          config->kafka.bootstrap_servers, kTopicCheckMillis);
+  // A misspelt topic must not be created by the broker nor waited for: check them all now.
+  if (auto present = kafka::require_topics(*impl->producer, impl->required_topics(),
+                                           config->kafka.bootstrap_servers, kTopicCheckMillis);
       !present) {
     // Unreachable brokers are an outage, not a config error: start, not ready, and check once
     // they answer. Exactly-once needs the cluster now (init_transactions).
@@ -779,8 +973,11 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
     impl->last_topic_check = Clock::now();
   }
   if (!impl->topics_unchecked) {  // else the first assignment lists them (update_coverage)
+    if (auto matched = check_partition_counts(*impl->producer, *config, role); !matched) {
+      return std::unexpected(matched.error());
+    }
     auto input_partitions =
-        kafka::topic_partitions(*impl->producer, config->kafka.input_topic, kTopicCheckMillis);
+        kafka::topic_partitions(*impl->producer, impl->consumed(), kTopicCheckMillis);
     if (!input_partitions) return std::unexpected(input_partitions.error());
     impl->input_partitions =
         std::set<std::int32_t>(input_partitions->begin(), input_partitions->end());
@@ -792,7 +989,10 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
     // than their topic accepts must be shrunk before producing, so the limits must be known.
     // (At least once, the broker's refusal is enough: the record is republished smaller.)
     auto limits = kafka::topic_configs(
-        *impl->producer, {config->kafka.output_topic, config->kafka.dead_letter_topic},
+        *impl->producer,
+        role == Role::kFingerprint
+            ? std::vector<std::string>{config->kafka.fingerprint_topic}
+            : std::vector<std::string>{config->kafka.output_topic, config->kafka.dead_letter_topic},
         "max.message.bytes", kDescribeConfigsMillis);
     if (!limits) {
       impl->log->warn(
@@ -815,7 +1015,7 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
     }
   }
 
-  auto consumer_settings = consumer_properties(*config);
+  auto consumer_settings = consumer_properties(*config, role);
   if (!consumer_settings) return std::unexpected(consumer_settings.error());
   auto consumer_conf = kafka::make_conf(*consumer_settings);
   if (!consumer_conf) return std::unexpected("kafka consumer: " + consumer_conf.error());
@@ -830,9 +1030,17 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
   auto consumer = kafka::make_consumer(**consumer_conf);
   if (!consumer) return std::unexpected(consumer.error());
   impl->consumer = std::move(*consumer);
-  if (RdKafka::ErrorCode code = impl->consumer->subscribe({config->kafka.input_topic}); code) {
-    return std::unexpected("subscribe to " + config->kafka.input_topic + ": " +
-                           RdKafka::err2str(code));
+  if (role == Role::kIndex) {
+    auto worker_settings = consumer_properties(*config, Role::kFingerprint);
+    if (!worker_settings) return std::unexpected(worker_settings.error());
+    auto worker_conf = kafka::make_conf(*worker_settings);
+    if (!worker_conf) return std::unexpected("kafka consumer: " + worker_conf.error());
+    auto worker_offsets = kafka::make_consumer(**worker_conf);
+    if (!worker_offsets) return std::unexpected(worker_offsets.error());
+    impl->worker_offsets = std::move(*worker_offsets);
+  }
+  if (RdKafka::ErrorCode code = impl->consumer->subscribe({impl->consumed()}); code) {
+    return std::unexpected("subscribe to " + impl->consumed() + ": " + RdKafka::err2str(code));
   }
   daemon->impl_ = std::move(impl);
   return daemon;
@@ -841,16 +1049,19 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
 std::string Daemon::run() {
   Impl& impl = *impl_;
   const Config& config = *impl.startup;
-  impl.log->info("started input={} output={} dead_letter={} group={} scheme={} exactly_once={}",
-                 config.kafka.input_topic, config.kafka.output_topic,
-                 config.kafka.dead_letter_topic, config.kafka.group_id, scheme_id(config),
-                 config.kafka.exactly_once);
+  impl.log->info("started role={} input={} group={} produces={} scheme={} exactly_once={}",
+                 role_name(impl.role), impl.consumed(), consumer_group(config, impl.role),
+                 impl.role == Role::kFingerprint
+                     ? config.kafka.fingerprint_topic
+                     : config.kafka.output_topic + "," + config.kafka.dead_letter_topic,
+                 scheme_id(config), config.kafka.exactly_once);
   impl.start_threads();
   impl.consume_loop();
   const auto stop_started = Clock::now();
   if (!impl.failed) impl.drain();
   // close() revokes the (drained) assignment through rebalance_cb and leaves the group.
   impl.consumer->close();
+  if (impl.worker_offsets) impl.worker_offsets->close();
   impl.stop_threads();
   const PublishedCounts published = impl.publisher.counts();
   impl.log->info("stopped pages_in={} outputs={} dead_letters={} replayed={} stop_ms={}",
@@ -862,14 +1073,25 @@ std::string Daemon::run() {
   return impl.fatal_error;
 }
 
-IndexStats Daemon::index_stats() { return impl_->index->stats(); }
+Role Daemon::role() const { return impl_->role; }
+
+namespace {
+StoreError no_index() {
+  return StoreError{StoreError::Code::kNotFound, 0,
+                    "a fingerprint worker has no index: ask the index role"};
+}
+}  // namespace
+
+IndexStats Daemon::index_stats() { return impl_->index ? impl_->index->stats() : IndexStats{}; }
 
 StoreResult<LookupAnswer> Daemon::lookup(const ProcessedRecord& record) {
+  if (!impl_->index) return std::unexpected(no_index());
   return lookup_record(*impl_->index, record);
 }
 
 StoreResult<std::optional<nlohmann::json>> Daemon::describe_page(const std::string& id,
                                                                  std::size_t max_members) {
+  if (!impl_->index) return std::unexpected(no_index());
   return neardup::describe_page(*impl_->index, id, max_members);
 }
 
@@ -886,13 +1108,15 @@ std::expected<void, std::string> Daemon::health() const {
 }
 
 std::expected<void, std::string> Daemon::readiness() const {
-  if (!impl_->index) return std::unexpected("the index is not open");
+  if (!impl_->index && impl_->role != Role::kFingerprint) {
+    return std::unexpected("the index is not open");
+  }
   if (impl_->brokers_down) return std::unexpected("no Kafka broker is reachable");
   if (impl_->missing_partitions > 0) {
     return std::unexpected("partial assignment, consumption paused: " + impl_->split_message());
   }
   if (impl_->assigned_count == 0) {
-    return std::unexpected("no partition of " + impl_->startup->kafka.input_topic +
+    return std::unexpected("no partition of " + impl_->consumed() +
                            " is assigned (joining the consumer group)");
   }
   if (stop_requested_) return std::unexpected("stopping");

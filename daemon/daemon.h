@@ -33,7 +33,9 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
+#include <string_view>
 
 #include "config/config.h"
 #include "kafka/client.h"
@@ -78,13 +80,39 @@ inline constexpr int kDescribeConfigsMillis = 5000;
 // neardup_consumer_lag{partition} is set; kafka.properties may override it.
 inline constexpr int kStatisticsMillis = 5000;
 
+// What one neardupd process does (daemon/README.md, "Scaled out: two roles"):
+//   kSingle       consume kafka.input_topic, fingerprint, apply to the index, publish outputs
+//                 (the default; one process per consumer group and store)
+//   kFingerprint  consume kafka.input_topic in group kafka.group_id (any number of processes)
+//                 and publish each record's fingerprinted form to kafka.fingerprint_topic, to the
+//                 partition of the same number; no store
+//   kIndex        consume kafka.fingerprint_topic in group "<kafka.group_id>-index" (one
+//                 process: the store's owner), apply to the index and publish outputs and dead
+//                 letters exactly as kSingle does
+enum class Role { kSingle, kFingerprint, kIndex };
+std::string_view role_name(Role role);  // single, fingerprint, index
+std::optional<Role> parse_role(std::string_view name);
+
+// The consumer group and topic a role consumes.
+std::string consumer_group(const Config& config, Role role);
+const std::string& consumed_topic(const Config& config, Role role);
+
+// How often the index role reads the fingerprint workers' committed input offsets, to trim the
+// verdicts stored against source offsets that can no longer come back (Impl::plan_trims).
+inline constexpr int kTrimCheckMillis = 10000;
+
 // The librdkafka properties of neardupd's consumer and producer: neardupd's own, then
 // kafka.properties, then kafka.consumer_properties / kafka.producer_properties (each overriding
 // the ones before), with {file: ...} and {env: ...} values read. The error names the property
 // and why its value could not be read ("kafka.properties.sasl.password: file /x: cannot read:
 // No such file or directory").
-std::expected<kafka::Properties, std::string> consumer_properties(const Config& config);
-std::expected<kafka::Properties, std::string> producer_properties(const Config& config);
+// `role` sets the consumer's group.id and the producer's transactional.id (exactly_once):
+// "neardupd-<group>" (single), "neardupd-<group>-index", and for a fingerprint worker, of which
+// several run at once, "neardupd-<group>-fingerprint-<host>-<pid>".
+std::expected<kafka::Properties, std::string> consumer_properties(const Config& config,
+                                                                  Role role = Role::kSingle);
+std::expected<kafka::Properties, std::string> producer_properties(const Config& config,
+                                                                  Role role = Role::kSingle);
 
 struct DaemonCounts {
   std::uint64_t pages_in = 0;
@@ -95,12 +123,15 @@ struct DaemonCounts {
 
 class Daemon {
  public:
-  // Creates the Kafka clients (from config.current()) and subscribes to kafka.input_topic.
-  // Errors name the property or client that failed. The daemon owns the index from here on;
-  // `config` and `metrics` (may be null) must outlive the daemon.
+  // Creates the Kafka clients (from config.current()) and subscribes to the role's topic.
+  // Errors name the property or client that failed. The daemon owns the index from here on
+  // (null, and never opened, for Role::kFingerprint); `config` and `metrics` (may be null) must
+  // outlive the daemon.
   static std::expected<std::unique_ptr<Daemon>, std::string> create(
       const ops::ConfigHolder& config, std::unique_ptr<Index> index,
-      ops::DaemonMetrics* metrics = nullptr);
+      ops::DaemonMetrics* metrics = nullptr, Role role = Role::kSingle);
+
+  Role role() const;
   ~Daemon();
 
   // Consumes until request_stop() or a fatal error, then drains, commits and closes.
@@ -113,7 +144,8 @@ class Daemon {
   DaemonCounts counts() const;
 
   // The index's counts and sizes (Index::stats(): a read transaction on the calling thread,
-  // which never blocks the index thread). Any thread, for the life of the daemon.
+  // which never blocks the index thread); empty without an index (a fingerprint worker). Any
+  // thread, for the life of the daemon.
   IndexStats index_stats();
 
   // The index's questions (metrics.queries; daemon/queries.h): what a processed record would be

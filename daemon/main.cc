@@ -2,6 +2,8 @@
 //
 //   neardupd --config F          run until SIGTERM/SIGINT (drain, commit, exit 0); SIGHUP
 //                                reloads F
+//   neardupd --config F --role R one role of a scaled-out deployment: fingerprint (any number)
+//                                or index (one, the store's owner); daemon/README.md
 //   neardupd --check-config F    validate; print the effective config (exit 0) or the error (2)
 //
 // READY=1 goes to systemd once Daemon::readiness() first holds (index open, a broker reachable,
@@ -126,11 +128,16 @@ class StatusReporter {
     const double rate = elapsed > 0 ? static_cast<double>(done - last_done_) / elapsed : 0;
     last_time_ = now;
     last_done_ = done;
-    auto sent = ops::notify_status(fmt::format(
-        "{}{:.0f} pages/s; {} pages in, {} out, {} dead letters; index {} documents, {:.1f} MiB",
-        waiting.empty() ? "" : "not ready: " + waiting + "; ", rate, counts.pages_in,
-        counts.outputs, counts.dead_letters, stats.documents,
-        static_cast<double>(stats.bytes_on_disk) / (1 << 20)));
+    const std::string prefix = waiting.empty() ? "" : "not ready: " + waiting + "; ";
+    auto sent = ops::notify_status(
+        daemon_.role() == daemon::Role::kFingerprint
+            ? fmt::format("{}fingerprint worker: {:.0f} pages/s; {} pages in, {} fingerprinted",
+                          prefix, rate, counts.pages_in, counts.outputs)
+            : fmt::format("{}{}{:.0f} pages/s; {} pages in, {} out, {} dead letters; index {} "
+                          "documents, {:.1f} MiB",
+                          prefix, daemon_.role() == daemon::Role::kIndex ? "index: " : "", rate,
+                          counts.pages_in, counts.outputs, counts.dead_letters, stats.documents,
+                          static_cast<double>(stats.bytes_on_disk) / (1 << 20)));
     if (!sent) log.warn("{}", sent.error());
   }
 
@@ -151,17 +158,24 @@ int main(int argc, char** argv) {
   cli::use_help_formatter(app);
   app.set_version_flag("--version", std::string("neardupd ") + NEARDUP_VERSION);
   app.footer(kFooter);
-  std::string config_path, check_path, generate;
+  std::string config_path, check_path, generate, role_text = "single";
   auto* run_option = app.add_option("--config", config_path, "YAML config file to run with")
                          ->option_text("FILE");
   auto* check_option =
       app.add_option("--check-config", check_path, "validate a config file, print it and exit")
           ->option_text("FILE");
   run_option->excludes(check_option);
+  app.add_option("--role", role_text,
+                 "single (default): the whole daemon; fingerprint: a worker publishing "
+                 "fingerprinted pages to kafka.fingerprint_topic (any number); index: the "
+                 "store's one owner, consuming them")
+      ->option_text("ROLE")
+      ->check(CLI::IsMember({"single", "fingerprint", "index"}));
   // For the build: the man page and completion script, generated from this help.
   app.add_option("--generate", generate)->group("")->check(CLI::IsMember({"man", "complete-bash"}));
   cli::set_examples(&app, {"neardupd --check-config /etc/neardup/neardup.yaml",
-                           "neardupd --config /etc/neardup/neardup.yaml   (as systemd runs it)"});
+                           "neardupd --config /etc/neardup/neardup.yaml   (as systemd runs it)",
+                           "neardupd --config /etc/neardup/neardup.yaml --role fingerprint"});
   if (auto checked = cli::check_arguments(app, std::vector<std::string>(argv + 1, argv + argc));
       !checked) {
     std::cerr << checked.error() << "\n";
@@ -228,15 +242,21 @@ int main(int argc, char** argv) {
   for (int signal : {SIGTERM, SIGINT, SIGHUP}) sigaddset(&signals, signal);
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
-  auto index = Index::open(config->store);
-  if (!index) {
-    log->error("fatal error=\"cannot open the index at {}: {}\"", config->store.path,
-               index.error().message);
-    return kExitFailure;
+  const daemon::Role role = *daemon::parse_role(role_text);  // CLI11 checked the name
+  std::unique_ptr<Index> index;  // a fingerprint worker has none
+  if (role != daemon::Role::kFingerprint) {
+    auto opened = Index::open(config->store);
+    if (!opened) {
+      log->error("fatal error=\"cannot open the index at {}: {}\"", config->store.path,
+                 opened.error().message);
+      return kExitFailure;
+    }
+    index = std::move(*opened);
   }
   ops::MetricsRegistry registry;
   ops::DaemonMetrics metrics(registry);
-  auto created = daemon::Daemon::create(holder, std::move(*index), &metrics);
+  metrics.role.labels({std::string(daemon::role_name(role))}).set(1);
+  auto created = daemon::Daemon::create(holder, std::move(index), &metrics, role);
   if (!created) {
     log->error("fatal error=\"{}\"", created.error());
     return kExitFailure;
@@ -246,16 +266,17 @@ int main(int argc, char** argv) {
   const ops::HealthCheck ready = [&daemon] { return daemon.readiness(); };
   std::unique_ptr<ops::MetricsServer> metrics_server;
   if (!config->metrics.listen.empty()) {
+    const bool queries = config->metrics.queries && role != daemon::Role::kFingerprint;
     auto server = ops::MetricsServer::start(
         config->metrics.listen, registry, health, ready,
-        config->metrics.queries ? daemon::query_handlers(daemon, holder) : ops::QueryHandlers{});
+        queries ? daemon::query_handlers(daemon, holder) : ops::QueryHandlers{});
     if (!server) {
       log->error("fatal error=\"metrics.listen {}: {}\"", config->metrics.listen, server.error());
       return kExitFailure;
     }
     metrics_server = std::move(*server);
     log->info("metrics listening on {}:{}{}", metrics_server->host(), metrics_server->port(),
-              config->metrics.queries ? " (with /v1/lookup and /v1/pages/)" : "");
+              queries ? " (with /v1/lookup and /v1/pages/)" : "");
   }
 
   std::string fatal;

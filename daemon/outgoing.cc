@@ -1,9 +1,12 @@
 #include "daemon/outgoing.h"
 
+#include "message/fingerprinted.h"
+
 namespace neardup::daemon {
 
 kafka::OutgoingRecord Outgoing::record() const {
-  return kafka::OutgoingRecord{.topic = topic, .key = key, .value = value, .headers = headers};
+  return kafka::OutgoingRecord{
+      .topic = topic, .partition = partition, .key = key, .value = value, .headers = headers};
 }
 
 std::size_t Outgoing::size() const {
@@ -14,9 +17,10 @@ std::size_t Outgoing::size() const {
 
 Outgoing render_outgoing(const Work& work, const Verdict& verdict, const KafkaConfig& topics,
                          bool shrunk) {
+  const ConsumedRecord& source = work.source();
   Outgoing out;
-  out.key = work.input.key ? &*work.input.key : nullptr;
-  for (const auto& header : work.input.headers) {
+  out.key = source.key ? &*source.key : nullptr;
+  for (const auto& header : source.headers) {
     if (!header.first.starts_with("neardup-")) out.headers.push_back(header);
   }
   Outcome outcome = render_outcome(work.processed, verdict, shrunk);
@@ -28,9 +32,9 @@ Outgoing render_outgoing(const Work& work, const Verdict& verdict, const KafkaCo
     if (shrunk) detail += " (value dropped: larger than the topic accepts)";
     out.headers.emplace_back("neardup-error", outcome.error.code);
     out.headers.emplace_back("neardup-error-detail", std::move(detail));
-    out.headers.emplace_back("neardup-source", partition_key(work.input.partition) + "/" +
-                                                   std::to_string(work.input.offset));
-    if (!shrunk) out.value = work.input.value;
+    out.headers.emplace_back("neardup-source", partition_key(source.partition) + "/" +
+                                                   std::to_string(source.offset));
+    if (!shrunk) out.value = source.value;
     return out;
   }
   out.topic = topics.output_topic;
@@ -41,6 +45,20 @@ Outgoing render_outgoing(const Work& work, const Verdict& verdict, const KafkaCo
   }
   out.headers.emplace_back("neardup-scheme", outcome.tag.scheme);
   out.value = std::move(outcome.value);
+  return out;
+}
+
+Outgoing render_fingerprinted(const Work& work, const KafkaConfig& topics, bool shrunk) {
+  const ConsumedRecord& input = work.input;
+  Outgoing out;
+  out.topic = topics.fingerprint_topic;
+  out.partition = input.partition.second;
+  out.label = "fingerprinted";
+  out.key = input.key ? &*input.key : nullptr;
+  out.headers = input.headers;
+  out.value = encode_fingerprinted(make_fingerprinted(work.processed, input.partition.first,
+                                                      input.partition.second, input.offset,
+                                                      input.timestamp_ms, input.value, shrunk));
   return out;
 }
 

@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 #include "config/config.h"
@@ -20,6 +21,7 @@ namespace neardup::daemon {
 struct Outgoing {
   bool dead_letter = false;
   std::string topic;
+  std::int32_t partition = -1;  // -1: the partitioner chooses (from the key)
   // The metric label: an output's status, or a dead letter's reason code.
   std::string label;
   const std::string* key = nullptr;  // the input's key (owned by the Work), or none
@@ -35,8 +37,15 @@ struct Outgoing {
 
 // The record for `work` and its verdict. `shrunk`: the topic refused the full record as too
 // large, so an output goes without its body fields and a dead letter with an empty value (its
-// neardup-error-detail says so).
+// neardup-error-detail says so). Built from work.source(): in the index role, the output of the
+// crawler's record a fingerprinted record carried.
 Outgoing render_outgoing(const Work& work, const Verdict& verdict, const KafkaConfig& topics,
                          bool shrunk);
+
+// The fingerprint role's record for `work` (message/fingerprinted.h): to kafka.fingerprint_topic,
+// to the partition of the input's number, with the input's key and all its headers; label
+// "fingerprinted". `shrunk`: the topic refused it as too large, so it goes as a dead letter
+// without the input's bytes (fingerprinted_too_large).
+Outgoing render_fingerprinted(const Work& work, const KafkaConfig& topics, bool shrunk);
 
 }  // namespace neardup::daemon

@@ -12,7 +12,7 @@ using Clock = std::chrono::steady_clock;
 constexpr std::uint64_t kBatchOverhead = 128;
 
 std::string source_of(const Work& work) {
-  return partition_key(work.input.partition) + "/" + std::to_string(work.input.offset);
+  return partition_key(work.source().partition) + "/" + std::to_string(work.source().offset);
 }
 
 }  // namespace
@@ -28,11 +28,12 @@ struct Publisher::Delivery {
 };
 
 Publisher::Publisher(KafkaConfig topics, bool transactional, ops::DaemonMetrics* metrics,
-                     Callbacks callbacks)
+                     Callbacks callbacks, Render render)
     : topics_(std::move(topics)),
       transactional_(transactional),
       metrics_(metrics),
-      callbacks_(std::move(callbacks)) {}
+      callbacks_(std::move(callbacks)),
+      render_(std::move(render)) {}
 
 bool Publisher::publish(const WorkPtr& work, const Verdict& verdict,
                         const std::atomic<bool>* stop) {
@@ -41,7 +42,7 @@ bool Publisher::publish(const WorkPtr& work, const Verdict& verdict,
 
 bool Publisher::produce(const WorkPtr& work, const Verdict& verdict, bool shrunk,
                         const std::atomic<bool>* stop) {
-  Outgoing out = render_outgoing(*work, verdict, topics_, shrunk);
+  Outgoing out = render_(*work, verdict, topics_, shrunk);
   if (!shrunk) {
     auto limit = limits_.find(out.topic);
     if (limit != limits_.end() && out.size() + kBatchOverhead > limit->second) {

@@ -45,11 +45,17 @@ class Publisher : public RdKafka::DeliveryReportCb {
     std::function<void(const std::string&)> fail;
   };
 
+  // What to produce for a record and its verdict (`shrunk`: the smaller form, for a topic that
+  // refused the full record): render_outgoing by default; the fingerprint role's
+  // render_fingerprinted.
+  using Render =
+      std::function<Outgoing(const Work&, const Verdict&, const KafkaConfig&, bool shrunk)>;
+
   // `topics`: the output and dead-letter topics. `transactional`: records are produced inside
   // transactions, where a record the broker refused cannot be republished (the commit is
   // already under way): such a refusal is fatal. `metrics` may be null.
   Publisher(KafkaConfig topics, bool transactional, ops::DaemonMetrics* metrics,
-            Callbacks callbacks);
+            Callbacks callbacks, Render render = render_outgoing);
 
   // The producer to publish through; it must have been created with this object as its
   // dr_cb, and outlive every publish() and delivery report.
@@ -78,6 +84,7 @@ class Publisher : public RdKafka::DeliveryReportCb {
   const bool transactional_;
   ops::DaemonMetrics* const metrics_;
   const Callbacks callbacks_;
+  const Render render_;
   RdKafka::Producer* producer_ = nullptr;
   std::map<std::string, std::uint64_t> limits_;
   std::atomic<std::uint64_t> outputs_{0}, dead_letters_{0};

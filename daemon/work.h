@@ -31,8 +31,16 @@ struct ConsumedRecord {
 struct Work {
   explicit Work(ConsumedRecord record) : input(std::move(record)) {}
 
-  const ConsumedRecord input;
-  ProcessedRecord processed;  // by one pipeline worker, before Lanes::mark_ready
+  // The input record this work stands for: what its output keeps (key, headers), what a dead
+  // letter carries and names (neardup-source), and the offset its verdict is stored against.
+  // The consumed record itself, except in the index role, where it is the crawler's record a
+  // fingerprinted record carries (message/fingerprinted.h).
+  const ConsumedRecord& source() const { return carried ? *carried : input; }
+
+  const ConsumedRecord input;  // as consumed: its offset is what the consumer commits
+  // By one pipeline worker, before Lanes::mark_ready:
+  ProcessedRecord processed;
+  std::optional<ConsumedRecord> carried;  // index role: the record carried by `input`
 };
 using WorkPtr = std::shared_ptr<Work>;
 

@@ -296,6 +296,9 @@ std::string_view stage_name(Stage stage) {
 DaemonMetrics::DaemonMetrics(MetricsRegistry& r)
     : build_info(r.gauge("neardup_build_info", "Always 1; the labels name the running build.",
                          {"version"})),
+      role(r.gauge("neardup_role",
+                   "Always 1; the label names this process's role: single, fingerprint or index.",
+                   {"role"})),
       ready_family(r.gauge("neardup_ready",
                            "1 while ready: index open, a broker reachable, partitions assigned.")),
       ready(ready_family.get()),

@@ -222,6 +222,8 @@ struct DaemonMetrics {
 
   // neardup_build_info{version}: always 1; the labels say which build runs.
   Family<Gauge>& build_info;
+  // neardup_role{role}: 1 for the role this process runs (single, fingerprint or index).
+  Family<Gauge>& role;
   // neardup_ready: 1 while the daemon is ready (GET /readyz answers 200), else 0.
   Family<Gauge>& ready_family;
   Gauge& ready;

@@ -12,8 +12,15 @@ endif()
 set(NEARDUPD_EXECUTABLE "${CMAKE_INSTALL_PREFIX}/${NEARDUP_SBINDIR}/neardupd")
 set(NEARDUP_CONFIG_FILE "${etc}/neardup/neardup.yaml")
 
+# The single-process unit, and the template of the scaled-out roles (neardupd@index.service,
+# neardupd@fingerprint.service) from the same file.
+set(NEARDUPD_ROLE "")
+set(NEARDUPD_DESCRIPTION "")
 configure_file("${NEARDUP_UNIT_TEMPLATE}" "${NEARDUP_STAGING_DIR}/neardupd.service" @ONLY)
-file(INSTALL "${NEARDUP_STAGING_DIR}/neardupd.service"
+set(NEARDUPD_ROLE " --role %i")
+set(NEARDUPD_DESCRIPTION " (%i role)")
+configure_file("${NEARDUP_UNIT_TEMPLATE}" "${NEARDUP_STAGING_DIR}/neardupd@.service" @ONLY)
+file(INSTALL "${NEARDUP_STAGING_DIR}/neardupd.service" "${NEARDUP_STAGING_DIR}/neardupd@.service"
      DESTINATION "${CMAKE_INSTALL_PREFIX}/lib/systemd/system")
 file(INSTALL "${NEARDUP_SYSUSERS}" DESTINATION "${CMAKE_INSTALL_PREFIX}/lib/sysusers.d")
 

@@ -14,7 +14,6 @@ queries (metrics.queries) and a client POSTs the input pages to /v1/lookup, one 
 lookups answered is printed too.
 """
 import os
-import re
 import subprocess
 import sys
 import threading
@@ -30,14 +29,6 @@ LOOKUP_RATE = float(LOOKUP_ARGS[0].split("=", 1)[1]) if LOOKUPS and "=" in LOOKU
 INPUT = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--in=")), None)
 COUNT = int(ARGS[0]) if ARGS else 20000
 PARTITIONS = int(ARGS[1]) if len(ARGS) > 1 else 12
-
-
-def output_count(bootstrap):
-    query = ["kcat", "-b", bootstrap, "-Q"]
-    for p in range(PARTITIONS):
-        query += ["-t", f"tagged:{p}:-1"]
-    result = subprocess.run(query, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
-    return sum(int(m) for m in re.findall(r"offset (\d+)", result.stdout))
 
 
 def bench(workdir):
@@ -83,7 +74,7 @@ def bench(workdir):
     start = time.monotonic()
     if asker:
         asker.start()
-    h.wait_for(lambda: output_count(broker.bootstrap) >= COUNT, 300, "all outputs", 0.05)
+    h.wait_for(lambda: h.output_count(broker.bootstrap, "tagged", PARTITIONS) >= COUNT, 300, "all outputs", 0.05)
     seconds = time.monotonic() - start
     done.set()
     if asker:

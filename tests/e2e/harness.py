@@ -188,8 +188,9 @@ metrics:
 
 
 class Daemon:
-    def __init__(self, workdir, config, name="neardupd", env=None):
-        """`env`: variables added to (or, with value None, removed from) the environment."""
+    def __init__(self, workdir, config, name="neardupd", env=None, role=None):
+        """`env`: variables added to (or, with value None, removed from) the environment;
+        `role`: neardupd --role (fingerprint or index; None runs the single process)."""
         self.log_path = workdir.file(f"{name}.log")
         self.log_start = os.path.getsize(self.log_path) if os.path.exists(self.log_path) else 0
         self.stderr = open(self.log_path, "a")
@@ -199,7 +200,8 @@ class Daemon:
                 environment.pop(key, None)
             else:
                 environment[key] = value
-        self.process = subprocess.Popen([NEARDUPD, "--config", config], stdin=subprocess.DEVNULL,
+        args = [NEARDUPD, "--config", config] + (["--role", role] if role else [])
+        self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=self.stderr,
                                         env=environment, preexec_fn=kafka_broker.die_with_parent)
         workdir.processes.append(self.process)
@@ -316,6 +318,16 @@ def consume(bootstrap, topic, count=0, timeout=5.0, committed=True):
         args += ["--count", str(count)]
     result = subprocess.run(args, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL)
     return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
+
+
+def output_count(bootstrap, topic, partitions):
+    """Records in a topic's `partitions` partitions (their high watermarks; kcat on PATH),
+    without reading them: cheap enough to poll."""
+    query = ["kcat", "-b", bootstrap, "-Q"]
+    for p in range(partitions):
+        query += ["-t", f"{topic}:{p}:-1"]
+    result = subprocess.run(query, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+    return sum(int(m) for m in re.findall(r"offset (\d+)", result.stdout))
 
 
 def wait_for_outputs(bootstrap, topic, keys, timeout):

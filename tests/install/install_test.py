@@ -61,6 +61,10 @@ class Install(unittest.TestCase):
         exec_start = unit["ExecStart"].split()
         self.assertEqual(exec_start[0], f"{prefix}/sbin/neardupd")
         self.assertEqual(exec_start[1:], ["--config", f"{etc}/neardup/neardup.yaml"])
+        # The roles' template: the same unit, one role per instance.
+        role_unit = unit_settings(at(f"{prefix}/lib/systemd/system/neardupd@.service"))
+        self.assertEqual(role_unit["ExecStart"].split(), exec_start + ["--role", "%i"])
+        self.assertEqual(role_unit["User"], unit["User"])
         daemon = at(exec_start[0])
         self.assertTrue(os.access(daemon, os.X_OK), daemon)
         version = subprocess.run([daemon, "--version"], capture_output=True, text=True, check=True)

@@ -1,0 +1,127 @@
+#include "message/fingerprinted.h"
+
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+namespace neardup {
+namespace {
+
+std::string article(const std::string& url) {
+  std::string body = "<html><body><article><p>";
+  const char* words[] = {"river",  "harbour", "winter", "market", "lantern", "orchard", "copper",
+                         "meadow", "signal",  "quarry", "timber", "velvet",  "garden",  "bridge"};
+  for (int i = 0; i < 120; ++i) body += std::string(words[(i * 7 + i / 14) % 14]) + " ";
+  body += "</p></article></body></html>";
+  return nlohmann::json{{"url", url}, {"body", body}, {"site", "a.example"}}.dump();
+}
+
+struct Fixture {
+  std::shared_ptr<const Config> config = std::make_shared<const Config>();
+  std::string scheme = scheme_id(*config);
+
+  ProcessedRecord process(std::string_view record) const {
+    return process_record(record, config, scheme);
+  }
+  // Worker -> bytes -> index, as the two roles do.
+  ProcessedRecord round_trip(std::string_view value, FingerprintedRecord* decoded = nullptr) const {
+    std::string bytes = encode_fingerprinted(
+        make_fingerprinted(process(value), "pages", 3, 1234, 1700000000123, value));
+    auto record = decode_fingerprinted(bytes);
+    EXPECT_TRUE(record) << record.error();
+    if (decoded) *decoded = *record;
+    return processed_from(std::move(*record), config, scheme);
+  }
+};
+
+TEST(Fingerprinted, APageGetsTheSameIndexItemAndOutputAsInOneProcess) {
+  Fixture f;
+  const std::string value = article("https://a.example/1");
+  FingerprintedRecord decoded;
+  ProcessedRecord direct = f.process(value);
+  ProcessedRecord carried = f.round_trip(value, &decoded);
+  EXPECT_EQ(decoded.source_topic, "pages");
+  EXPECT_EQ(decoded.source_partition, 3);
+  EXPECT_EQ(decoded.source_offset, 1234);
+  EXPECT_EQ(decoded.timestamp_ms, 1700000000123);
+  EXPECT_EQ(decoded.value, value);
+
+  ASSERT_TRUE(carried.page);
+  ASSERT_FALSE(carried.result.skip);
+  ASSERT_FALSE(direct.result.sketch.empty());
+  EXPECT_EQ(carried.result.fingerprint, direct.result.fingerprint);
+  EXPECT_EQ(carried.result.sketch, direct.result.sketch);
+  EXPECT_EQ(carried.result.charset, direct.result.charset);
+  EXPECT_EQ(carried.result.feature_count, direct.result.feature_count);
+  IndexItem a = index_item(direct, SourceOffset{"pages/3", 1234}, 1700000000123);
+  IndexItem b = index_item(carried, SourceOffset{"pages/3", 1234}, decoded.timestamp_ms);
+  ASSERT_TRUE(a.page && b.page);
+  EXPECT_EQ(a.page->id, b.page->id);
+  EXPECT_EQ(a.page->seen_at_ms, b.page->seen_at_ms);
+  EXPECT_EQ(a.page->sketch, b.page->sketch);
+  EXPECT_EQ(a.page->bands, b.page->bands);
+  Verdict unique{.status = Verdict::Status::kUnique};
+  EXPECT_EQ(render_outcome(direct, unique).value, render_outcome(carried, unique).value);
+}
+
+TEST(Fingerprinted, SkippedPagesAndDeadLettersKeepTheirDecision) {
+  Fixture f;
+  ProcessedRecord skipped = f.round_trip(R"({"url":"https://a.example/s","body":"<p>hi</p>"})");
+  ASSERT_TRUE(skipped.page);
+  ASSERT_TRUE(skipped.result.skip);
+  EXPECT_EQ(skipped.result.skip->reason, "low_content");
+  EXPECT_EQ(index_item(skipped).decided.status, Verdict::Status::kSkipped);
+
+  ProcessedRecord dead = f.round_trip("not json");
+  ASSERT_FALSE(dead.page);
+  EXPECT_EQ(dead.page.error().code, "not_json");
+  EXPECT_EQ(index_item(dead).decided.status, Verdict::Status::kDeadLetter);
+}
+
+TEST(Fingerprinted, AValueTooLargeForTheTopicIsCarriedAsADeadLetterWithoutIt) {
+  Fixture f;
+  const std::string value = article("https://a.example/big");
+  auto record = decode_fingerprinted(encode_fingerprinted(
+      make_fingerprinted(f.process(value), "pages", 0, 5, 0, value, /*drop_value=*/true)));
+  ASSERT_TRUE(record);
+  EXPECT_TRUE(record->value.empty());
+  ProcessedRecord processed = processed_from(std::move(*record), f.config, f.scheme);
+  ASSERT_FALSE(processed.page);
+  EXPECT_EQ(processed.page.error().code, "fingerprinted_too_large");
+}
+
+TEST(Fingerprinted, APageOfAnotherSchemeIsADeadLetterNamingBoth) {
+  Fixture f;
+  const std::string value = article("https://a.example/2");
+  auto record = decode_fingerprinted(
+      encode_fingerprinted(make_fingerprinted(f.process(value), "pages", 0, 1, 0, value)));
+  ASSERT_TRUE(record);
+  Config other;
+  other.fingerprint.seed += 1;
+  auto other_config = std::make_shared<const Config>(other);
+  ProcessedRecord processed = processed_from(std::move(*record), other_config, scheme_id(other));
+  ASSERT_FALSE(processed.page);
+  EXPECT_EQ(processed.page.error().code, "scheme_mismatch");
+  EXPECT_NE(processed.page.error().detail.find(f.scheme), std::string::npos);
+  EXPECT_NE(processed.page.error().detail.find(scheme_id(other)), std::string::npos);
+}
+
+TEST(Fingerprinted, DamagedBytesAreRefusedWithTheReason) {
+  Fixture f;
+  const std::string value = article("https://a.example/3");
+  const std::string bytes =
+      encode_fingerprinted(make_fingerprinted(f.process(value), "pages", 0, 1, 0, value));
+  EXPECT_EQ(decode_fingerprinted(value).error(), "not a fingerprinted record (no NDFP magic)");
+  std::string newer = bytes;
+  newer[4] = 9;
+  EXPECT_EQ(decode_fingerprinted(newer).error(),
+            "fingerprinted record version 9, this reader knows 1");
+  // Every truncation is refused, never read past the end.
+  for (std::size_t n = 0; n < bytes.size(); ++n) {
+    EXPECT_FALSE(decode_fingerprinted(std::string_view(bytes).substr(0, n))) << n;
+  }
+  EXPECT_EQ(decode_fingerprinted(bytes + "x").error(), "trailing bytes after the record");
+}
+
+}  // namespace
+}  // namespace neardup

@@ -1,0 +1,120 @@
+#!/usr/bin/env python3
+"""Scaled out (daemon/README.md, "Scaled out: two roles"): fingerprint workers in one consumer
+group and one index, through kafka.fingerprint_topic, while they are killed.
+
+  test_roles.py [COUNT] [exactly_once] [--partitions N]
+
+Two workers (`neardupd --role fingerprint`, one pipeline thread each) and one index
+(`neardupd --role index`) run over COUNT synthetic pages on N input partitions (default 8),
+all produced before they start. Meanwhile, in a random order and each at the next step of the
+outputs' progress (so that every one lands while pages are in flight): three kill -9s of a
+worker, three of the index, and a third worker that joins and later leaves (SIGTERM). At the end
+every input has an output, all copies of a page carry one verdict, none is a duplicate of
+itself, and every verdict equals `neardup dedup`'s over the same pages (so precision and recall
+against the planted clusters are a single process's; both are printed). With exactly_once, both
+hops are transactional and a read_committed consumer sees exactly one output per input."""
+import random
+import sys
+import time
+
+import harness as h
+
+OPTIONS = {"--partitions"}
+ARGS = [a for i, a in enumerate(sys.argv[1:], 1)
+        if not a.startswith("--") and sys.argv[i - 1] not in OPTIONS]
+COUNT = int(ARGS[0]) if ARGS else 20000
+EXACTLY_ONCE = len(ARGS) > 1 and ARGS[1] == "exactly_once"
+PARTITIONS = int(sys.argv[sys.argv.index("--partitions") + 1]) if "--partitions" in sys.argv \
+    else 8
+
+
+
+def cluster_scores(pages_path, tags):
+    """Pairwise precision and recall of the verdicts against the planted clusters: a duplicate
+    is right when its duplicate_of page is of its cluster; a page of a cluster seen before is
+    found when it is tagged duplicate."""
+    import json
+    cluster_of, first = {}, {}
+    with open(pages_path) as f:
+        for line in f:
+            page = json.loads(line)
+            cluster_of[page["url"]] = page["cluster"]
+            first.setdefault(page["cluster"], page["url"])
+    duplicates = [u for u, t in tags.items() if t["status"] == "duplicate"]
+    right = sum(1 for u in duplicates if cluster_of.get(tags[u]["duplicate_of"]) == cluster_of[u])
+    planted = [u for u in cluster_of if first[cluster_of[u]] != u and tags[u]["status"] != "skipped"]
+    found = sum(1 for u in planted if tags[u]["status"] == "duplicate")
+    precision = right / len(duplicates) if duplicates else 1.0
+    recall = found / len(planted) if planted else 1.0
+    return precision, recall, len(planted)
+
+
+def test(workdir):
+    rng = random.Random(int(time.time()))
+    broker = h.Broker(workdir, [f"pages:{PARTITIONS}", f"fingerprinted:{PARTITIONS}", "tagged:8",
+                                "dead:1"])
+    pages, urls = h.generate_pages(workdir, COUNT, seed=5, truncate_rate=0.2)
+    kafka_extra = '  fingerprint_topic: "fingerprinted"\n' + \
+        ("  exactly_once: true\n" if EXACTLY_ONCE else "")
+    config = h.write_config(workdir, broker.bootstrap, kafka_extra=kafka_extra,
+                            extra="output:\n  include_body: false\n"
+                                  "pipeline:\n  threads: 1\n  batch_delay_ms: 5\n")
+    expected = h.dedup(workdir, config, pages)
+    started = {"n": 0}
+
+    def start(role):
+        started["n"] += 1
+        return h.Daemon(workdir, config, name=f"{role}-{started['n']}", role=role)
+
+    h.produce(broker.bootstrap, "pages", pages)
+    index = start("index")
+    workers = [start("fingerprint"), start("fingerprint")]
+    events = ["kill worker"] * 3 + ["kill index"] * 3 + ["join worker"]
+    rng.shuffle(events)
+    # The third worker leaves some time after it joined.
+    events.insert(rng.randint(events.index("join worker") + 1, len(events)), "leave worker")
+    third = None
+    done = []
+    for n, event in enumerate(events):
+        # Step n + 1 of the progress, a little jittered; restarted processes catch up meanwhile.
+        target = COUNT * (n + 1 + rng.uniform(-0.3, 0.3)) / (len(events) + 1)
+        h.wait_for(lambda: h.output_count(broker.bootstrap, "tagged", 8) >= target, 240,
+                   f"{target:.0f} outputs before '{event}'", interval=0.05)
+        if event == "kill worker":
+            n = rng.randrange(len(workers))
+            workers[n].kill9()
+            workers[n] = start("fingerprint")
+        elif event == "kill index":
+            index.kill9()
+            index = start("index")
+        elif event == "join worker":
+            third = start("fingerprint")
+        else:
+            code, _ = third.terminate(timeout=30)
+            h.check(code == 0, f"a leaving worker exited with {code}")
+            third = None
+        seen = h.output_count(broker.bootstrap, "tagged", 8)
+        done.append(f"{event} ({seen} outputs)")
+        h.log(f"{event}; {seen} outputs so far")
+    records = h.settled_outputs(broker.bootstrap, urls, expected, timeout=240, settle=2)
+    tags = {r["value"]["url"]: r["value"]["neardup"] for r in records}
+    precision, recall, planted = cluster_scores(pages, tags)
+    expected_precision, expected_recall, _ = cluster_scores(pages, expected)
+    h.check((precision, recall) == (expected_precision, expected_recall),
+            "precision/recall differ from one process's")
+    for daemon in [index] + workers:
+        daemon.stop(timeout=30)
+    summary = (f"exactly_once={EXACTLY_ONCE} broker={broker.kind}: {COUNT} inputs on "
+               f"{PARTITIONS} partitions; events: {', '.join(done)}; {len(records)} outputs "
+               f"({len(records) - COUNT} replayed copies); precision {precision:.4f} recall "
+               f"{recall:.4f} over {planted} planted copies, as neardup dedup's")
+    if EXACTLY_ONCE and broker.kind == "kafka":
+        seen = [r["value"]["url"] for r in records]
+        h.check(len(seen) == len(set(seen)) == COUNT,
+                f"{len(records)} committed outputs for {COUNT} inputs")
+    h.log(summary)
+    h.log("every input present, copies agree, none a duplicate of itself, verdicts equal dedup's")
+
+
+if __name__ == "__main__":
+    h.run(test, "roles")
