@@ -265,6 +265,9 @@ struct Daemon::Impl : public RdKafka::EventCb,
   // other members of the group. Non-zero means the input is split over separate indexes:
   // consumption stays paused, readiness() fails (update_coverage()).
   std::atomic<std::size_t> missing_partitions{0}, partitions_total{0};
+  // Set while the store is out of space (index thread; readiness() reads it): why.
+  std::mutex blocked_mutex;
+  std::string store_blocked;
 
   std::mutex fatal_mutex;
   std::string fatal_error;
@@ -874,10 +877,11 @@ struct Daemon::Impl : public RdKafka::EventCb,
                                    source.timestamp_ms));
       }
       const auto apply_start = Clock::now();
-      auto verdicts = index->apply(items);
+      auto verdicts = apply(items);
       if (metrics) metrics->stage(ops::Stage::kIndex).observe(seconds(Clock::now() - apply_start));
       if (!verdicts) {
-        fail("index: " + verdicts.error().message);
+        // A stop while waiting for space leaves the batch to be replayed.
+        if (!pipeline_stop) fail("index: " + verdicts.error().message);
         continue;
       }
       for (std::size_t i = 0; i < batch.size(); ++i) {
@@ -889,6 +893,38 @@ struct Daemon::Impl : public RdKafka::EventCb,
       }
       publish(batch, *verdicts);
     }
+  }
+
+  // Index::apply, waiting out a store without space: the batch is applied again every
+  // kStoreRetryMillis until it fits or the daemon stops (nothing of a failed batch is kept).
+  // Meanwhile the batch holds its records in flight, so backpressure pauses the input.
+  StoreResult<std::vector<Verdict>> apply(const std::vector<IndexItem>& items) {
+    auto verdicts = index->apply(items);
+    if (verdicts || !out_of_space(verdicts.error())) return verdicts;
+    {
+      std::lock_guard lock(blocked_mutex);
+      store_blocked = verdicts.error().message;
+    }
+    if (metrics) metrics->store_blocked.set(1);
+    Clock::time_point last_log;
+    while (!verdicts && out_of_space(verdicts.error()) && !pipeline_stop) {
+      if (Clock::now() - last_log >= std::chrono::seconds(30)) {
+        last_log = Clock::now();
+        log->error("store out of space, input paused, retrying every {} ms: {}",
+                   kStoreRetryMillis, verdicts.error().message);
+      }
+      for (int waited = 0; waited < kStoreRetryMillis && !pipeline_stop; waited += 100) {
+        std::this_thread::sleep_for(milliseconds(100));
+      }
+      if (!pipeline_stop) verdicts = index->apply(items);
+    }
+    {
+      std::lock_guard lock(blocked_mutex);
+      store_blocked.clear();
+    }
+    if (metrics) metrics->store_blocked.set(0);
+    if (verdicts) log->info("store writable again: batch of {} applied, consuming", items.size());
+    return verdicts;
   }
 
   void publish(const std::vector<WorkPtr>& batch, const std::vector<Verdict>& verdicts) {
@@ -1112,6 +1148,12 @@ std::expected<void, std::string> Daemon::readiness() const {
     return std::unexpected("the index is not open");
   }
   if (impl_->brokers_down) return std::unexpected("no Kafka broker is reachable");
+  {
+    std::lock_guard lock(impl_->blocked_mutex);
+    if (!impl_->store_blocked.empty()) {
+      return std::unexpected("store out of space, input paused: " + impl_->store_blocked);
+    }
+  }
   if (impl_->missing_partitions > 0) {
     return std::unexpected("partial assignment, consumption paused: " + impl_->split_message());
   }

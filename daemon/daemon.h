@@ -61,6 +61,11 @@ inline constexpr int kStallMillis = 15000;
 // that the consumer stays in its group.
 inline constexpr int kPauseAfterMillis = 2000;
 
+// While the store is out of space (out_of_space(): a full file system or store.max_map_size),
+// the index thread keeps the failed batch and applies it again this often; meanwhile
+// backpressure pauses the input, readiness() names the cause, and nothing is lost.
+inline constexpr int kStoreRetryMillis = 2000;
+
 // How long create() waits for the cluster's metadata to check that the topics exist. When no
 // broker answers in time (and kafka.exactly_once is off), the daemon starts anyway, not ready,
 // and the consume loop repeats the check every kTopicRecheckMillis, and before it handles any

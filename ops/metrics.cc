@@ -321,6 +321,10 @@ DaemonMetrics::DaemonMetrics(MetricsRegistry& r)
       index_documents(index_documents_family.get()),
       index_bytes_family(r.gauge("neardup_index_bytes", "Bytes the index occupies on disk.")),
       index_bytes(index_bytes_family.get()),
+      store_blocked_family(r.gauge(
+          "neardup_store_blocked",
+          "1 while the store is out of space: input paused, the batch retried until it fits.")),
+      store_blocked(store_blocked_family.get()),
       consumer_lag(r.gauge("neardup_consumer_lag", "Records behind the partition's high watermark.",
                            {"group", "topic", "partition"})),
       partial_assignment_family(r.gauge(

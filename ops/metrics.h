@@ -254,6 +254,9 @@ struct DaemonMetrics {
   Gauge& index_documents;  // neardup_index_documents
   Family<Gauge>& index_bytes_family;
   Gauge& index_bytes;  // neardup_index_bytes: bytes on disk
+  // neardup_store_blocked: 1 while the store is out of space and the input is paused.
+  Family<Gauge>& store_blocked_family;
+  Gauge& store_blocked;
 
   // neardup_consumer_lag{group,topic,partition}: high watermark minus the consumer position.
   // Set per assigned partition; remove() the child on revoke.

@@ -3,6 +3,7 @@
 // StoreResult<T>.
 #pragma once
 
+#include <cerrno>
 #include <expected>
 #include <string>
 #include <type_traits>
@@ -30,6 +31,15 @@ struct StoreError {
 
 template <typename T = void>
 using StoreResult = std::expected<T, StoreError>;
+
+// Out of space: the file system is full (ENOSPC, or EIO from a failed write-back of the map),
+// or the map reached store.max_map_size. The failed batch left nothing behind (Index::apply),
+// so a writer may wait for space and apply it again.
+inline bool out_of_space(const StoreError& error) {
+  return error.code == StoreError::Code::kFull ||
+         (error.code == StoreError::Code::kLmdb &&
+          (error.lmdb_code == ENOSPC || error.lmdb_code == EIO));
+}
 
 inline std::unexpected<StoreError> store_error(StoreError::Code code, std::string message) {
   return std::unexpected(StoreError{code, 0, std::move(message)});

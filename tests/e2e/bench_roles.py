@@ -10,7 +10,11 @@ broker: N synthetic pages are produced to an 8-partition input topic first, then
 
 Each mode runs RUNS times (a fresh broker each), alternating modes; medians are printed.
 
-  bench_roles.py [COUNT] [RUNS]     (NEARDUP, NEARDUPD, NEARDUP_KAFKA_LIB; kcat on PATH)
+  bench_roles.py [COUNT] [RUNS] [--in=PAGES.jsonl]
+      (NEARDUP, NEARDUPD, NEARDUP_KAFKA_LIB; kcat on PATH)
+
+With --in=, the pages are read from a JSONL file in the input format (keyed by url) instead of
+being generated, and COUNT is the number of lines in it.
 """
 import statistics
 import sys
@@ -22,16 +26,23 @@ ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 COUNT = int(ARGS[0]) if ARGS else 20000
 RUNS = int(ARGS[1]) if len(ARGS) > 1 else 3
 PARTITIONS = 8
+INPUT = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--in=")), None)
+if INPUT:
+    with open(INPUT) as f:
+        COUNT = sum(1 for line in f if line.strip())
 
 
 def setup(workdir):
     broker = h.Broker(workdir, [f"pages:{PARTITIONS}", f"fingerprinted:{PARTITIONS}",
                                 f"tagged:{PARTITIONS}", "dead:1"])
-    pages, _ = h.generate_pages(workdir, COUNT, seed=7)
+    if INPUT:
+        pages, key_field = INPUT, "url"
+    else:
+        (pages, _), key_field = h.generate_pages(workdir, COUNT, seed=7), "cluster"
     config = h.write_config(workdir, broker.bootstrap,
                             kafka_extra='  fingerprint_topic: "fingerprinted"\n',
                             extra="pipeline:\n  threads: 1\n  batch_delay_ms: 5\n")
-    h.produce(broker.bootstrap, "pages", pages)
+    h.produce(broker.bootstrap, "pages", pages, key_field=key_field)
     return broker, config
 
 
