@@ -257,6 +257,26 @@ class Daemon:
         return seconds
 
 
+def fill(path):
+    """Writes zeros to `path` until the file system is full; returns the bytes written."""
+    chunk = b"\0" * (1 << 20)
+    written = 0
+    with open(path, "wb", buffering=0) as f:
+        try:
+            while True:
+                written += f.write(chunk)
+        except OSError:
+            pass
+        # Then smaller writes into the last partial megabyte.
+        for size in (1 << 16, 4096, 512):
+            try:
+                while True:
+                    written += f.write(b"\0" * size)
+            except OSError:
+                pass
+    return written
+
+
 def free_port():
     """A loopback TCP port that was free a moment ago (config needs a fixed metrics port)."""
     with socket.socket() as s:

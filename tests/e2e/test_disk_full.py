@@ -19,26 +19,6 @@ COUNT = int(sys.argv[1]) if len(sys.argv) > 1 else 6000
 FIRST = 1000
 
 
-def fill(path):
-    """Writes zeros to `path` until the file system is full; returns the bytes written."""
-    chunk = b"\0" * (1 << 20)
-    written = 0
-    with open(path, "wb", buffering=0) as f:
-        try:
-            while True:
-                written += f.write(chunk)
-        except OSError:
-            pass
-        # Byte by smaller writes into the last partial megabyte.
-        for size in (1 << 16, 4096, 512):
-            try:
-                while True:
-                    written += f.write(b"\0" * size)
-            except OSError:
-                pass
-    return written
-
-
 def test(workdir):
     mount = workdir.file("fs")
     os.mkdir(mount)
@@ -60,7 +40,7 @@ def test(workdir):
     h.wait_for(lambda: h.output_count(broker.bootstrap, "tagged", 8) >= FIRST, 60,
                "the first pages' outputs")
     filler = os.path.join(mount, "filler")
-    h.log(f"filled the store's file system with {fill(filler) / 2**20:.1f} MiB; "
+    h.log(f"filled the store's file system with {h.fill(filler) / 2**20:.1f} MiB; "
           f"{os.statvfs(mount).f_bavail * os.statvfs(mount).f_frsize} bytes left")
     h.produce(broker.bootstrap, "pages", rest)
     log_text = daemon.wait_log("store out of space, input paused", timeout=90)
