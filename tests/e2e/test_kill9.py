@@ -1,15 +1,14 @@
 #!/usr/bin/env python3
-"""kill -9 at random moments: while pages stream in, the daemon is killed and restarted several
-times. Every input must still get an output, all copies of a page must carry the same verdict,
+"""kill -9 while pages are in flight: the daemon is killed and restarted several times, each
+time at the next step of the outputs' progress (plus a random jitter), with the rest of the
+input waiting, so that every kill lands in the middle of the work. Every input must still get an output, all copies of a page must carry the same verdict,
 no page may be a duplicate of itself, and the final verdicts must equal a clean run's
 (`neardup dedup` over the same input: pages of one cluster share a partition, so the order that
 matters is kept).
 
-  test_kill9.py [COUNT] [KILLS] [exactly_once] [--partitions N] [--spread SECONDS]
+  test_kill9.py [COUNT] [KILLS] [exactly_once] [--partitions N]
 
-The input is produced in 10 bursts over --spread seconds (default 15): spread it over about
-7 s per kill (a restarted daemon waits out its killed predecessor's 6 s session) so that every
-kill lands while pages are in flight.
+The whole input is produced before the daemon starts.
 
 With exactly_once (kafka.exactly_once: true) on the real broker, a read_committed consumer of
 the output topic must see exactly one output per input, and the records of the transactions
@@ -18,12 +17,11 @@ mock cluster accepts transactions but neither applies their offsets to the group
 aborted records, so on the development broker this mode is checked like at-least-once."""
 import random
 import sys
-import threading
 import time
 
 import harness as h
 
-OPTIONS = {"--partitions", "--spread"}
+OPTIONS = {"--partitions"}
 ARGS = [a for i, a in enumerate(sys.argv[1:], 1)
         if not a.startswith("--") and sys.argv[i - 1] not in OPTIONS]
 COUNT = int(ARGS[0]) if len(ARGS) > 0 else 5000
@@ -31,21 +29,6 @@ KILLS = int(ARGS[1]) if len(ARGS) > 1 else 5
 EXACTLY_ONCE = len(ARGS) > 2 and ARGS[2] == "exactly_once"
 PARTITIONS = int(sys.argv[sys.argv.index("--partitions") + 1]) if "--partitions" in sys.argv \
     else 4
-SPREAD_S = float(sys.argv[sys.argv.index("--spread") + 1]) if "--spread" in sys.argv else 15
-CHUNKS = 10
-
-
-def produce_gradually(workdir, bootstrap, pages, done):
-    with open(pages) as f:
-        lines = f.readlines()
-    size = (len(lines) + CHUNKS - 1) // CHUNKS  # a crawler publishing in bursts
-    for n in range(CHUNKS):
-        chunk = workdir.file(f"chunk-{n}.jsonl")
-        with open(chunk, "w") as f:
-            f.writelines(lines[n * size:(n + 1) * size])
-        h.produce(bootstrap, "pages", chunk)
-        time.sleep(SPREAD_S / CHUNKS)
-    done.set()
 
 
 def aborted_runs(bootstrap, committed):
@@ -70,28 +53,24 @@ def test(workdir):
                             "pipeline:\n  threads: 1\n  batch_delay_ms: 5\n",
                             kafka_extra="  exactly_once: true\n" if EXACTLY_ONCE else "")
     expected = h.dedup(workdir, config, pages)
-    produced = threading.Event()
-    producer = threading.Thread(target=produce_gradually,
-                                args=(workdir, broker.bootstrap, pages, produced))
-    producer.start()
+    h.produce(broker.bootstrap, "pages", pages)
     daemon = h.Daemon(workdir, config)
     moments = []
     for kill in range(KILLS):
         joined = daemon.wait_assigned()
-        # A random moment while the daemon is working: after it has its partitions.
-        delay = rng.uniform(0.2, 2.5)
-        time.sleep(delay)
+        # Step kill + 1 of the progress, jittered: outputs (replayed copies included) so far.
+        target = COUNT * (kill + 1 + rng.uniform(-0.4, 0.4)) / (KILLS + 1)
+        h.wait_for(lambda: h.output_count(broker.bootstrap, "tagged", 8) >= target, 120,
+                   f"{target:.0f} outputs before kill #{kill + 1}", interval=0.02)
         daemon.kill9()
-        seen = len(h.consume(broker.bootstrap, "tagged", timeout=0.5))
-        moments.append((round(delay, 2), seen))
-        h.log(f"kill -9 #{kill + 1} {delay:.2f}s after the assignment (joined in {joined:.1f}s); "
-              f"{seen} outputs so far")
+        seen = h.output_count(broker.bootstrap, "tagged", 8)
+        moments.append(seen)
+        h.log(f"kill -9 #{kill + 1} at {seen} outputs (joined in {joined:.1f}s)")
         daemon = h.Daemon(workdir, config)
-    producer.join()
     records = h.settled_outputs(broker.bootstrap, urls, expected, timeout=150, settle=2)
     daemon.stop()
     summary = (f"exactly_once={EXACTLY_ONCE} broker={broker.kind}: {COUNT} inputs on "
-               f"{PARTITIONS} partitions, {KILLS} kills at (delay s, outputs so far) {moments}: "
+               f"{PARTITIONS} partitions, {KILLS} kills at outputs {moments}: "
                f"{len(records)} outputs")
     if EXACTLY_ONCE and broker.kind == "kafka":
         urls_seen = [r["value"]["url"] for r in records]
