@@ -4,6 +4,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "message/fingerprinted.h"
+
 namespace neardup::daemon {
 namespace {
 
@@ -88,6 +90,58 @@ TEST(Outgoing, ADeadLetterCarriesTheInputBytesAndWhy) {
   Outgoing shrunk = render_outgoing(*work, Verdict{}, topics(), true);
   EXPECT_EQ(shrunk.value, "");
   EXPECT_NE(header(shrunk, "neardup-error-detail").find("value dropped"), std::string::npos);
+}
+
+TEST(Outgoing, AWorkerPublishesTheFingerprintedRecordToThePartitionOfItsInputsNumber) {
+  auto work = processed(R"({"url":"https://a.example/x","body":"<p>hi</p>"})");
+  KafkaConfig kafka = topics();
+  kafka.fingerprint_topic = "fingerprinted";
+  Outgoing out = render_fingerprinted(*work, kafka, false);
+  EXPECT_EQ(out.topic, "fingerprinted");
+  EXPECT_EQ(out.partition, 2);
+  EXPECT_EQ(out.label, "fingerprinted");
+  ASSERT_NE(out.key, nullptr);
+  EXPECT_EQ(*out.key, "cluster-1");
+  EXPECT_EQ(out.headers, work->input.headers);  // all of them, neardup-* too: the index decides
+  auto record = decode_fingerprinted(out.value);
+  ASSERT_TRUE(record) << record.error();
+  EXPECT_EQ(record->source_topic, "pages");
+  EXPECT_EQ(record->source_partition, 2);
+  EXPECT_EQ(record->source_offset, 17);
+  EXPECT_EQ(record->value, work->input.value);
+
+  Outgoing shrunk = render_fingerprinted(*work, kafka, true);
+  auto dropped = decode_fingerprinted(shrunk.value);
+  ASSERT_TRUE(dropped);
+  EXPECT_TRUE(dropped->value.empty());
+  ASSERT_TRUE(dropped->error);
+  EXPECT_EQ(dropped->error->code, "fingerprinted_too_large");
+}
+
+TEST(Outgoing, TheIndexRolesOutputsAndDeadLettersNameTheCarriedInput) {
+  // What the index role consumed: a fingerprinted record of an unreadable input.
+  auto worker = processed("not json");
+  KafkaConfig kafka = topics();
+  Outgoing fingerprinted = render_fingerprinted(*worker, kafka, false);
+  auto work = std::make_shared<Work>(ConsumedRecord{.partition = {"fingerprinted", 2},
+                                                    .offset = 5,
+                                                    .key = "cluster-1",
+                                                    .headers = fingerprinted.headers,
+                                                    .value = fingerprinted.value});
+  auto record = decode_fingerprinted(work->input.value);
+  ASSERT_TRUE(record);
+  work->carried = ConsumedRecord{.partition = {record->source_topic, record->source_partition},
+                                 .offset = record->source_offset,
+                                 .key = work->input.key,
+                                 .headers = work->input.headers,
+                                 .value = record->value};
+  auto config = std::make_shared<const Config>();
+  work->processed = processed_from(std::move(*record), config, scheme_id(*config));
+  Outgoing out = render_outgoing(*work, Verdict{}, kafka, false);
+  EXPECT_TRUE(out.dead_letter);
+  EXPECT_EQ(header(out, "neardup-source"), "pages/2/17");  // the input, not the fingerprint topic
+  EXPECT_EQ(header(out, "neardup-error"), "not_json");
+  EXPECT_EQ(out.value, "not json");
 }
 
 }  // namespace

@@ -1,0 +1,57 @@
+#include <gtest/gtest.h>
+
+#include <unistd.h>
+
+#include "daemon/daemon.h"
+
+namespace neardup::daemon {
+namespace {
+
+std::string property(const kafka::Properties& properties, const std::string& name) {
+  std::string value = "<none>";
+  for (const auto& [n, v] : properties) {
+    if (n == name) value = v;  // the last one wins, as librdkafka applies them
+  }
+  return value;
+}
+
+TEST(Roles, NamesParseBack) {
+  for (Role role : {Role::kSingle, Role::kFingerprint, Role::kIndex}) {
+    EXPECT_EQ(parse_role(role_name(role)), role);
+  }
+  EXPECT_FALSE(parse_role("worker"));
+}
+
+TEST(Roles, EachRoleConsumesItsTopicInItsGroup) {
+  Config config;
+  config.kafka.group_id = "crawl";
+  EXPECT_EQ(consumed_topic(config, Role::kSingle), config.kafka.input_topic);
+  EXPECT_EQ(consumed_topic(config, Role::kFingerprint), config.kafka.input_topic);
+  EXPECT_EQ(consumed_topic(config, Role::kIndex), config.kafka.fingerprint_topic);
+  EXPECT_EQ(property(*consumer_properties(config, Role::kSingle), "group.id"), "crawl");
+  EXPECT_EQ(property(*consumer_properties(config, Role::kFingerprint), "group.id"), "crawl");
+  EXPECT_EQ(property(*consumer_properties(config, Role::kIndex), "group.id"), "crawl-index");
+}
+
+TEST(Roles, TransactionalIdsNeverCollideBetweenRolesOrWorkers) {
+  Config config;
+  config.kafka.group_id = "crawl";
+  config.kafka.exactly_once = true;
+  const std::string single = property(*producer_properties(config, Role::kSingle), "transactional.id");
+  const std::string index = property(*producer_properties(config, Role::kIndex), "transactional.id");
+  const std::string worker =
+      property(*producer_properties(config, Role::kFingerprint), "transactional.id");
+  EXPECT_EQ(single, "neardupd-crawl");
+  EXPECT_EQ(index, "neardupd-crawl-index");
+  EXPECT_TRUE(worker.starts_with("neardupd-crawl-fingerprint-")) << worker;
+  const std::string pid = std::to_string(getpid());
+  ASSERT_GT(worker.size(), pid.size());
+  EXPECT_TRUE(worker.ends_with(pid)) << worker;
+  EXPECT_EQ(worker[worker.size() - pid.size() - 1], '-') << worker;
+  config.kafka.exactly_once = false;
+  EXPECT_EQ(property(*producer_properties(config, Role::kFingerprint), "transactional.id"),
+            "<none>");
+}
+
+}  // namespace
+}  // namespace neardup::daemon
