@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(record_fuzz page_fuzz config_fuzz warc_fuzz)
+[ ${#targets[@]} -eq 0 ] && targets=(record_fuzz page_fuzz config_fuzz warc_fuzz fingerprinted_fuzz)
 
 for tool in clang-16 clang++-16; do
   command -v "$tool" > /dev/null || {
