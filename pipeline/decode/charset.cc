@@ -16,6 +16,9 @@ struct Encoding {
   std::string_view family;  // empty: the family is the name itself
   bool ascii_compatible;
   std::string_view labels;  // space-separated WHATWG labels
+  // A page may declare it (see resolve_declared_charset): false for the WHATWG "replacement"
+  // encodings, x-user-defined and UTF-32, which no browser decodes a declared page with.
+  bool declarable = true;
 };
 
 // The WHATWG Encoding Standard's encodings and labels (https://encoding.spec.whatwg.org/#names-
@@ -86,17 +89,17 @@ constexpr std::array kEncodings{
              "cseuckr csksc56011987 euc-kr iso-ir-149 korean ks_c_5601-1987 ks_c_5601-1989 "
              "ksc5601 ksc_5601 windows-949"},
     // WHATWG "replacement" labels, decoded for real (see charset.h).
-    Encoding{"iso-2022-kr", "iso-2022-kr", "", false, "csiso2022kr iso-2022-kr"},
-    Encoding{"iso-2022-cn", "iso-2022-cn", "", false, "iso-2022-cn"},
-    Encoding{"iso-2022-cn-ext", "iso-2022-cn-ext", "", false, "iso-2022-cn-ext"},
-    Encoding{"hz-gb-2312", "hz-gb-2312", "", false, "hz-gb-2312"},
+    Encoding{"iso-2022-kr", "iso-2022-kr", "", false, "csiso2022kr iso-2022-kr", false},
+    Encoding{"iso-2022-cn", "iso-2022-cn", "", false, "iso-2022-cn", false},
+    Encoding{"iso-2022-cn-ext", "iso-2022-cn-ext", "", false, "iso-2022-cn-ext", false},
+    Encoding{"hz-gb-2312", "hz-gb-2312", "", false, "hz-gb-2312", false},
     Encoding{"utf-16be", "UTF-16BE", "", false, "unicodefffe utf-16be"},
     Encoding{"utf-16le", "UTF-16LE", "", false,
              "csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff utf-16 utf-16le"},
-    Encoding{"x-user-defined", "windows-1252", "latin1", true, "x-user-defined"},
+    Encoding{"x-user-defined", "windows-1252", "latin1", true, "x-user-defined", false},
     // Not in the WHATWG table, which has no UTF-32; reachable through a BOM or a label.
-    Encoding{"utf-32be", "UTF-32BE", "", false, "utf-32be"},
-    Encoding{"utf-32le", "UTF-32LE", "", false, "utf-32 utf-32le"},
+    Encoding{"utf-32be", "UTF-32BE", "", false, "utf-32be", false},
+    Encoding{"utf-32le", "UTF-32LE", "", false, "utf-32 utf-32le", false},
 };
 
 const std::unordered_map<std::string_view, const Encoding*>& label_table() {
@@ -167,6 +170,12 @@ std::optional<Charset> resolve_charset(std::string_view label) {
     return from_encoding(*it->second);
   }
   return from_icu(key);
+}
+
+std::optional<Charset> resolve_declared_charset(std::string_view label) {
+  auto it = label_table().find(lower_trimmed(label));
+  if (it == label_table().end() || !it->second->declarable) return std::nullopt;
+  return from_encoding(*it->second);
 }
 
 std::optional<Charset> resolve_detected_charset(std::string_view uchardet_name) {

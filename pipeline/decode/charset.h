@@ -7,10 +7,12 @@
 // windows-31j (NEC/IBM extensions), euc-kr uses windows-949 (UHC), big5 uses Big5-HKSCS, gbk uses
 // gb18030 (the WHATWG gbk decoder is the gb18030 decoder).
 //
-// Two deliberate departures from the standard, both because decode extracts text rather than
-// rendering untrusted markup: the "replacement" labels (iso-2022-kr, iso-2022-cn, hz-gb-2312) are
-// decoded with ICU's converters instead of to a single U+FFFD, and x-user-defined is decoded as
-// windows-1252.
+// A page's own declaration (HTTP Content-Type, <meta>, XML declaration) is believed only for the
+// labels a browser decodes with: resolve_declared_charset. The standard's "replacement" labels
+// (iso-2022-kr, iso-2022-cn, hz-gb-2312), x-user-defined, UTF-32 and labels outside the standard
+// (utf-7, ibm855, ...) count as no declaration, and the bytes decide. Detection may still name
+// such a charset from the bytes themselves (ISO-2022-KR escapes, an IBM855 page), and then it is
+// decoded with ICU's converter; a detected x-user-defined does not occur.
 #pragma once
 
 #include <optional>
@@ -37,6 +39,10 @@ struct Charset {
 // Resolves a label (any case, surrounding ASCII whitespace ignored). Returns nullopt for a label
 // neither table knows, or whose ICU converter cannot be opened (e.g. iso-8859-16).
 std::optional<Charset> resolve_charset(std::string_view label);
+
+// Resolves a label a page declares: a WHATWG label of an encoding a browser decodes a declared
+// page with (see the top of this file); nullopt for any other label.
+std::optional<Charset> resolve_declared_charset(std::string_view label);
 
 // Resolves the names uchardet 0.0.7 reports ("UHC", "MAC-CYRILLIC", "WINDOWS-1251", ...).
 // "ASCII", "" and unknown names give nullopt.

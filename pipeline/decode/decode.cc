@@ -101,11 +101,11 @@ struct Declared {
 std::optional<Declared> find_declaration(std::string_view body, const MediaType& media,
                                          const DecodeConfig& config) {
   if (!media.charset.empty()) {
-    if (auto charset = resolve_charset(media.charset)) return Declared{*charset, "http"};
+    if (auto charset = resolve_declared_charset(media.charset)) return Declared{*charset, "http"};
   }
   Declaration declaration = prescan_declaration(body.substr(0, config.prescan_bytes));
   if (declaration.label.empty()) return std::nullopt;
-  auto charset = resolve_charset(declaration.label);
+  auto charset = resolve_declared_charset(declaration.label);
   if (!charset) return std::nullopt;
   // The HTML Standard reads a document-internal UTF-16 label as UTF-8: bytes in which the
   // prescan found ASCII markup are not UTF-16.

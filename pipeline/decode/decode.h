@@ -8,10 +8,12 @@
 // contradict the declaration: a legacy label over valid UTF-8 with non-ASCII text decodes as
 // UTF-8, and a label whose decoding looks like mojibake gives way to uchardet's charset when
 // that decodes far more plausibly and is not of the label's own family (gb2312 over GBK bytes
-// or iso-8859-1 over windows-1252 bytes stays with the label). Labels are resolved through the
-// WHATWG Encoding Standard alias table (gb2312 -> gbk, iso-8859-1 -> windows-1252, ...), then
-// ICU's aliases (IBM855). Conversion with ICU; valid UTF-8 is copied without it. Invalid
-// sequences become U+FFFD, never an error.
+// or iso-8859-1 over windows-1252 bytes stays with the label). A declared label counts only when
+// it is a WHATWG Encoding Standard label a browser decodes with (gb2312 -> gbk, iso-8859-1 ->
+// windows-1252, ...); utf-7, utf-32, x-user-defined, the "replacement" labels (iso-2022-kr,
+// hz-gb-2312) and labels outside the standard count as no declaration. uchardet's names resolve
+// through the same table, then ICU's aliases (IBM855). Conversion with ICU; valid UTF-8 is copied
+// without it. Invalid sequences become U+FFFD, never an error.
 //
 // decode.detect = false trusts declarations fully and uses decode.default_charset for
 // undeclared pages. Pure: no I/O; ICU converters and the uchardet detector are cached per

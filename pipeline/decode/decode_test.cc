@@ -296,6 +296,35 @@ TEST(Decode, Utf16MetaOnAsciiCompatibleBytesMeansUtf8) {
   expect_text(*decoded, kRussian);
 }
 
+// A browser decodes a declared page only with the WHATWG labels' decoders: utf-7, utf-32,
+// x-user-defined, the "replacement" labels and labels outside the standard are no declaration,
+// and the bytes decide. (They were once decoded with: a windows-1251 page declaring utf-7 came
+// out as mojibake.)
+TEST(Decode, LabelsNoBrowserDecodesWithAreNoDeclaration) {
+  std::string bytes = encode(page("", kRussian.paragraphs), "windows-1251");
+  for (const char* label : {"utf-7", "UTF-32", "utf-32le", "x-user-defined", "hz-gb-2312",
+                            "iso-2022-kr", "csiso2022kr", "iso-2022-cn", "ibm855", "cp855",
+                            "mac-centraleurope"}) {
+    SCOPED_TRACE(label);
+    for (bool http : {false, true}) {
+      std::string body = http ? bytes : meta(label) + bytes;
+      std::string type = http ? std::string("text/html; charset=") + label : "";
+      auto decoded = decode(body, type, {});
+      ASSERT_TRUE(decoded.has_value());
+      EXPECT_EQ(decoded->charset, "windows-1251");
+      EXPECT_EQ(decoded->charset_source, "detected");
+      expect_text(*decoded, kRussian);
+    }
+  }
+  // The prescan passes over such a <meta> to the next one.
+  auto decoded = decode(meta("utf-7") + meta("koi8-r") + encode(page("", kRussian.paragraphs),
+                                                                "koi8-r"),
+                        "", {});
+  ASSERT_TRUE(decoded.has_value());
+  EXPECT_EQ(decoded->charset, "koi8-r");
+  EXPECT_EQ(decoded->charset_source, "meta");
+}
+
 TEST(Decode, Iso2022IsDetectedFromItsEscapeSequences) {
   const std::vector<Case> cases{{&kJapanese, "iso-2022-jp", "", "iso-2022-jp"},
                                 {&kKorean, "iso-2022-kr", "", "iso-2022-kr"}};

@@ -228,7 +228,7 @@ Declaration prescan_declaration(std::string_view head) {
                (is_space(head[pos + 5]) || head[pos + 5] == '/')) {
       pos += 5;
       std::optional<std::string> label = meta_charset(head, pos);
-      if (label && resolve_charset(*label)) return {std::move(*label), "meta"};
+      if (label && resolve_declared_charset(*label)) return {std::move(*label), "meta"};
     } else if (head[pos] == '<' && pos + 1 < n &&
                (is_alpha(head[pos + 1]) ||
                 (head[pos + 1] == '/' && pos + 2 < n && is_alpha(head[pos + 2])))) {

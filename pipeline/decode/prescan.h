@@ -28,7 +28,8 @@ struct Declaration {
 // <meta charset=...> or <meta http-equiv="Content-Type" content="...charset=...">, with
 // attributes in any order, case or quoting, skipping comments and other tags. A leading XML
 // declaration's encoding="..." is the fallback when no <meta> declares a charset. Labels are
-// returned unresolved, except that the first <meta> whose label resolves wins.
+// returned unresolved, except that the first <meta> whose label a page may declare
+// (resolve_declared_charset) wins.
 Declaration prescan_declaration(std::string_view head);
 
 // Extracts the charset from a meta content value ("text/html; charset=koi8-r"), or "".
