@@ -1,11 +1,14 @@
 #include "ops/metrics_server.h"
 
-// cpp-httplib: a small HTTP server/client packaged by Debian (libcpp-httplib-dev, shared
-// library libcpp-httplib0.11), enough for two GET endpoints without writing socket code.
-#include <httplib.h>
+// libmicrohttpd (Debian: libmicrohttpd-dev, shared library libmicrohttpd12): an HTTP server
+// that polls its connections, so that a bounded number of threads serves any number of idle
+// clients, with limits on connections, idle time and header memory.
+#include <fcntl.h>
+#include <microhttpd.h>
+#include <netdb.h>
 #include <sys/socket.h>
+#include <unistd.h>
 
-#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -42,8 +45,170 @@ std::expected<ListenAddress, std::string> parse_listen_address(std::string_view 
   return address;
 }
 
-MetricsServer::MetricsServer(ListenAddress address, std::unique_ptr<httplib::Server> server)
-    : address_(std::move(address)), server_(std::move(server)) {}
+struct MetricsServer::Routes {
+  const MetricsRegistry* registry = nullptr;
+  HealthCheck health;
+  HealthCheck ready;
+  QueryHandlers queries;
+};
+
+namespace {
+
+// The threads serving the connections; each polls its own share of them.
+constexpr unsigned kThreads = 2;
+constexpr int kListenBacklog = 64;
+
+// A POST request's body, gathered over the calls libmicrohttpd makes as it arrives.
+struct Upload {
+  std::string body;
+  bool too_large = false;  // past QueryHandlers::max_body_bytes: refused once it has arrived
+};
+
+MHD_Result reply(MHD_Connection* connection, unsigned status, std::string_view body,
+                 const char* type) {
+  MHD_Response* response = MHD_create_response_from_buffer(
+      body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
+  if (response == nullptr) return MHD_NO;
+  MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  MHD_Result queued = MHD_queue_response(connection, status, response);
+  MHD_destroy_response(response);
+  return queued;
+}
+
+MHD_Result reply_text(MHD_Connection* connection, unsigned status, std::string_view text) {
+  return reply(connection, status, std::string(text) + "\n", "text/plain; charset=utf-8");
+}
+
+MHD_Result reply_json(MHD_Connection* connection, const HttpAnswer& answer) {
+  return reply(connection, static_cast<unsigned>(answer.status), answer.json + "\n",
+               "application/json");
+}
+
+MHD_Result reply_check(MHD_Connection* connection, const HealthCheck& check,
+                       std::string_view good) {
+  auto verdict = check ? check() : std::expected<void, std::string>{};
+  return verdict ? reply_text(connection, MHD_HTTP_OK, good)
+                 : reply_text(connection, MHD_HTTP_SERVICE_UNAVAILABLE, verdict.error());
+}
+
+std::string header(MHD_Connection* connection, const char* name) {
+  const char* value = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
+  return value != nullptr ? value : "";
+}
+
+// POST /v1/lookup: called first with the headers, then once per piece of the body, then with
+// no data once the body is complete.
+MHD_Result serve_lookup(const MetricsServer::Routes& routes, MHD_Connection* connection,
+                        const char* data, std::size_t* size, void** state) {
+  const std::size_t limit = routes.queries.max_body_bytes;
+  auto* upload = static_cast<Upload*>(*state);
+  if (upload == nullptr) {
+    std::string length = header(connection, MHD_HTTP_HEADER_CONTENT_LENGTH);
+    std::size_t declared = 0;
+    auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), declared);
+    if (!length.empty() && (ec != std::errc() || declared > limit)) {
+      return reply_text(connection, MHD_HTTP_CONTENT_TOO_LARGE,
+                        "request body over " + std::to_string(limit) + " bytes");
+    }
+    *state = new Upload;
+    return MHD_YES;
+  }
+  if (*size > 0) {
+    // libmicrohttpd takes no response while a body arrives: past the limit the rest is read
+    // and dropped, and the answer waits for its end.
+    upload->too_large = upload->too_large || upload->body.size() + *size > limit;
+    if (upload->too_large) {
+      upload->body.clear();
+    } else {
+      upload->body.append(data, *size);
+    }
+    *size = 0;
+    return MHD_YES;
+  }
+  if (upload->too_large) {
+    return reply_text(connection, MHD_HTTP_CONTENT_TOO_LARGE,
+                      "request body over " + std::to_string(limit) + " bytes");
+  }
+  return reply_json(connection, routes.queries.lookup(
+                                    upload->body, header(connection, MHD_HTTP_HEADER_CONTENT_TYPE)));
+}
+
+MHD_Result serve(void* cls, MHD_Connection* connection, const char* url_text,
+                 const char* method_text, const char* /*version*/, const char* data,
+                 std::size_t* size, void** state) {
+  const auto& routes = *static_cast<const MetricsServer::Routes*>(cls);
+  const std::string_view url = url_text, method = method_text;
+  const bool get = method == MHD_HTTP_METHOD_GET || method == MHD_HTTP_METHOD_HEAD;
+  if (method == MHD_HTTP_METHOD_POST && url == "/v1/lookup" && routes.queries.lookup) {
+    return serve_lookup(routes, connection, data, size, state);
+  }
+  if (get && url == "/metrics") {
+    return reply(connection, MHD_HTTP_OK, routes.registry->render(),
+                 std::string(kExpositionContentType).c_str());
+  }
+  if (get && url == "/healthz") return reply_check(connection, routes.health, "ok");
+  if (get && url == "/readyz") return reply_check(connection, routes.ready, "ready");
+  constexpr std::string_view kPages = "/v1/pages/";
+  if (get && url.starts_with(kPages) && url.size() > kPages.size() && routes.queries.page) {
+    // libmicrohttpd has percent-decoded the path.
+    return reply_json(connection, routes.queries.page(std::string(url.substr(kPages.size()))));
+  }
+  return reply_text(connection, MHD_HTTP_NOT_FOUND, "not found");
+}
+
+void request_done(void*, MHD_Connection*, void** state, MHD_RequestTerminationCode) {
+  delete static_cast<Upload*>(*state);
+  *state = nullptr;
+}
+
+// The listening socket, bound here rather than by libmicrohttpd so that a failure names the
+// system's reason. SO_REUSEADDR only (restart over TIME_WAIT): with SO_REUSEPORT a second daemon
+// could bind the same port silently. Returns the socket and the bound port.
+std::expected<std::pair<int, int>, std::string> listen_on(const ListenAddress& address,
+                                                          std::string_view listen) {
+  auto failed = [&](const std::string& why) {
+    return std::unexpected("metrics.listen: cannot listen on " + std::string(listen) + ": " + why);
+  };
+  addrinfo hints{};
+  hints.ai_family = AF_UNSPEC;
+  hints.ai_socktype = SOCK_STREAM;
+  hints.ai_flags = AI_PASSIVE | AI_NUMERICSERV;
+  addrinfo* found = nullptr;
+  std::string port = std::to_string(address.port);
+  if (int err = ::getaddrinfo(address.host.c_str(), port.c_str(), &hints, &found); err != 0) {
+    return failed(::gai_strerror(err));
+  }
+  std::string why = "no address";
+  int fd = -1;
+  for (addrinfo* ai = found; ai != nullptr && fd < 0; ai = ai->ai_next) {
+    fd = ::socket(ai->ai_family, ai->ai_socktype | SOCK_CLOEXEC | SOCK_NONBLOCK, ai->ai_protocol);
+    if (fd < 0) {
+      why = std::strerror(errno);
+      continue;
+    }
+    int yes = 1;
+    ::setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
+    if (::bind(fd, ai->ai_addr, ai->ai_addrlen) != 0 || ::listen(fd, kListenBacklog) != 0) {
+      why = std::strerror(errno);
+      ::close(fd);
+      fd = -1;
+    }
+  }
+  ::freeaddrinfo(found);
+  if (fd < 0) return failed(why);
+  sockaddr_storage bound{};
+  socklen_t length = sizeof bound;
+  ::getsockname(fd, reinterpret_cast<sockaddr*>(&bound), &length);
+  int bound_port = bound.ss_family == AF_INET6
+                       ? ntohs(reinterpret_cast<const sockaddr_in6*>(&bound)->sin6_port)
+                       : ntohs(reinterpret_cast<const sockaddr_in*>(&bound)->sin_port);
+  return std::pair{fd, bound_port};
+}
+
+}  // namespace
+
+MetricsServer::MetricsServer(ListenAddress address, std::unique_ptr<Routes> routes)
+    : address_(std::move(address)), routes_(std::move(routes)) {}
 
 MetricsServer::~MetricsServer() { stop(); }
 
@@ -52,84 +217,33 @@ std::expected<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
     HealthCheck ready, QueryHandlers queries) {
   auto address = parse_listen_address(listen);
   if (!address) return std::unexpected(address.error());
+  auto socket = listen_on(*address, listen);
+  if (!socket) return std::unexpected(socket.error());
+  address->port = socket->second;
 
-  auto server = std::make_unique<httplib::Server>();
-  // Scrapes are rare and small: two workers, not httplib's default of one per core.
-  server->new_task_queue = [] { return new httplib::ThreadPool(2); };
-  // SO_REUSEADDR only (restart over TIME_WAIT); httplib's default adds SO_REUSEPORT, which
-  // would let a second daemon bind the same port silently.
-  server->set_socket_options([](socket_t sock) {
-    int yes = 1;
-    ::setsockopt(sock, SOL_SOCKET, SO_REUSEADDR, &yes, sizeof yes);
-  });
-  server->Get("/metrics", [&registry](const httplib::Request&, httplib::Response& res) {
-    res.set_content(registry.render(), std::string(kExpositionContentType));
-  });
-  auto answer = [](const HealthCheck& check, std::string_view good) {
-    return [check, good](const httplib::Request&, httplib::Response& res) {
-      auto verdict = check ? check() : std::expected<void, std::string>{};
-      if (verdict) {
-        res.set_content(std::string(good) + "\n", "text/plain; charset=utf-8");
-      } else {
-        res.status = 503;
-        res.set_content(verdict.error() + "\n", "text/plain; charset=utf-8");
-      }
-    };
-  };
-  server->Get("/healthz", answer(health, "ok"));
-  server->Get("/readyz", answer(ready, "ready"));
-  auto reply = [](httplib::Response& res, const HttpAnswer& answer) {
-    res.status = answer.status;
-    res.set_content(answer.json + "\n", "application/json");
-  };
-  if (queries.lookup) {
-    server->set_payload_max_length(queries.max_body_bytes);
-    server->Post("/v1/lookup", [lookup = queries.lookup, reply](const httplib::Request& req,
-                                                                 httplib::Response& res) {
-      reply(res, lookup(req.body, req.get_header_value("Content-Type")));
-    });
-  }
-  if (queries.page) {
-    server->Get(R"(/v1/pages/(.+))", [page = queries.page, reply](const httplib::Request& req,
-                                                                   httplib::Response& res) {
-      reply(res, page(req.matches[1].str()));
-    });
-  }
-
-  // httplib reports a failed bind as false/-1 only; the reason is left in errno.
-  errno = 0;
-  int port = address->port == 0
-                 ? server->bind_to_any_port(address->host)
-                 : (server->bind_to_port(address->host, address->port) ? address->port : -1);
-  if (port < 0) {
-    int err = errno;
-    return std::unexpected("metrics.listen: cannot listen on " + std::string(listen) + ": " +
-                           (err ? std::strerror(err) : "cannot resolve or bind the address"));
-  }
-  address->port = port;
-
-  std::unique_ptr<MetricsServer> result(new MetricsServer(*address, std::move(server)));
-  httplib::Server* raw = result->server_.get();
-  auto finished = std::make_shared<std::atomic<bool>>(false);
-  result->thread_ = std::thread([raw, finished] {
-    raw->listen_after_bind();
-    finished->store(true);
-  });
-  // httplib's stop() only acts once the accept loop runs: wait for it, so that a stop()
-  // right after start() cannot be lost.
-  while (!raw->is_running() && !finished->load()) std::this_thread::yield();
-  if (finished->load()) {
-    result->thread_.join();
+  auto routes = std::make_unique<Routes>(Routes{.registry = &registry,
+                                                .health = std::move(health),
+                                                .ready = std::move(ready),
+                                                .queries = std::move(queries)});
+  std::unique_ptr<MetricsServer> server(new MetricsServer(*address, std::move(routes)));
+  server->daemon_ = MHD_start_daemon(
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, nullptr, nullptr, &serve,
+      server->routes_.get(), MHD_OPTION_LISTEN_SOCKET, socket->first, MHD_OPTION_THREAD_POOL_SIZE,
+      kThreads, MHD_OPTION_CONNECTION_LIMIT, kMaxConnections, MHD_OPTION_CONNECTION_TIMEOUT,
+      kIdleSeconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT, kHeaderBytes, MHD_OPTION_NOTIFY_COMPLETED,
+      &request_done, nullptr, MHD_OPTION_END);
+  if (server->daemon_ == nullptr) {
+    ::close(socket->first);
     return std::unexpected("metrics.listen: the server on " + std::string(listen) +
-                           " stopped right after it started");
+                           " could not start its threads");
   }
-  return result;
+  return server;
 }
 
 void MetricsServer::stop() {
-  if (!thread_.joinable()) return;
-  server_->stop();
-  thread_.join();
+  if (daemon_ == nullptr) return;
+  MHD_stop_daemon(daemon_);  // also closes the listening socket
+  daemon_ = nullptr;
 }
 
 }  // namespace neardup::ops

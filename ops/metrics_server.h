@@ -5,7 +5,12 @@
 // and, when query handlers are given (metrics.queries):
 //   POST /v1/lookup      what a page (the request body) would be tagged: JSON
 //   GET /v1/pages/{id}   a stored page and its cluster: JSON, 404 when there is none
-// Anything else is 404. Served by a background thread (two workers) until stop().
+// Anything else is 404. Served until stop() by libmicrohttpd: two threads, each polling its
+// connections with epoll, so that idle or slow clients never hold a worker. The listener is
+// bounded whatever the clients do: at most kMaxConnections connections (later ones wait in the
+// kernel's accept queue), each closed after kIdleSeconds without progress, with its request line
+// and headers in kHeaderBytes (431 past it) and its body in QueryHandlers::max_body_bytes (413).
+// Ranges are not served; every response is whole.
 //
 // An empty metrics.listen means no metrics server: do not call start() then.
 //
@@ -22,15 +27,17 @@
 #include <memory>
 #include <string>
 #include <string_view>
-#include <thread>
 
 #include "ops/metrics.h"
 
-namespace httplib {
-class Server;
-}
+struct MHD_Daemon;
 
 namespace neardup::ops {
+
+// The listener's bounds (see the top of this file).
+inline constexpr unsigned kMaxConnections = 256;
+inline constexpr unsigned kIdleSeconds = 10;
+inline constexpr std::size_t kHeaderBytes = 32 * 1024;
 
 struct ListenAddress {
   std::string host;  // as given, without the brackets of an IPv6 literal
@@ -80,16 +87,18 @@ class MetricsServer {
   const std::string& host() const { return address_.host; }
   int port() const { return address_.port; }
 
-  // Closes the listening socket, finishes requests in progress and joins the thread.
-  // Idempotent.
+  // Closes the listening socket and every connection, finishes the handlers running and joins
+  // the threads. Idempotent.
   void stop();
 
+  struct Routes;  // what the threads serve (metrics_server.cc)
+
  private:
-  MetricsServer(ListenAddress address, std::unique_ptr<httplib::Server> server);
+  MetricsServer(ListenAddress address, std::unique_ptr<Routes> routes);
 
   ListenAddress address_;
-  std::unique_ptr<httplib::Server> server_;
-  std::thread thread_;
+  std::unique_ptr<Routes> routes_;
+  MHD_Daemon* daemon_ = nullptr;
 };
 
 }  // namespace neardup::ops

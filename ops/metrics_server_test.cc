@@ -1,10 +1,16 @@
-#include <atomic>
 #include "ops/metrics_server.h"
 
+#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
+#include <atomic>
+#include <chrono>
 #include <string>
+#include <vector>
 
 namespace neardup::ops {
 namespace {
@@ -188,6 +194,135 @@ TEST(MetricsServer, QueryRoutesAreServedOnlyWhenGivenHandlers) {
   auto big = client.Post("/v1/lookup", std::string(1000, 'x'), "text/html");
   ASSERT_TRUE(big);
   EXPECT_EQ(big->status, 413);
+}
+
+// A raw client socket, for what an HTTP client library would not send.
+class RawSocket {
+ public:
+  explicit RawSocket(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
+    sockaddr_in address{};
+    address.sin_family = AF_INET;
+    address.sin_port = htons(static_cast<uint16_t>(port));
+    ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
+    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+  }
+  ~RawSocket() { ::close(fd_); }
+  RawSocket(const RawSocket&) = delete;
+  RawSocket& operator=(const RawSocket&) = delete;
+
+  bool connected() const { return connected_; }
+  // Sends what the server takes; stops at the first error (the server may close first).
+  void send(std::string_view bytes) {
+    while (!bytes.empty()) {
+      ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n <= 0) return;
+      bytes.remove_prefix(static_cast<std::size_t>(n));
+    }
+  }
+  // Everything the server sends until it closes the connection (or 10 s pass).
+  std::string receive_all() {
+    timeval timeout{.tv_sec = 10, .tv_usec = 0};
+    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
+    std::string out;
+    char buffer[65536];
+    for (ssize_t n; (n = ::recv(fd_, buffer, sizeof buffer, 0)) > 0;) out.append(buffer, n);
+    return out;
+  }
+
+ private:
+  int fd_;
+  bool connected_ = false;
+};
+
+// The listener once gave each connection a worker until its 5 s read timeout: 100 idle sockets
+// delayed /healthz by 250 s.
+TEST(MetricsServer, ScrapesAreAnsweredPromptlyWith200IdleConnectionsOpen) {
+  MetricsRegistry registry;
+  registry.counter("idle_test_total", "help").labels({}).inc(3);
+  auto server = MetricsServer::start("127.0.0.1:0", registry);
+  ASSERT_TRUE(server) << server.error();
+  std::vector<std::unique_ptr<RawSocket>> idle;
+  for (int i = 0; i < 200; ++i) {
+    idle.push_back(std::make_unique<RawSocket>((*server)->port()));
+    ASSERT_TRUE(idle.back()->connected());
+    if (i % 2 == 1) idle.back()->send("GET /metr");  // a request that never ends
+  }
+  httplib::Client client("127.0.0.1", (*server)->port());
+  client.set_read_timeout(5, 0);
+  for (int i = 0; i < 5; ++i) {
+    auto start = std::chrono::steady_clock::now();
+    auto res = client.Get("/metrics");
+    double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    ASSERT_TRUE(res) << httplib::to_string(res.error());
+    EXPECT_EQ(res->status, 200);
+    EXPECT_NE(res->body.find("idle_test_total 3"), std::string::npos);
+    EXPECT_LT(seconds, 1.0);
+    auto health = client.Get("/healthz");
+    ASSERT_TRUE(health);
+    EXPECT_EQ(health->status, 200);
+  }
+}
+
+// 2M headers once cost 270 MB; headers past kHeaderBytes are refused.
+TEST(MetricsServer, HeadersPastTheLimitAreRefusedAndServingGoesOn) {
+  MetricsRegistry registry;
+  auto server = MetricsServer::start("127.0.0.1:0", registry);
+  ASSERT_TRUE(server) << server.error();
+  {
+    RawSocket flood((*server)->port());
+    ASSERT_TRUE(flood.connected());
+    std::string request = "GET /metrics HTTP/1.1\r\nHost: x\r\n";
+    for (int i = 0; i < 100000; ++i) request += "X-" + std::to_string(i) + ": y\r\n";
+    request += "\r\n";
+    flood.send(request);
+    std::string response = flood.receive_all();
+    EXPECT_EQ(response.find("HTTP/1.1 200"), std::string::npos) << response.substr(0, 100);
+    if (!response.empty()) {
+      EXPECT_TRUE(response.starts_with("HTTP/1.1 431")) << response.substr(0, 100);
+    }
+  }
+  httplib::Client client("127.0.0.1", (*server)->port());
+  auto res = client.Get("/metrics");
+  ASSERT_TRUE(res);
+  EXPECT_EQ(res->status, 200);
+}
+
+// A multi-range request once turned a 6 KB body into 19 MB; ranges are not served.
+TEST(MetricsServer, RangeRequestsGetTheWholeBodyOnce) {
+  MetricsRegistry registry;
+  registry.counter("range_test_total", "help").labels({}).inc();
+  auto server = MetricsServer::start("127.0.0.1:0", registry);
+  ASSERT_TRUE(server) << server.error();
+  httplib::Client client("127.0.0.1", (*server)->port());
+  auto plain = client.Get("/metrics");
+  ASSERT_TRUE(plain);
+  std::string ranges = "bytes=0-";
+  for (int i = 0; i < 1000; ++i) ranges += ",0-";
+  auto ranged = client.Get("/metrics", {{"Range", ranges}});
+  ASSERT_TRUE(ranged);
+  EXPECT_EQ(ranged->status, 200);
+  EXPECT_EQ(ranged->body.size(), plain->body.size());
+  EXPECT_TRUE(ranged->body == plain->body);
+}
+
+// A chunked body without Content-Length is counted as it arrives and refused past the limit.
+TEST(MetricsServer, ChunkedBodyPastTheLimitIsRefused) {
+  MetricsRegistry registry;
+  QueryHandlers queries;
+  queries.max_body_bytes = 100;
+  queries.lookup = [](const std::string&, const std::string&) { return HttpAnswer{200, "{}"}; };
+  auto server = MetricsServer::start("127.0.0.1:0", registry, {}, {}, queries);
+  ASSERT_TRUE(server) << server.error();
+  RawSocket socket((*server)->port());
+  ASSERT_TRUE(socket.connected());
+  std::string request =
+      "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n"
+      "Connection: close\r\n\r\n";
+  for (int i = 0; i < 20; ++i) request += "10\r\n" + std::string(16, 'x') + "\r\n";
+  request += "0\r\n\r\n";
+  socket.send(request);
+  std::string response = socket.receive_all();
+  EXPECT_TRUE(response.starts_with("HTTP/1.1 413")) << response.substr(0, 200);
 }
 
 }  // namespace

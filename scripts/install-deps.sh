@@ -8,7 +8,9 @@ packages=(
   libicu-dev libuchardet-dev libxml2-dev libxxhash-dev
   liblmdb-dev lmdb-utils librdkafka-dev
   libyaml-cpp-dev libyaml-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
-  libcpp-httplib-dev libsystemd-dev systemd zlib1g-dev
+  libmicrohttpd-dev libsystemd-dev systemd zlib1g-dev
+  # tests: the HTTP client of the unit tests
+  libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   kcat clang-format
   # The Apache Kafka broker of the end-to-end tests (tests/kafka): Java to run it, Maven to
