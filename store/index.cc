@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <bit>
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <map>
@@ -71,6 +73,21 @@ using records::DocRecord;
 using Code = StoreError::Code;
 using Clock = std::chrono::steady_clock;
 
+// Creates the store's directory (mode lmdb::kStoreDirectoryMode) and any missing parents (the
+// usual mode); an existing directory is left as it is.
+StoreResult<> make_store_directory(const std::string& path) {
+  namespace fs = std::filesystem;
+  std::error_code ec;
+  if (fs::is_directory(path, ec)) return {};
+  const fs::path parent = fs::path(path).parent_path();
+  if (!parent.empty()) fs::create_directories(parent, ec);
+  if (ec || (::mkdir(path.c_str(), lmdb::kStoreDirectoryMode) != 0 && errno != EEXIST)) {
+    return store_error(Code::kLmdb, "cannot create " + path + ": " +
+                                        (ec ? ec.message() : std::strerror(errno)));
+  }
+  return {};
+}
+
 std::uint64_t nanos_since(Clock::time_point start) {
   return static_cast<std::uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
@@ -102,8 +119,8 @@ class LmdbIndex final : public Index {
       if (!fs::exists(fs::path(config_.path) / "data.mdb", ec)) {
         return store_error(Code::kNotFound, "no index at " + config_.path + " (no data.mdb)");
       }
-    } else if (!fs::create_directories(config_.path, ec) && ec) {
-      return store_error(Code::kLmdb, "cannot create " + config_.path + ": " + ec.message());
+    } else if (auto made = make_store_directory(config_.path); !made) {
+      return std::unexpected(made.error());
     } else {
       // Before LMDB is opened: a second writer must not even rebuild deltas from a store that
       // another process is changing.

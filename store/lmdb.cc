@@ -19,7 +19,7 @@ Result<Env> Env::open(const std::string& dir, const Options& options) {
   if (int rc = mdb_env_set_maxreaders(raw, options.max_readers); rc != 0) {
     return std::unexpected(error(rc, "mdb_env_set_maxreaders"));
   }
-  if (int rc = mdb_env_open(raw, dir.c_str(), options.flags, 0644); rc != 0) {
+  if (int rc = mdb_env_open(raw, dir.c_str(), options.flags, kStoreFileMode); rc != 0) {
     return std::unexpected(error(rc, "mdb_env_open " + dir));
   }
   return env;

@@ -18,6 +18,11 @@
 
 namespace neardup::lmdb {
 
+// The modes a store's files and its directory are created with (before the umask): readable by
+// the owner's group, never by others, whoever starts the process and however.
+inline constexpr unsigned kStoreFileMode = 0640;
+inline constexpr unsigned kStoreDirectoryMode = 0750;
+
 // An LMDB return code and its message ("<what>: <mdb_strerror(code)>").
 struct LmdbError {
   int code = 0;

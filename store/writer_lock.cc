@@ -7,6 +7,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "store/lmdb.h"
+
 namespace neardup {
 namespace {
 
@@ -27,7 +29,7 @@ std::string holder_of(int fd) {
 
 StoreResult<WriterLock> WriterLock::acquire(const std::string& dir) {
   const std::string path = dir + "/lock";
-  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0644);
+  const int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, lmdb::kStoreFileMode);
   if (fd < 0) return std::unexpected(os_error(errno, "cannot open " + path));
   WriterLock lock(fd);
   if (flock(fd, LOCK_EX | LOCK_NB) != 0) {

@@ -1,6 +1,7 @@
 #include "store/writer_lock.h"
 
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -99,6 +100,32 @@ TEST(WriterLock, TheLockFileHoldsTheWritersPid) {
   EXPECT_EQ(std::fscanf(file, "%ld", &pid), 1);
   std::fclose(file);
   EXPECT_EQ(pid, static_cast<long>(getpid()));
+}
+
+// A store was once created world-readable outside systemd (files 0644, directory 0755): page
+// ids and URLs are not for every local user.
+TEST(WriterLock, AStoreIsCreatedReadableByItsOwnerAndGroupOnly) {
+  TempDir dir;
+  StoreConfig config = store_config(dir.path() + "/a/store");
+  const mode_t old_mask = ::umask(022);
+  auto index = Index::open(config);
+  ::umask(old_mask);
+  ASSERT_TRUE(index.has_value()) << index.error();
+  auto mode_of = [](const std::string& path) {
+    struct stat st {};
+    EXPECT_EQ(::stat(path.c_str(), &st), 0) << path;
+    return st.st_mode & 0777;
+  };
+  EXPECT_EQ(mode_of(config.path), 0750u);
+  for (const char* file : {"data.mdb", "lock.mdb", "lock"}) {
+    EXPECT_EQ(mode_of(config.path + "/" + file), 0640u) << file;
+  }
+  // A directory that exists already keeps its mode.
+  (*index).reset();
+  ASSERT_EQ(::chmod(config.path.c_str(), 0700), 0);
+  auto again = Index::open(config);
+  ASSERT_TRUE(again.has_value()) << again.error();
+  EXPECT_EQ(mode_of(config.path), 0700u);
 }
 
 }  // namespace
