@@ -159,12 +159,20 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
   if (!out) return std::unexpected(out.error());
   RunWriter writer(txn, *out, format_);
 
-  // The sources' heads: the frozen entries (source 0) and each input run.
+  // The sources' heads: the frozen entries (source 0) and each input run. An input record is
+  // checked against its checksum when the merge reaches its first entry; a damaged one ends
+  // the source, and the merge fails below before anything of it is committed.
   const std::size_t sources = 1 + s.input_at.size();
+  std::optional<lmdb::LmdbError> damage;
   auto head = [&](std::size_t i, Entry& e) {
     if (i == 0) return frozen_entry(s.fresh_at, e);
     const auto [record, entry] = s.input_at[i - 1];
-    if (record >= directories_[m.keep + i - 1].records.size()) return false;
+    const RunDirectory& dir = directories_[m.keep + i - 1];
+    if (record >= dir.records.size()) return false;
+    if (entry == 0 && !dir.intact(record)) {
+      damage = damaged_record(run_name(state_.runs[m.keep + i - 1].id), dir.last_keys[record]);
+      return false;
+    }
     e = input_entry(i - 1, record, entry);
     return true;
   };
@@ -217,6 +225,7 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
       valid[best] = head(best, heads[best]);
     } while (valid[best] && produced < budget && (bound == nullptr || heads[best] < *bound));
   }
+  if (damage) return std::unexpected(*damage);
   if (!exhausted) {
     exhausted = std::none_of(valid.begin(), valid.end(), [](char v) { return v != 0; });
   }

@@ -191,8 +191,8 @@ lmdb::Result<> Column::for_each_sorted(const lmdb::Txn& txn, Fn&& fn) const {
     }
   }
   std::vector<RunReader> readers;
-  for (lmdb::Dbi run : runs_) {
-    auto reader = RunReader::open(txn, run, format_);
+  for (std::size_t i = 0; i < runs_.size(); ++i) {
+    auto reader = RunReader::open(txn, runs_[i], format_, run_name(state_.runs[i].id));
     if (!reader) return std::unexpected(reader.error());
     readers.push_back(std::move(*reader));
   }

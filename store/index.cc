@@ -143,6 +143,9 @@ class LmdbIndex final : public Index {
     auto env = lmdb::Env::open(config_.path, {.map_size = config_.map_size, .flags = flags});
     if (!env) return std::unexpected(from_lmdb(env.error()));
     env_ = std::move(*env);
+    if (auto whole = env_.check_file_size(config_.path); !whole) {
+      return std::unexpected(from_lmdb(whole.error()));
+    }
     auto loaded = options_.read_only ? load_read_only() : load_or_create();
     if (!loaded) {
       loaded.error().message = "index " + config_.path + ": " + loaded.error().message;
@@ -727,9 +730,10 @@ class LmdbIndex final : public Index {
     auto txn = lift(lmdb::Txn::begin(env_, MDB_RDONLY));
     if (!txn) return std::unexpected(txn.error());
     for (const auto& run : ids_->state().runs) {
-      auto dbi = lift(lmdb::Dbi::open(*txn, "ids/" + std::to_string(run.id), 0));
+      const std::string name = "ids/" + std::to_string(run.id);
+      auto dbi = lift(lmdb::Dbi::open(*txn, name, 0));
       if (!dbi) return std::unexpected(dbi.error());
-      auto reader = lift(RunReader::open(*txn, *dbi, RunFormat::kWide));
+      auto reader = lift(RunReader::open(*txn, *dbi, RunFormat::kWide, name));
       if (!reader) return std::unexpected(reader.error());
       while (!reader->done()) {
         filter.add(reader->current().key);

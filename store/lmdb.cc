@@ -1,5 +1,9 @@
 #include "store/lmdb.h"
 
+#include <sys/stat.h>
+
+#include <cerrno>
+
 namespace neardup::lmdb {
 
 LmdbError error(int code, std::string_view what) {
@@ -23,6 +27,25 @@ Result<Env> Env::open(const std::string& dir, const Options& options) {
     return std::unexpected(error(rc, "mdb_env_open " + dir));
   }
   return env;
+}
+
+Result<> Env::check_file_size(const std::string& dir) const {
+  auto env_info = info();
+  if (!env_info) return std::unexpected(env_info.error());
+  auto env_stat = stat();
+  if (!env_stat) return std::unexpected(env_stat.error());
+  const std::string file = dir + "/data.mdb";
+  struct stat st {};
+  if (::stat(file.c_str(), &st) != 0) return std::unexpected(error(errno, "stat " + file));
+  const std::uint64_t needed =
+      (static_cast<std::uint64_t>(env_info->me_last_pgno) + 1) * env_stat->ms_psize;
+  if (static_cast<std::uint64_t>(st.st_size) < needed) {
+    return std::unexpected(LmdbError{
+        MDB_CORRUPTED, file + " is " + std::to_string(st.st_size) + " bytes, but its last commit " +
+                           "uses " + std::to_string(needed) +
+                           ": the file was truncated or damaged (restore the store from a copy)"});
+  }
+  return {};
 }
 
 Env& Env::operator=(Env&& other) noexcept {

@@ -70,6 +70,10 @@ class Env {
   Result<> set_map_size(std::uint64_t bytes);
   Result<MDB_envinfo> info() const;
   Result<MDB_stat> stat() const;
+  // MDB_CORRUPTED when data.mdb in `dir` is shorter than the pages the last commit uses (a
+  // truncated copy or a damaged file system): reading the missing pages through the map would
+  // end in SIGBUS. Errors of stat(2) as their errno.
+  Result<> check_file_size(const std::string& dir) const;
   unsigned max_key_size() const { return static_cast<unsigned>(mdb_env_get_maxkeysize(env_)); }
 
  private:

@@ -1,5 +1,9 @@
 #include "store/run.h"
 
+#include <xxhash.h>
+
+#include <cstdio>
+
 namespace neardup {
 
 void encode_record(RunFormat format, std::span<const Entry> entries, char* out) {
@@ -26,17 +30,36 @@ void decode_record(RunFormat format, const char* in, std::span<Entry> entries) {
   }
 }
 
+std::uint64_t record_checksum(const char* value, std::size_t bytes) {
+  const std::uint64_t hash = XXH3_64bits(value, bytes);
+  return hash == 0 ? 1 : hash;
+}
+
+lmdb::LmdbError damaged_record(std::string_view where, std::uint64_t last_key) {
+  char hex[17];
+  std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(last_key));
+  return lmdb::LmdbError{MDB_CORRUPTED,
+                         "run " + std::string(where) + ": the record ending at key " + hex +
+                             " does not match its checksum: the store is damaged (restore it "
+                             "from a copy, or re-index)"};
+}
+
 lmdb::Result<> RunWriter::write_record(std::span<const Entry> entries) {
-  // The record's key is its last entry, big-endian, so MDB_SET_RANGE(lo) lands on the record
-  // holding the first entry >= lo.
-  char key[16];
+  encoded_.resize(layout_of(format_).entry_bytes() * entries.size());
+  encode_record(format_, entries, encoded_.data());
+  char key[kRecordKeyBytes];
   coding::encode_be64(key, entries.back().key);
   coding::encode_be64(key + 8, entries.back().doc);
-  auto out = dbi_.reserve(txn_, std::string_view(key, sizeof key),
-                          layout_of(format_).entry_bytes() * entries.size(), MDB_APPEND);
+  coding::encode_fixed64(key + 16, record_checksum(encoded_.data(), encoded_.size()));
+  auto out = dbi_.reserve(txn_, std::string_view(key, sizeof key), encoded_.size(), MDB_APPEND);
   if (!out) return std::unexpected(out.error());
-  encode_record(format_, entries, *out);
+  std::memcpy(*out, encoded_.data(), encoded_.size());
   return {};
+}
+
+bool RunDirectory::intact(std::size_t i) const {
+  return checksums[i] == 0 ||
+         record_checksum(records[i], sizes[i] * layout_of(format).entry_bytes()) == checksums[i];
 }
 
 lmdb::Result<RunDirectory> RunDirectory::load(const lmdb::Txn& txn, lmdb::Dbi dbi,
@@ -55,15 +78,20 @@ lmdb::Result<RunDirectory> RunDirectory::load(const lmdb::Txn& txn, lmdb::Dbi db
         stored_key(format, coding::decode_be64(static_cast<const char*>(key.mv_data))));
     dir.records.push_back(static_cast<const char*>(value.mv_data));
     dir.sizes.push_back(static_cast<std::uint32_t>(value.mv_size / entry_bytes));
+    dir.checksums.push_back(key.mv_size == kRecordKeyBytes
+                                ? coding::decode_fixed64(static_cast<const char*>(key.mv_data) + 16)
+                                : 0);
   }
   return dir;
 }
 
-lmdb::Result<RunReader> RunReader::open(const lmdb::Txn& txn, lmdb::Dbi dbi, RunFormat format) {
+lmdb::Result<RunReader> RunReader::open(const lmdb::Txn& txn, lmdb::Dbi dbi, RunFormat format,
+                                        std::string where) {
   auto cursor = lmdb::Cursor::open(txn, dbi);
   if (!cursor) return std::unexpected(cursor.error());
   RunReader reader;
   reader.format_ = format;
+  reader.where_ = std::move(where);
   reader.cursor_ = std::move(*cursor);
   if (auto loaded = reader.load(MDB_FIRST); !loaded) return std::unexpected(loaded.error());
   return reader;
@@ -81,6 +109,12 @@ lmdb::Result<> RunReader::load(MDB_cursor_op op) {
   auto found = cursor_.get(key, value, op);
   if (!found) return std::unexpected(found.error());
   if (!*found) return {};
+  const char* key_bytes = static_cast<const char*>(key.mv_data);
+  if (key.mv_size == kRecordKeyBytes &&
+      record_checksum(static_cast<const char*>(value.mv_data), value.mv_size) !=
+          coding::decode_fixed64(key_bytes + 16)) {
+    return std::unexpected(damaged_record(where_, coding::decode_be64(key_bytes)));
+  }
   chunk_.resize(value.mv_size / layout_of(format_).entry_bytes());
   decode_record(format_, static_cast<const char*>(value.mv_data), chunk_);
   return {};

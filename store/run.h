@@ -16,6 +16,8 @@
 #include <cstdint>
 #include <cstring>
 #include <span>
+#include <string>
+#include <string_view>
 #include <vector>
 
 #include "store/coding.h"
@@ -80,6 +82,17 @@ inline std::uint64_t record_doc_at(RunFormat format, const char* record, std::si
          std::uint64_t{static_cast<unsigned char>(at[4])} << 32;
 }
 
+// A record's checksum: XXH3-64 of its value bytes, never 0 (0 marks a record without one).
+// Written into the record's key (below) and checked wherever a whole record is read: by merges
+// and RunReader, not by probes.
+std::uint64_t record_checksum(const char* value, std::size_t bytes);
+
+// A record's LMDB key: its last entry's key and doc, big-endian (so that MDB_SET_RANGE(lo) lands
+// on the record holding the first entry >= lo), then its checksum, little-endian. Records
+// written before checksums have the 16-byte key alone.
+inline constexpr std::size_t kRecordKeyBytes = 24;
+inline constexpr std::size_t kRecordKeyBytesWithoutChecksum = 16;
+
 // Appends sorted entries to an empty run database, a record at a time.
 class RunWriter {
  public:
@@ -94,6 +107,7 @@ class RunWriter {
   const lmdb::Txn& txn_;
   lmdb::Dbi dbi_;
   RunFormat format_;
+  std::vector<char> encoded_;  // a record's value, checksummed before it is put
 };
 
 // Merges `fresh` (sorted by (stored_key, doc), keys already stored_key()) and the whole runs
@@ -112,11 +126,19 @@ struct RunDirectory {
   RunFormat format = RunFormat::kWide;
   std::vector<std::uint64_t> last_keys;  // stored_key of each record's last entry
   std::vector<const char*> records;
-  std::vector<std::uint32_t> sizes;  // entries per record
+  std::vector<std::uint32_t> sizes;      // entries per record
+  std::vector<std::uint64_t> checksums;  // per record, 0 when it has none
 
   // Walks the run's leaf nodes (the records themselves are not read). Errors: LMDB's.
   static lmdb::Result<RunDirectory> load(const lmdb::Txn& txn, lmdb::Dbi dbi, RunFormat format);
+
+  // Reads record i whole and checks it against its checksum; true for a record without one.
+  bool intact(std::size_t i) const;
 };
+
+// The error for a record whose bytes do not match its checksum (MDB_CORRUPTED): `where` names
+// the run ("t/s-1/0/7"), `last_key` the record's key.
+lmdb::LmdbError damaged_record(std::string_view where, std::uint64_t last_key);
 
 // A probe of one run for the entries with lo <= key <= hi, in two steps so that the cache
 // misses of many probes overlap: start() finds the record in the directory (a binary search in
@@ -254,7 +276,10 @@ class RunProbe {
 // Reads a whole run in order, a record at a time (for merges).
 class RunReader {
  public:
-  static lmdb::Result<RunReader> open(const lmdb::Txn& txn, lmdb::Dbi dbi, RunFormat format);
+  // Records are checked against their checksums as they are read: a damaged one is
+  // damaged_record(where, ...).
+  static lmdb::Result<RunReader> open(const lmdb::Txn& txn, lmdb::Dbi dbi, RunFormat format,
+                                      std::string where = "a run");
   // The current entry; valid while !done().
   const Entry& current() const { return chunk_[at_]; }
   bool done() const { return at_ >= chunk_.size(); }
@@ -269,6 +294,7 @@ class RunReader {
  private:
   lmdb::Result<> load(MDB_cursor_op op);
   RunFormat format_ = RunFormat::kWide;
+  std::string where_;
   lmdb::Cursor cursor_;
   std::vector<Entry> chunk_;
   std::size_t at_ = 0;

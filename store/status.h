@@ -49,9 +49,12 @@ inline std::unexpected<StoreError> corrupt(const std::string& what) {
   return store_error(StoreError::Code::kCorrupt, what + " is corrupt");
 }
 
-// LMDB's error as a store error (kLmdb, its code kept so that MDB_MAP_FULL can be retried).
+// LMDB's error as a store error (kLmdb, its code kept so that MDB_MAP_FULL can be retried;
+// kCorrupt for MDB_CORRUPTED).
 inline StoreError from_lmdb(lmdb::LmdbError error) {
-  return StoreError{StoreError::Code::kLmdb, error.code, std::move(error.message)};
+  const auto code =
+      error.code == MDB_CORRUPTED ? StoreError::Code::kCorrupt : StoreError::Code::kLmdb;
+  return StoreError{code, error.code, std::move(error.message)};
 }
 template <typename T>
 StoreResult<T> lift(lmdb::Result<T> result) {
