@@ -190,7 +190,7 @@ int main(int argc, char** argv) {
     return 3;
   }
   std::vector<std::uint32_t> batch_ns;
-  std::uint64_t batches = 0, commit_before = 0;
+  std::uint64_t commit_before = 0;
   std::vector<std::uint32_t> commit_ns;
   auto cpu_seconds = [] {
     rusage usage{};
@@ -219,7 +219,6 @@ int main(int argc, char** argv) {
     done += batch.size();
     commit_ns.push_back(static_cast<std::uint32_t>(timing.commit_ns - commit_before));
     commit_before = timing.commit_ns;
-    ++batches;
     if (auto t = (*index)->trim_pending("pages/0", static_cast<std::int64_t>(done) - 1); !t) {
       std::fprintf(stderr, "store_bench: %s\n", t.error().message.c_str());
       return 3;

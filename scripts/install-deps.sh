@@ -13,6 +13,9 @@ packages=(
   libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev
   kcat clang-format
+  # tests: the sanitized tree and the fuzz targets (scripts/sanitized-build.sh); Debian's clang
+  # 14 cannot compile <expected> from libstdc++ 12
+  clang-16 libclang-rt-16-dev
   # The Apache Kafka broker of the end-to-end tests (tests/kafka): Java to run it, Maven to
   # fetch its pinned jars from Maven Central at build time.
   openjdk-17-jre-headless maven

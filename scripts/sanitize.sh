@@ -1,24 +1,34 @@
 #!/usr/bin/env bash
-# Builds the tree with AddressSanitizer and UndefinedBehaviorSanitizer (GCC) into
-# build-sanitize/ and runs the test suite there; any sanitizer report fails the run.
+# Builds the tree with AddressSanitizer and UndefinedBehaviorSanitizer (scripts/sanitized-build.sh)
+# and runs the test suite there; any sanitizer report fails the run. With --fuzz SECONDS it then
+# runs every fuzz target that long, two at a time (scripts/fuzz.sh). The tree is build-sanitize/,
+# or $NEARDUP_SANITIZE_DIR. ctest's test `sanitized_suite` runs `--fuzz 60` in build/sanitize.
 #
-#   scripts/sanitize.sh            # every test but the end-to-end ones
-#   scripts/sanitize.sh --all      # the end-to-end tests too (a real broker per test)
+#   scripts/sanitize.sh                 # every test but the end-to-end ones
+#   scripts/sanitize.sh --all           # the end-to-end tests too (a real broker per test)
+#   scripts/sanitize.sh --fuzz 60       # and then each fuzz target for 60 s
 set -euo pipefail
 cd "$(dirname "$0")/.."
-flags="-fsanitize=address,undefined -fno-sanitize-recover=undefined -fno-omit-frame-pointer"
-# The sanitizers make GCC 12 warn about libstdc++ itself (maybe-uninitialized in <regex>).
-flags+=" -Wno-maybe-uninitialized"
-cmake -S . -B build-sanitize -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
-  -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DNEARDUP_PYTHON=OFF > build-sanitize.log
-cmake --build build-sanitize
+dir=${NEARDUP_SANITIZE_DIR:-build-sanitize}
+all=0
+fuzz_seconds=0
+while [ $# -gt 0 ]; do
+  case "$1" in
+    --all) all=1 ;;
+    --fuzz) fuzz_seconds=$2; shift ;;
+    *) echo "sanitize.sh: unknown argument $1 (--all, --fuzz SECONDS)" >&2; exit 2 ;;
+  esac
+  shift
+done
+
+scripts/sanitized-build.sh "$dir"
 # Leaks are reported too; a report makes the process exit non-zero, which fails its test.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # The install tests install the build (and a .deb of it) into the system: not a sanitized one.
 select=(-E '^(install_layout|deb_package_installs_and_runs)$')
-[ "${1:-}" = "--all" ] || select+=(-LE e2e)
-ctest --test-dir build-sanitize --output-on-failure -j2 "${select[@]}"
+[ $all = 1 ] || select+=(-LE e2e)
+ctest --test-dir "$dir" --output-on-failure -j2 "${select[@]}"
+if [ "$fuzz_seconds" -gt 0 ]; then
+  scripts/fuzz.sh --build-dir "$dir" --jobs 2 "$fuzz_seconds"
+fi
