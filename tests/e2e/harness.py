@@ -444,11 +444,28 @@ def check_outputs(records, urls, expected=None):
     return by_url
 
 
+# What a sanitizer prints when it reports (a sanitized build: scripts/sanitize.sh --all).
+SANITIZER_REPORTS = ("ERROR: AddressSanitizer", "ERROR: LeakSanitizer", "runtime error:")
+
+
+def check_no_sanitizer_reports(workdir):
+    """Fails if a process of the test (a daemon's or the broker's log) printed a sanitizer
+    report: a killed or restarted daemon's report would otherwise go unseen."""
+    for name in sorted(os.listdir(workdir.path)):
+        if not name.endswith(".log"):
+            continue
+        with open(workdir.file(name), errors="replace") as f:
+            for line in f:
+                check(not any(marker in line for marker in SANITIZER_REPORTS),
+                      f"a sanitizer report in {name}: {line.strip()}")
+
+
 def run(test, name):
     """Runs test(workdir); exit 0 on success, 1 with the reason on failure."""
     workdir = Workdir(name)
     try:
         test(workdir)
+        check_no_sanitizer_reports(workdir)
     except Exception as error:  # report any failure, keep the files for inspection
         log(f"FAILED: {error!r}; files kept in {workdir.path}")
         workdir.close()
