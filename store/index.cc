@@ -18,6 +18,7 @@
 #include <mutex>
 #include <set>
 #include <shared_mutex>
+#include <tuple>
 
 #include "store/coding.h"
 #include "store/column.h"
@@ -103,7 +104,14 @@ struct Scheme {
   records::SchemeState state;
   std::vector<std::unique_ptr<Column>> tables;
   std::unique_ptr<Column> bands;  // null without MinHash
+  std::uint64_t last_batch = 0;   // the apply() that last stored one of its pages
 };
+
+// A scheme that has stored no page for this many apply() calls is idle: its deltas are merged
+// into its runs, a slice of at least kIdleMergeBudget entries per call, and so freed. Its pages
+// are still found (in the runs); a page of it starts a new, small delta.
+constexpr std::uint64_t kIdleBatches = 64;
+constexpr std::uint64_t kIdleMergeBudget = 1u << 18;
 
 class LmdbIndex final : public Index {
  public:
@@ -162,6 +170,7 @@ class LmdbIndex final : public Index {
         if (auto valid = validate(*item.page); !valid) return std::unexpected(valid.error());
       }
     }
+    ++batches_;
     ApplyTiming* timing = options_.timing;
     const std::size_t timed = timing ? timing->item_ns.size() : 0;
     std::vector<Verdict> verdicts;
@@ -176,6 +185,7 @@ class LmdbIndex final : public Index {
                          });
     if (!written) return std::unexpected(written.error());
     adopt_slices();
+    note_scheme_memory();
     return verdicts;
   }
 
@@ -224,6 +234,12 @@ class LmdbIndex final : public Index {
     std::sort(schemes.begin(), schemes.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
     for (auto& [number, scheme] : schemes) s.schemes.push_back(std::move(scheme));
+    {
+      std::lock_guard memory(scheme_memory_mutex_);
+      for (std::size_t i = 0; i < s.schemes.size() && i < scheme_memory_.size(); ++i) {
+        s.schemes[i].memory_bytes = scheme_memory_[i];
+      }
+    }
     for_each_prefixed(*txn, meta_, "column/", [&](std::string_view key, std::string_view value) {
       auto state = records::ColumnState::decode(value);
       if (!state) return;
@@ -249,6 +265,7 @@ class LmdbIndex final : public Index {
     auto it = scheme_numbers_.find(page.scheme);
     if (it == scheme_numbers_.end()) return Verdict{};
     Scheme& scheme = schemes_[it->second];
+    scheme.last_batch = batches_;
     if (auto fits = check_sketch_fits(scheme, page); !fits) return std::unexpected(fits.error());
     return with_query_txn([&](const lmdb::Txn& txn) -> StoreResult<Verdict> {
       for (Column* column : columns_of(scheme)) {
@@ -664,8 +681,10 @@ class LmdbIndex final : public Index {
     slices_.clear();
     const auto start = Clock::now();
     const Dropped dropped{expired_through(), &forgotten_};
-    for (auto [column, per_page] : columns_and_rates()) {
-      if (column->full()) column->begin_merge(next_doc_ - 1);
+    for (auto [column, per_page, idle] : columns_and_rates()) {
+      if (column->full() || (idle && !column->merging() && column->delta().size() > 0)) {
+        column->begin_merge(next_doc_ - 1);
+      }
       if (!column->merging()) continue;
       const std::uint64_t remaining = column->merge_remaining();
       const std::uint64_t adds = std::max<std::uint64_t>(1, batch_pages * per_page);
@@ -675,6 +694,7 @@ class LmdbIndex final : public Index {
         const std::uint64_t batches_left = std::max<std::uint64_t>(1, (column->capacity() - size) / adds / 2);
         budget = (remaining + batches_left - 1) / batches_left;
       }
+      if (idle) budget = std::max(budget, kIdleMergeBudget);
       auto slice = lift(column->merge_slice(txn, meta_, budget, dropped));
       if (!slice) {
         slice.error().message = "merging " + column->name() + ": " + slice.error().message;
@@ -698,16 +718,30 @@ class LmdbIndex final : public Index {
     slices_.clear();
   }
 
-  // Every column with the entries one page adds to it (bands per page for a band column).
-  std::vector<std::pair<Column*, std::uint64_t>> columns_and_rates() {
-    std::vector<std::pair<Column*, std::uint64_t>> out;
+  // Every column with the entries one page adds to it (bands per page for a band column), and
+  // whether it belongs to an idle scheme (kIdleBatches).
+  std::vector<std::tuple<Column*, std::uint64_t, bool>> columns_and_rates() {
+    std::vector<std::tuple<Column*, std::uint64_t, bool>> out;
     for (Scheme& scheme : schemes_) {
-      for (auto& table : scheme.tables) out.emplace_back(table.get(), 1);
-      if (scheme.bands) out.emplace_back(scheme.bands.get(), scheme.state.bands);
+      const bool idle = batches_ - scheme.last_batch > kIdleBatches;
+      for (auto& table : scheme.tables) out.emplace_back(table.get(), 1, idle);
+      if (scheme.bands) out.emplace_back(scheme.bands.get(), scheme.state.bands, idle);
     }
-    if (ids_) out.emplace_back(ids_.get(), 1);
-    if (members_) out.emplace_back(members_.get(), 1);
+    if (ids_) out.emplace_back(ids_.get(), 1, false);
+    if (members_) out.emplace_back(members_.get(), 1, false);
     return out;
+  }
+
+  // Each scheme's columns' bytes in memory, for stats() (read beside the writer).
+  void note_scheme_memory() {
+    std::vector<std::uint64_t> bytes;
+    for (Scheme& scheme : schemes_) {
+      std::uint64_t sum = 0;
+      for (Column* column : columns_of(scheme)) sum += column->memory();
+      bytes.push_back(sum);
+    }
+    std::lock_guard lock(scheme_memory_mutex_);
+    scheme_memory_ = std::move(bytes);
   }
 
   // The merged ids are in the runs now: the filter must report their hashes.
@@ -878,6 +912,7 @@ class LmdbIndex final : public Index {
       it = scheme_numbers_.find(page.scheme);
     }
     Scheme& scheme = schemes_[it->second];
+    scheme.last_batch = batches_;
     if (auto fits = check_sketch_fits(scheme, page); !fits) return std::unexpected(fits.error());
     const std::uint64_t id_hash = XXH3_64bits(page.id.data(), page.id.size());
 
@@ -1380,6 +1415,9 @@ class LmdbIndex final : public Index {
 
   // Writer state (apply, trim_pending, lookup; guarded by writer_).
   std::mutex writer_;
+  std::uint64_t batches_ = 0;  // apply() calls so far (Scheme::last_batch)
+  std::mutex scheme_memory_mutex_;
+  std::vector<std::uint64_t> scheme_memory_;  // per scheme number, after the last apply()
   std::map<std::string, std::uint32_t> scheme_numbers_;
   std::vector<Scheme> schemes_;  // by scheme number
   std::unique_ptr<Column> ids_;

@@ -57,6 +57,10 @@ struct IndexStats {
   struct Scheme {
     std::string id;
     std::uint32_t hashes = 0, bands = 0, rows = 0;  // the LSH design; 0 without MinHash
+    // Bytes its columns hold in memory (deltas) after the last apply() of this process; 0
+    // before one and when opened read-only. An idle scheme's (no page for 64 apply() calls)
+    // deltas are merged into its runs and freed.
+    std::uint64_t memory_bytes = 0;
   };
   std::vector<Scheme> schemes;  // in order of first use
   std::uint64_t documents = 0;

@@ -644,5 +644,55 @@ TEST(Index, ReadOnlyOpenReportsStatsOfAWrittenStore) {
   EXPECT_FALSE(index->apply(std::vector{page("b", 1)}).has_value());
 }
 
+// The bytes the scheme's columns hold in memory, as stats() reports them.
+std::uint64_t scheme_memory(Index& index, const std::string& scheme) {
+  for (const auto& s : index.stats().schemes) {
+    if (s.id == scheme) return s.memory_bytes;
+  }
+  ADD_FAILURE() << "no scheme " << scheme;
+  return 0;
+}
+
+// Every scheme once kept its deltas in memory for good, also after a restart: six seed reloads
+// took a daemon from 355 MB to 1.92 GB. An idle scheme's deltas are now merged and freed.
+TEST(Index, AnIdleSchemesDeltasAreMergedAndFreedAndItsPagesStillMatch) {
+  TempDir dir;
+  const StoreConfig config = store_config(dir.path() + "/store");
+  const OpenOptions options{.delta_entries = 1u << 16};
+  std::mt19937_64 rng(7);
+  std::vector<std::uint64_t> a_prints;
+  auto index = open_or_die(config, options);
+  for (int batch = 0; batch < 40; ++batch) {  // 20,000 pages of s-a: all in its deltas
+    std::vector<IndexItem> items;
+    for (int i = 0; i < 500; ++i) {
+      a_prints.push_back(rng());
+      items.push_back(page(numbered("a", a_prints.size() - 1), a_prints.back(), "s-a"));
+    }
+    apply_or_die(*index, items);
+  }
+  const std::uint64_t busy = scheme_memory(*index, "s-a");
+  for (int batch = 0; batch < 70; ++batch) {  // then only s-b, 70 small batches
+    std::vector<IndexItem> items;
+    for (int i = 0; i < 10; ++i) items.push_back(page(numbered("b", batch * 10 + i), rng(), "s-b"));
+    apply_or_die(*index, items);
+  }
+  const std::uint64_t idle = scheme_memory(*index, "s-a");
+  EXPECT_GT(busy, 1u << 20);
+  EXPECT_LT(idle * 8, busy) << "busy " << busy << " idle " << idle;
+  // Its pages are in its runs now, and found.
+  auto v = apply_or_die(*index, {page("a-copy", a_prints[1234] ^ 0b101, "s-a")});
+  ASSERT_EQ(v.size(), 1u);
+  EXPECT_EQ(v[0].status, Status::kDuplicate);
+  EXPECT_EQ(v[0].duplicate_of, "a1234");
+  // Reopened, nothing of s-a is rebuilt into memory.
+  index.reset();
+  index = open_or_die(config, options);
+  apply_or_die(*index, {page("b-last", rng(), "s-b")});
+  EXPECT_LT(scheme_memory(*index, "s-a") * 8, busy);
+  v = apply_or_die(*index, {page("a-copy-2", a_prints[77] ^ 0b11, "s-a")});
+  EXPECT_EQ(v[0].status, Status::kDuplicate);
+  EXPECT_EQ(v[0].duplicate_of, "a77");
+}
+
 }  // namespace
 }  // namespace neardup
