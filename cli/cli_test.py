@@ -60,7 +60,7 @@ class CommandLine(unittest.TestCase):
              "neardup dedup: unknown option '--stroe'; did you mean '--store'? "
              "(see neardup dedup --help)"),
             ([], "neardup: a command is required, one of: fingerprint, extract, compare, decode, "
-                 "dedup, stats, lookup, show, clusters, forget, bench, broker, produce, consume, "
+                 "dedup, stats, lookup, show, clusters, forget, drop-scheme, bench, broker, produce, consume, "
                  "topics, generate (see neardup --help)"),
         ]:
             proc = run(*args, check=2)
@@ -231,6 +231,32 @@ class CommandLine(unittest.TestCase):
                            stdin=(json.dumps({k: v for k, v in page.items() if k != "neardup"})
                                   + "\n").encode(), check=0).stdout)[0]
         self.assertNotEqual(answer["neardup"].get("matched"), root)
+
+    def test_drop_scheme_deletes_a_retired_schemes_columns_only(self):
+        store = os.path.join(self.dir, "index")
+        crawl = self.write("crawl.jsonl", self.sample_crawl())
+        seeded = self.write("seed.yaml", b"fingerprint:\n  seed: 7\n")
+        run("dedup", "--store", store, "--in", crawl, check=0)
+        tagged = lines(run("dedup", "--store", store, "--config", seeded, "--in", crawl,
+                           check=0).stdout)
+        schemes = [s["id"] for s in
+                   json.loads(run("stats", "--store", store, "--json", check=0).stdout)["schemes"]]
+        self.assertEqual(len(schemes), 2)
+        old, new = schemes
+        refused = run("drop-scheme", "--store", store, new, check=2)
+        self.assertIn(b"is the newest scheme", refused.stderr)
+        unknown = run("drop-scheme", "--store", store, "s-nope", check=3)
+        self.assertIn(f"has no scheme s-nope (its schemes: {old}, {new})".encode(), unknown.stderr)
+        self.assertRegex(run("drop-scheme", "--store", store, old, check=0).stdout.decode(),
+                         r"^dropped scheme s-[0-9a-f]+: \d+ columns, \d+ runs, \d+ entries\n$")
+        stats = json.loads(run("stats", "--store", store, "--json", check=0).stdout)
+        self.assertEqual([s["id"] for s in stats["schemes"]], [new])
+        # The newer scheme still answers: every page is found again.
+        answers = lines(run("lookup", "--store", store, "--config", seeded, "--jsonl", crawl,
+                            check=0).stdout)
+        for t, a in zip(tagged, answers):
+            if t["neardup"]["status"] != "skipped":
+                self.assertEqual(a["neardup"]["status"], "duplicate")
 
     def test_directories_where_files_belong_are_named(self):
         proc = run("compare", self.pages, self.pages)

@@ -1,6 +1,6 @@
 // The questions to an index (docs/cli.md#questions-to-the-index): neardup lookup, show and
 // clusters read a store without changing it, beside a process that writes to it; neardup forget
-// removes pages from it.
+// removes pages from it, and neardup drop-scheme a retired scheme's columns.
 #include <iostream>
 #include <memory>
 #include <set>
@@ -249,6 +249,59 @@ void register_forget(CLI::App& root, CommandRegistry& registry) {
   });
 }
 
+void register_drop_scheme(CLI::App& root, CommandRegistry& registry) {
+  struct Options {
+    std::string store;
+    std::string scheme;
+    bool force = false;
+  };
+  auto options = std::make_shared<Options>();
+  CLI::App* sub = root.add_subcommand(
+      "drop-scheme", "Delete a retired fingerprint scheme's index columns from a store");
+  sub->add_option("--store", options->store, "index directory")->required()->option_text("DIR");
+  sub->add_option("scheme", options->scheme, "the scheme id, as `neardup stats` lists it")
+      ->required()
+      ->option_text("SCHEME");
+  sub->add_flag("--force", options->force,
+                "drop the newest scheme too (the one neardupd most likely uses now)");
+  sub->footer(
+      "A scheme's pages are matched only against pages of the same scheme; once the fingerprint\n"
+      "settings have changed for good, the old scheme's columns only take disk. Its pages stay\n"
+      "(ids, stored verdicts, clusters); they are no longer matched. A page of that scheme\n"
+      "applied later starts it anew. Needs the store's writer lock: stop neardupd first.");
+  set_examples(sub, {"neardup drop-scheme --store /var/lib/neardup s-5d0e31aa"});
+  registry.add(sub, [options]() {
+    StoreConfig config;
+    config.path = options->store;
+    {
+      auto stored = open_read_only("drop-scheme", options->store);
+      if (!stored) return kExitFailure;
+      IndexStats stats = stored->stats();
+      config.design_k = stats.design_k;
+      config.tables = stats.tables;
+      if (!options->force && !stats.schemes.empty() && stats.schemes.back().id == options->scheme) {
+        std::cerr << "neardup drop-scheme: " << options->scheme
+                  << " is the newest scheme of " << options->store
+                  << ", most likely the one neardupd uses now; add --force to drop it anyway\n";
+        return kExitUsage;
+      }
+    }
+    auto index = Index::open(config);
+    if (!index) {
+      std::cerr << "neardup drop-scheme: " << index.error().message << "\n";
+      return kExitFailure;
+    }
+    auto dropped = (*index)->drop_scheme(options->scheme);
+    if (!dropped) {
+      std::cerr << "neardup drop-scheme: " << dropped.error().message << "\n";
+      return kExitFailure;
+    }
+    std::cout << "dropped scheme " << options->scheme << ": " << dropped->columns << " columns, "
+              << dropped->runs << " runs, " << dropped->entries << " entries\n";
+    return kExitOk;
+  });
+}
+
 }  // namespace
 
 void register_queries(CLI::App& root, CommandRegistry& registry) {
@@ -256,6 +309,7 @@ void register_queries(CLI::App& root, CommandRegistry& registry) {
   register_show(root, registry);
   register_clusters(root, registry);
   register_forget(root, registry);
+  register_drop_scheme(root, registry);
 }
 
 }  // namespace neardup::cli

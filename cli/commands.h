@@ -32,7 +32,7 @@ void register_consume(CLI::App& root, CommandRegistry& registry);
 void register_topics(CLI::App& root, CommandRegistry& registry);
 void register_dedup(CLI::App& root, CommandRegistry& registry);
 void register_bench(CLI::App& root, CommandRegistry& registry);
-// lookup, show, clusters, forget (cmd_query.cc).
+// lookup, show, clusters, forget, drop-scheme (cmd_query.cc).
 void register_queries(CLI::App& root, CommandRegistry& registry);
 
 }  // namespace neardup::cli

@@ -254,6 +254,21 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
   return s;
 }
 
+lmdb::Result<> Column::drop(const lmdb::Txn& txn, lmdb::Dbi meta) {
+  std::vector<std::uint32_t> ids;
+  for (const auto& run : state_.runs) ids.push_back(run.id);
+  ids.push_back(state_.next_run);  // a running merge's output, if it has one yet
+  for (std::uint32_t id : ids) {
+    auto run = lmdb::Dbi::open(txn, run_name(id), 0);
+    if (!run) {
+      if (run.error().code == MDB_NOTFOUND) continue;
+      return std::unexpected(run.error());
+    }
+    if (auto dropped = run->drop(txn, true); !dropped) return dropped;
+  }
+  return meta.del(txn, meta_key());
+}
+
 void Column::discard(const Slice& slice) {
   if (!slice.done) return;
   reopen_runs_ = true;

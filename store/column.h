@@ -132,6 +132,10 @@ class Column {
   };
   lmdb::Result<Slice> merge_slice(const lmdb::Txn& txn, lmdb::Dbi meta, std::uint64_t budget,
                                   const Dropped& dropped = {});
+  // Deletes the column from txn: every run (and the output of a running merge), and its state
+  // in meta. The Column must not be used after txn commits. Errors: LMDB's.
+  lmdb::Result<> drop(const lmdb::Txn& txn, lmdb::Dbi meta);
+
   // Makes a committed slice current. Returns the frozen delta once the merge is done (the ids
   // column adds its entries to its filter), else null.
   std::unique_ptr<Delta> adopt(Slice slice);

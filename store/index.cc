@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <charconv>
 #include <cerrno>
 #include <chrono>
 #include <cstring>
@@ -80,6 +81,7 @@ StoreResult<> make_store_directory(const std::string& path) {
   namespace fs = std::filesystem;
   std::error_code ec;
   if (fs::is_directory(path, ec)) return {};
+  ec.clear();
   const fs::path parent = fs::path(path).parent_path();
   if (!parent.empty()) fs::create_directories(parent, ec);
   if (ec || (::mkdir(path.c_str(), lmdb::kStoreDirectoryMode) != 0 && errno != EEXIST)) {
@@ -105,6 +107,7 @@ struct Scheme {
   std::vector<std::unique_ptr<Column>> tables;
   std::unique_ptr<Column> bands;  // null without MinHash
   std::uint64_t last_batch = 0;   // the apply() that last stored one of its pages
+  bool dropped = false;           // drop_scheme(): no columns; its number is not reused
 };
 
 // A scheme that has stored no page for this many apply() calls is idle: its deltas are merged
@@ -233,11 +236,11 @@ class LmdbIndex final : public Index {
     });
     std::sort(schemes.begin(), schemes.end(),
               [](const auto& a, const auto& b) { return a.first < b.first; });
-    for (auto& [number, scheme] : schemes) s.schemes.push_back(std::move(scheme));
     {
       std::lock_guard memory(scheme_memory_mutex_);
-      for (std::size_t i = 0; i < s.schemes.size() && i < scheme_memory_.size(); ++i) {
-        s.schemes[i].memory_bytes = scheme_memory_[i];
+      for (auto& [number, scheme] : schemes) {
+        if (number < scheme_memory_.size()) scheme.memory_bytes = scheme_memory_[number];
+        s.schemes.push_back(std::move(scheme));
       }
     }
     for_each_prefixed(*txn, meta_, "column/", [&](std::string_view key, std::string_view value) {
@@ -350,6 +353,43 @@ class LmdbIndex final : public Index {
       emit();
       return failed;
     });
+  }
+
+  StoreResult<DroppedScheme> drop_scheme(const std::string& id) override {
+    std::lock_guard writer(writer_);
+    if (options_.read_only) return store_error(Code::kReadOnly, "index opened read-only");
+    auto it = scheme_numbers_.find(id);
+    if (it == scheme_numbers_.end()) {
+      std::string known;
+      for (const auto& [name, number] : scheme_numbers_) known += (known.empty() ? "" : ", ") + name;
+      return store_error(Code::kNotFound, "the store " + config_.path + " has no scheme " + id +
+                                              " (its schemes: " + (known.empty() ? "none" : known) +
+                                              ")");
+    }
+    Scheme& scheme = schemes_[it->second];
+    DroppedScheme report;
+    for (Column* column : columns_of(scheme)) {
+      ++report.columns;
+      report.runs += column->state().runs.size();
+      for (const auto& run : column->state().runs) report.entries += run.entries;
+    }
+    auto written = write(
+        [&](const lmdb::Txn& txn) -> StoreResult<> {
+          for (Column* column : columns_of(scheme)) {
+            if (auto r = lift(column->drop(txn, meta_)); !r) return r;
+          }
+          if (auto r = lift(meta_.del(txn, "scheme/" + id)); !r) return r;
+          return lift(meta_.put(txn, "dropped/" + std::to_string(scheme.state.number), id));
+        },
+        [] {});
+    if (!written) return std::unexpected(written.error());
+    // Handles of the dropped runs are closed by the commit; the columns go with them.
+    scheme.tables.clear();
+    scheme.bands.reset();
+    scheme.dropped = true;
+    scheme_numbers_.erase(it);
+    note_scheme_memory();
+    return report;
   }
 
   StoreResult<std::size_t> forget(std::span<const std::string> ids) override {
@@ -1278,7 +1318,9 @@ class LmdbIndex final : public Index {
       if (!count) return corrupt("meta documents");
       documents_ = *count;
     }
+    // Live schemes ("scheme/<id>") and dropped ones ("dropped/<number>" -> id), numbered 0..n-1.
     std::vector<std::pair<std::string, records::SchemeState>> schemes;
+    std::vector<bool> dropped;
     bool bad = false;
     auto listed =
         lift(for_each_prefixed(txn, meta_, "scheme/", [&](std::string_view k, std::string_view v) {
@@ -1287,11 +1329,26 @@ class LmdbIndex final : public Index {
           if (state) schemes.emplace_back(std::string(k.substr(7)), *state);
         }));
     if (!listed) return listed;
+    listed =
+        lift(for_each_prefixed(txn, meta_, "dropped/", [&](std::string_view k, std::string_view v) {
+          std::uint32_t number = 0;
+          auto digits = k.substr(8);
+          auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
+          if (ec != std::errc() || end != digits.data() + digits.size()) bad = true;
+          schemes.emplace_back(std::string(v), records::SchemeState{.number = number});
+          if (dropped.size() <= number) dropped.resize(number + 1);
+          dropped[number] = true;
+        }));
+    if (!listed) return listed;
     if (bad) return corrupt("a meta scheme record");
     std::sort(schemes.begin(), schemes.end(),
               [](const auto& a, const auto& b) { return a.second.number < b.second.number; });
     for (const auto& [name, state] : schemes) {
       if (state.number != schemes_.size()) return corrupt("meta scheme numbering");
+      if (state.number < dropped.size() && dropped[state.number]) {
+        schemes_.push_back(Scheme{.id = name, .state = state, .dropped = true});
+        continue;
+      }
       if (auto added = open_scheme(txn, name, state, false, read_only); !added) return added;
     }
     ids_ = std::make_unique<Column>("ids", 64, RunFormat::kWide, bucket_bits_,

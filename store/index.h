@@ -180,6 +180,17 @@ class Index {
   // merges drop their index entries. Returns how many ids had a live page. Errors: kReadOnly and
   // those of apply().
   virtual StoreResult<std::size_t> forget(std::span<const std::string> ids) = 0;
+
+  // Drops a retired scheme: its columns (tables and bands: every run and its meta state) are
+  // deleted in one write transaction, so its pages can no longer be matched and the space is
+  // reused; the pages themselves (ids, stored verdicts, clusters) stay. A page of that scheme
+  // applied later starts it anew, empty. kNotFound for a scheme the store does not have,
+  // kReadOnly when opened read-only. Returns what was dropped.
+  struct DroppedScheme {
+    std::size_t columns = 0, runs = 0;
+    std::uint64_t entries = 0;
+  };
+  virtual StoreResult<DroppedScheme> drop_scheme(const std::string& scheme) = 0;
 };
 
 }  // namespace neardup

@@ -694,5 +694,78 @@ TEST(Index, AnIdleSchemesDeltasAreMergedAndFreedAndItsPagesStillMatch) {
   EXPECT_EQ(v[0].duplicate_of, "a77");
 }
 
+TEST(Index, ADroppedSchemeLosesItsColumnsAndStartsAnewWhileOthersKeepMatching) {
+  TempDir dir;
+  const StoreConfig config = store_config(dir.path() + "/store");
+  const OpenOptions options{.delta_entries = 1u << 12};  // small deltas: the columns have runs
+  std::mt19937_64 rng(11);
+  std::vector<std::uint64_t> a, b;
+  auto index = open_or_die(config, options);
+  std::vector<Verdict> first_a;
+  for (int batch = 0; batch < 10; ++batch) {
+    std::vector<IndexItem> items;
+    for (int i = 0; i < 500; ++i) {
+      a.push_back(rng());
+      items.push_back(at(page(numbered("a", a.size() - 1), a.back(), "s-a"), "p0",
+                         static_cast<std::int64_t>(a.size() - 1)));
+    }
+    for (const Verdict& v : apply_or_die(*index, items)) first_a.push_back(v);
+    items.clear();
+    for (int i = 0; i < 500; ++i) {
+      b.push_back(rng());
+      items.push_back(page(numbered("b", b.size() - 1), b.back(), "s-b"));
+    }
+    apply_or_die(*index, items);
+  }
+  auto has_columns_of = [&](const std::string& number) {
+    for (const auto& column : index->stats().columns) {
+      if (column.name.starts_with("t/" + number + "/")) return true;
+    }
+    return false;
+  };
+  ASSERT_TRUE(has_columns_of("0"));
+
+  auto dropped = index->drop_scheme("s-a");
+  ASSERT_TRUE(dropped.has_value()) << dropped.error();
+  EXPECT_EQ(dropped->columns, 4u);
+  EXPECT_GT(dropped->runs, 0u);
+  EXPECT_GT(dropped->entries, 0u);
+  EXPECT_FALSE(has_columns_of("0"));
+  ASSERT_EQ(index->stats().schemes.size(), 1u);
+  EXPECT_EQ(index->stats().schemes[0].id, "s-b");
+
+  auto unknown = index->drop_scheme("s-zzz");
+  ASSERT_FALSE(unknown.has_value());
+  EXPECT_EQ(unknown.error().code, StoreError::Code::kNotFound);
+  EXPECT_NE(unknown.error().message.find("has no scheme s-zzz (its schemes: s-b)"),
+            std::string::npos)
+      << unknown.error().message;
+
+  // s-b still matches; a page near a stored s-a page is unique (s-a starts anew), and a
+  // replayed s-a record still gets its stored verdict.
+  auto v = apply_or_die(*index, {page("b-copy", b[10] ^ 1, "s-b"),
+                                 page("a-copy", a[10] ^ 1, "s-a"),
+                                 at(page("a17", a[17], "s-a"), "p0", 17)});
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].status, Status::kDuplicate);
+  EXPECT_EQ(v[0].duplicate_of, "b10");
+  EXPECT_EQ(v[1].status, Status::kUnique);
+  EXPECT_EQ(v[2].status, first_a[17].status);
+  EXPECT_EQ(v[2].duplicate_of, first_a[17].duplicate_of);
+
+  // Reopened: the dropped number stays retired; both schemes answer.
+  index.reset();
+  index = open_or_die(config, options);
+  const auto schemes = index->stats().schemes;
+  ASSERT_EQ(schemes.size(), 2u);
+  EXPECT_EQ(schemes[0].id, "s-b");
+  EXPECT_EQ(schemes[1].id, "s-a");
+  EXPECT_TRUE(has_columns_of("2"));
+  v = apply_or_die(*index, {page("b-copy-2", b[20] ^ 2, "s-b"), page("a-copy-2", a[10] ^ 3, "s-a")});
+  EXPECT_EQ(v[0].duplicate_of, "b20");
+  EXPECT_EQ(v[1].status, Status::kDuplicate);
+  EXPECT_EQ(v[1].duplicate_of, "a-copy");
+}
+
 }  // namespace
 }  // namespace neardup

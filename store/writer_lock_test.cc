@@ -5,6 +5,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <string>
 
 #include "store/index.h"
@@ -120,6 +121,13 @@ TEST(WriterLock, AStoreIsCreatedReadableByItsOwnerAndGroupOnly) {
   for (const char* file : {"data.mdb", "lock.mdb", "lock"}) {
     EXPECT_EQ(mode_of(config.path + "/" + file), 0640u) << file;
   }
+  // Also a relative path of one component (no parent to create).
+  const auto cwd = std::filesystem::current_path();
+  std::filesystem::current_path(dir.path());
+  auto relative = Index::open(store_config("relative"));
+  std::filesystem::current_path(cwd);
+  ASSERT_TRUE(relative.has_value()) << relative.error();
+  EXPECT_EQ(mode_of(dir.path() + "/relative"), 0750u);
   // A directory that exists already keeps its mode.
   (*index).reset();
   ASSERT_EQ(::chmod(config.path.c_str(), 0700), 0);
