@@ -10,7 +10,7 @@ cd "$(dirname "$0")/.."
 dir=${1:-build-sanitize}
 shift || true
 
-for tool in clang-16 clang++-16; do
+for tool in clang++-16; do
   command -v "$tool" > /dev/null || {
     echo "sanitized-build.sh: $tool is missing: apt install clang-16 libclang-rt-16-dev" >&2
     exit 2
@@ -22,8 +22,7 @@ done
 flags="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined"
 flags+=" -fno-omit-frame-pointer -D__cpp_concepts=202002L -Wno-macro-redefined"
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
-  -DCMAKE_C_COMPILER=clang-16 -DCMAKE_CXX_COMPILER=clang++-16 \
-  -DCMAKE_C_FLAGS="$flags" -DCMAKE_CXX_FLAGS="$flags" \
+  -DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_CXX_FLAGS="$flags" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
   -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \

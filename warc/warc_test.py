@@ -236,9 +236,14 @@ class WarcInput(unittest.TestCase):
         got = summary(stderr)
         self.assertEqual(got["pages"], 4)
         self.assertEqual(got["skipped"], {"status_404": 1, "not_html": 1})
-        self.assertEqual(got["passed_over"]["request"], 6)
+        # One request record per fetch: six, or more when a loaded machine made wget retry one
+        # (its request is then recorded without a response).
+        records = warcio_records(warc)
+        requests = sum(1 for r in records if r[1] == "request")
+        self.assertGreaterEqual(requests, 6)
+        self.assertEqual(got["passed_over"]["request"], requests)
         self.assertIn("warcinfo", got["passed_over"])
-        self.assertEqual(got["records"], len(warcio_records(warc)))
+        self.assertEqual(got["records"], len(records))
         self.assertEqual(sorted(o["url"].rsplit("/", 1)[1] for o in outputs),
                          ["index.html", "p0.html", "p1.html", "p2.html"])
         print(f"\nwget: {got}", file=sys.stderr)
