@@ -207,6 +207,28 @@ void register_clusters(CLI::App& root, CommandRegistry& registry) {
   });
 }
 
+// Opens a store for writing with the design it was created with; prints the error and returns
+// null when it cannot. `stats`, when given, receives the store's statistics as read before.
+std::unique_ptr<Index> open_for_writing(std::string_view command, const std::string& path,
+                                        IndexStats* stats = nullptr) {
+  StoreConfig config;
+  config.path = path;
+  {
+    auto stored = open_read_only(command, path);
+    if (!stored) return nullptr;
+    IndexStats read = stored->stats();
+    config.design_k = read.design_k;
+    config.tables = read.tables;
+    if (stats != nullptr) *stats = std::move(read);
+  }
+  auto index = Index::open(config);
+  if (!index) {
+    std::cerr << "neardup " << command << ": " << index.error().message << "\n";
+    return nullptr;
+  }
+  return std::move(*index);
+}
+
 void register_forget(CLI::App& root, CommandRegistry& registry) {
   struct Options {
     std::string store;
@@ -222,24 +244,11 @@ void register_forget(CLI::App& root, CommandRegistry& registry) {
       "copies). Its index entries are dropped by the next merges. Prints how many ids had a page.");
   set_examples(sub, {"neardup forget --store /var/lib/neardup p00017 p00018"});
   registry.add(sub, [options]() {
-    StoreConfig config;
-    config.path = options->store;
-    {
-      // Open with the design the store was created with.
-      auto stored = open_read_only("forget", options->store);
-      if (!stored) return kExitFailure;
-      IndexStats stats = stored->stats();
-      config.design_k = stats.design_k;
-      config.tables = stats.tables;
-    }
-    auto index = Index::open(config);
-    if (!index) {
-      std::cerr << "neardup forget: " << index.error().message << "\n";
-      return kExitFailure;
-    }
+    auto index = open_for_writing("forget", options->store);
+    if (!index) return kExitFailure;
     std::set<std::string> unique(options->ids.begin(), options->ids.end());
     std::vector<std::string> ids(unique.begin(), unique.end());
-    auto forgotten = (*index)->forget(ids);
+    auto forgotten = index->forget(ids);
     if (!forgotten) {
       std::cerr << "neardup forget: " << forgotten.error().message << "\n";
       return kExitFailure;
@@ -271,27 +280,16 @@ void register_drop_scheme(CLI::App& root, CommandRegistry& registry) {
       "applied later starts it anew. Needs the store's writer lock: stop neardupd first.");
   set_examples(sub, {"neardup drop-scheme --store /var/lib/neardup s-5d0e31aa"});
   registry.add(sub, [options]() {
-    StoreConfig config;
-    config.path = options->store;
-    {
-      auto stored = open_read_only("drop-scheme", options->store);
-      if (!stored) return kExitFailure;
-      IndexStats stats = stored->stats();
-      config.design_k = stats.design_k;
-      config.tables = stats.tables;
-      if (!options->force && !stats.schemes.empty() && stats.schemes.back().id == options->scheme) {
-        std::cerr << "neardup drop-scheme: " << options->scheme
-                  << " is the newest scheme of " << options->store
-                  << ", most likely the one neardupd uses now; add --force to drop it anyway\n";
-        return kExitUsage;
-      }
+    IndexStats stats;
+    auto index = open_for_writing("drop-scheme", options->store, &stats);
+    if (!index) return kExitFailure;
+    if (!options->force && !stats.schemes.empty() && stats.schemes.back().id == options->scheme) {
+      std::cerr << "neardup drop-scheme: " << options->scheme << " is the newest scheme of "
+                << options->store
+                << ", most likely the one neardupd uses now; add --force to drop it anyway\n";
+      return kExitUsage;
     }
-    auto index = Index::open(config);
-    if (!index) {
-      std::cerr << "neardup drop-scheme: " << index.error().message << "\n";
-      return kExitFailure;
-    }
-    auto dropped = (*index)->drop_scheme(options->scheme);
+    auto dropped = index->drop_scheme(options->scheme);
     if (!dropped) {
       std::cerr << "neardup drop-scheme: " << dropped.error().message << "\n";
       return kExitFailure;
