@@ -5,6 +5,7 @@
 #pragma once
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <cstring>
 #include <string>
@@ -12,38 +13,52 @@
 
 namespace neardup::coding {
 
-inline void encode_fixed16(char* dst, std::uint16_t v) {
-  dst[0] = static_cast<char>(v & 0xff);
-  dst[1] = static_cast<char>(v >> 8);
+// Stored bytes are little-endian ("fixed") or big-endian ("be"); on a host of the other order
+// the value is byte-swapped. memcpy compiles to one load or store.
+template <typename T>
+inline T to_little(T v) {
+  if constexpr (std::endian::native == std::endian::little) return v;
+  return std::byteswap(v);
 }
-inline void encode_fixed32(char* dst, std::uint32_t v) {
-  for (int i = 0; i < 4; ++i, v >>= 8) dst[i] = static_cast<char>(v & 0xff);
+template <typename T>
+inline T to_big(T v) {
+  if constexpr (std::endian::native == std::endian::big) return v;
+  return std::byteswap(v);
 }
-inline void encode_fixed64(char* dst, std::uint64_t v) {
-  for (int i = 0; i < 8; ++i, v >>= 8) dst[i] = static_cast<char>(v & 0xff);
+template <typename T>
+inline void store_as(char* dst, T v) {
+  std::memcpy(dst, &v, sizeof v);
 }
-inline void encode_be64(char* dst, std::uint64_t v) {
-  for (int i = 7; i >= 0; --i, v >>= 8) dst[i] = static_cast<char>(v & 0xff);
+template <typename T>
+inline T load_as(const char* src) {
+  T v;
+  std::memcpy(&v, src, sizeof v);
+  return v;
 }
 
+inline void encode_fixed16(char* dst, std::uint16_t v) { store_as(dst, to_little(v)); }
+inline void encode_fixed32(char* dst, std::uint32_t v) { store_as(dst, to_little(v)); }
+inline void encode_fixed64(char* dst, std::uint64_t v) { store_as(dst, to_little(v)); }
+inline void encode_be64(char* dst, std::uint64_t v) { store_as(dst, to_big(v)); }
+
 inline std::uint16_t decode_fixed16(const char* src) {
-  return static_cast<std::uint16_t>(static_cast<unsigned char>(src[0]) |
-                                    static_cast<unsigned char>(src[1]) << 8);
+  return to_little(load_as<std::uint16_t>(src));
 }
 inline std::uint32_t decode_fixed32(const char* src) {
-  std::uint32_t v = 0;
-  for (int i = 3; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(src[i]);
-  return v;
+  return to_little(load_as<std::uint32_t>(src));
 }
 inline std::uint64_t decode_fixed64(const char* src) {
-  std::uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | static_cast<unsigned char>(src[i]);
-  return v;
+  return to_little(load_as<std::uint64_t>(src));
 }
-inline std::uint64_t decode_be64(const char* src) {
-  std::uint64_t v = 0;
-  for (int i = 0; i < 8; ++i) v = (v << 8) | static_cast<unsigned char>(src[i]);
-  return v;
+inline std::uint64_t decode_be64(const char* src) { return to_big(load_as<std::uint64_t>(src)); }
+// The low 40 bits of a value, in 5 bytes (little-endian).
+inline void encode_fixed40(char* dst, std::uint64_t v) {
+  encode_fixed32(dst, static_cast<std::uint32_t>(v));
+  dst[4] = static_cast<char>(v >> 32);
+}
+inline std::uint64_t decode_fixed40(const char* src) {
+  return std::uint64_t{decode_fixed32(src)} | std::uint64_t{static_cast<unsigned char>(src[4])}
+                                                  << 32;
 }
 
 inline void put_fixed16(std::string& dst, std::uint16_t v) {

@@ -29,6 +29,7 @@ lmdb::Result<> Column::load(const lmdb::Txn& txn, lmdb::Dbi meta, bool create,
     if (stored.error().code != MDB_NOTFOUND || !create) return std::unexpected(stored.error());
     state_ = records::ColumnState{.watermark = watermark};
     runs_.clear();
+    filters_.clear();
     return meta.put(txn, meta_key(), state_.encode());
   }
   auto state = records::ColumnState::decode(*stored);
@@ -50,12 +51,33 @@ lmdb::Result<> Column::load(const lmdb::Txn& txn, lmdb::Dbi meta, bool create,
   state_ = std::move(*state);
   runs_ = std::move(runs);
   directories_generation_ = kStale;
+  filters_.clear();
+  if (format_ == RunFormat::kNarrow && !read_only) {
+    for (std::size_t i = 0; i < runs_.size(); ++i) {
+      auto dir = RunDirectory::load(txn, runs_[i], format_);
+      if (!dir) return std::unexpected(dir.error());
+      filters_.push_back(filter_of(*dir, state_.runs[i].entries));
+    }
+  }
   return {};
+}
+
+std::unique_ptr<BandFilter> Column::filter_of(const RunDirectory& dir, std::uint64_t entries) {
+  auto filter = std::make_unique<BandFilter>(entries);
+  for (std::size_t r = 0; r < dir.records.size(); ++r) {
+    filter->add_all(dir.sizes[r],
+                    [&](std::size_t i) { return record_key_at(dir.format, dir.records[r], i); });
+  }
+  return filter;
 }
 
 std::size_t Column::memory() const {
   std::size_t bytes = delta_.memory();
-  if (merge_) bytes += merge_->frozen->memory() + merge_->progress.carry.capacity() * sizeof(Entry);
+  for (const auto& filter : filters_) bytes += filter ? filter->memory() : 0;
+  if (merge_) {
+    bytes += merge_->frozen->memory() + merge_->progress.carry.capacity() * sizeof(Entry);
+    if (merge_->filter) bytes += merge_->filter->memory();
+  }
   return bytes;
 }
 
@@ -97,7 +119,12 @@ void Column::prefetch(std::uint64_t key) const {
   if (merge_) merge_->frozen->prefetch(key);
   const std::uint64_t lo = range_start(key), hi = range_end(key);
   for (std::size_t i = 0; i < directories_.size(); ++i) {
-    RunProbe(directories_[i], lo, hi, gap(i)).prefetch();
+    // A filtered run: its filter's line now, the run's lines once start() knows they are needed.
+    if (i < filters_.size() && filters_[i]) {
+      filters_[i]->prefetch(stored_key(format_, key));
+    } else {
+      RunProbe(directories_[i], lo, hi, gap(i)).prefetch();
+    }
   }
 }
 
@@ -117,14 +144,17 @@ void Column::begin_merge(std::uint64_t watermark) {
   m.watermark = watermark;
   m.output = state_.next_run;
   m.progress.input_at.assign(state_.runs.size() - m.keep, {0, 0});
+  if (filters_.size() == state_.runs.size() && format_ == RunFormat::kNarrow) {
+    m.filter = std::make_unique<BandFilter>(m.total);
+  }
   merge_ = std::move(m);
   bucket_loaded_ = ~std::size_t{0};
   delta_ = Delta(std::min(prefix_bits_, bucket_bits_), capacity_);
 }
 
-bool Column::frozen_entry(std::pair<std::size_t, std::size_t>& at, Entry& e) {
+bool Column::load_frozen_bucket(std::pair<std::size_t, std::size_t>& at) {
   const Delta& frozen = *merge_->frozen;
-  while (at.first < frozen.buckets()) {
+  for (; at.first < frozen.buckets(); ++at.first, at.second = 0) {
     if (bucket_loaded_ != at.first) {
       frozen.sorted_bucket(at.first, bucket_);
       if (format_ == RunFormat::kNarrow) {
@@ -133,21 +163,9 @@ bool Column::frozen_entry(std::pair<std::size_t, std::size_t>& at, Entry& e) {
       }
       bucket_loaded_ = at.first;
     }
-    if (at.second < bucket_.size()) {
-      e = bucket_[at.second];
-      return true;
-    }
-    ++at.first;
-    at.second = 0;
+    if (at.second < bucket_.size()) return true;
   }
   return false;
-}
-
-Entry Column::input_entry(std::size_t input, std::size_t record, std::size_t entry) const {
-  const RunDirectory& dir = directories_[merge_->keep + input];
-  const char* data = dir.records[record];
-  return Entry{record_key_at(format_, data, entry),
-               record_doc_at(format_, data, dir.sizes[record], entry)};
 }
 
 lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi meta,
@@ -158,14 +176,37 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
   auto out = lmdb::Dbi::open(txn, run_name(m.output), MDB_CREATE);
   if (!out) return std::unexpected(out.error());
   RunWriter writer(txn, *out, format_);
+  // Writes a record of the new run and adds its keys to the new run's filter. An aborted slice
+  // leaves keys in the filter that the run may never hold: harmless, a filter may say "maybe".
+  BandFilter* filter = merge_->filter.get();
+  auto write = [&](std::span<const Entry> entries) {
+    if (filter != nullptr)
+      filter->add_all(entries.size(), [&](std::size_t i) { return entries[i].key; });
+    return writer.write_record(entries);
+  };
 
-  // The sources' heads: the frozen entries (source 0) and each input run. An input record is
-  // checked against its checksum when the merge reaches its first entry; a damaged one ends
-  // the source, and the merge fails below before anything of it is committed.
+  // The sources: the frozen entries (source 0, a sorted bucket at a time) and each input run
+  // (a decoded record at a time). Each source's chunk holds its current entries from `at` on.
+  // An input record is checked against its checksum when the merge reaches its first entry; a
+  // damaged one ends the source, and the merge fails below before anything of it is committed.
+  struct Source {
+    const Entry* at = nullptr;
+    const Entry* end = nullptr;
+    std::vector<Entry> decoded;  // an input run's current record
+  };
   const std::size_t sources = 1 + s.input_at.size();
+  std::vector<Source> heads(sources);
   std::optional<lmdb::LmdbError> damage;
-  auto head = [&](std::size_t i, Entry& e) {
-    if (i == 0) return frozen_entry(s.fresh_at, e);
+  // Loads source i's chunk at its position in s; false when the source is exhausted.
+  auto load = [&](std::size_t i) {
+    Source& src = heads[i];
+    src.at = src.end = nullptr;
+    if (i == 0) {
+      if (!load_frozen_bucket(s.fresh_at)) return false;
+      src.at = bucket_.data() + s.fresh_at.second;
+      src.end = bucket_.data() + bucket_.size();
+      return true;
+    }
     const auto [record, entry] = s.input_at[i - 1];
     const RunDirectory& dir = directories_[m.keep + i - 1];
     if (record >= dir.records.size()) return false;
@@ -173,32 +214,33 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
       damage = damaged_record(run_name(state_.runs[m.keep + i - 1].id), dir.last_keys[record]);
       return false;
     }
-    e = input_entry(i - 1, record, entry);
+    src.decoded.resize(dir.sizes[record]);
+    decode_record(format_, dir.records[record], src.decoded);
+    src.at = src.decoded.data() + entry;
+    src.end = src.decoded.data() + src.decoded.size();
     return true;
   };
-  auto advance = [&](std::size_t i) {
-    if (i == 0) {
-      ++s.fresh_at.second;
-      return;
-    }
-    auto& [record, entry] = s.input_at[i - 1];
-    if (++entry == directories_[m.keep + i - 1].sizes[record]) {
-      ++record;
-      entry = 0;
-    }
+  // Source i consumed `taken` entries of its chunk: moves its position, and on to its next
+  // bucket or record when the chunk is used up.
+  auto advance = [&](std::size_t i, std::size_t taken) {
+    auto& position = i == 0 ? s.fresh_at : s.input_at[i - 1];
+    position.second += taken;
+    if (heads[i].at != heads[i].end) return true;
+    if (i == 0) return load(0);
+    ++position.first;
+    position.second = 0;
+    return load(i);
   };
   budget = std::max<std::uint64_t>(budget, per_record);
-  // Each source's current entry (valid[i] false once it is exhausted), refreshed only for the
-  // source that moved; the smallest source then runs on while it stays below the others.
-  std::vector<Entry> heads(sources);
   std::vector<char> valid(sources);
-  for (std::size_t i = 0; i < sources; ++i) valid[i] = head(i, heads[i]);
+  for (std::size_t i = 0; i < sources; ++i) valid[i] = load(i);
   std::uint64_t produced = 0;
   bool exhausted = false;
+  s.carry.reserve(per_record);
   while (produced < budget) {
     std::size_t best = sources;
     for (std::size_t i = 0; i < sources; ++i) {
-      if (valid[i] && (best == sources || heads[i] < heads[best])) best = i;
+      if (valid[i] && (best == sources || *heads[i].at < *heads[best].at)) best = i;
     }
     if (best == sources) {
       exhausted = true;
@@ -206,24 +248,42 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
     }
     const Entry* bound = nullptr;
     for (std::size_t i = 0; i < sources; ++i) {
-      if (i != best && valid[i] && (bound == nullptr || heads[i] < *bound)) bound = &heads[i];
+      if (i != best && valid[i] && (bound == nullptr || *heads[i].at < *bound)) bound = heads[i].at;
     }
-    do {
-      ++produced;
-      if (dropped.contains(heads[best].doc)) {
-        advance(best);
-        valid[best] = head(best, heads[best]);
-        continue;
+    // The best source's entries below every other source's head go out in one run, up to the
+    // budget, its chunk's end and the end of the record being filled.
+    Source& src = heads[best];
+    const Entry* from = src.at;
+    const Entry* limit = src.end;
+    if (static_cast<std::uint64_t>(limit - from) > budget - produced) {
+      limit = from + (budget - produced);
+    }
+    // (A tie with another source cannot happen, a document's entry being in one place; one
+    // entry goes out regardless, so that the merge always moves.)
+    const Entry* stop = bound == nullptr ? limit : std::lower_bound(src.at, limit, *bound);
+    if (stop == src.at) ++stop;
+    const bool keep_all = dropped.none();
+    while (src.at != stop) {
+      const Entry* run_end =
+          src.at + std::min<std::ptrdiff_t>(
+                       stop - src.at, static_cast<std::ptrdiff_t>(per_record - s.carry.size()));
+      if (keep_all) {
+        s.carry.insert(s.carry.end(), src.at, run_end);
+      } else {
+        for (const Entry* e = src.at; e != run_end; ++e) {
+          if (!dropped.contains(e->doc)) s.carry.push_back(*e);
+        }
       }
-      s.carry.push_back(heads[best]);
+      src.at = run_end;
       if (s.carry.size() == per_record) {
-        if (auto r = writer.write_record(s.carry); !r) return std::unexpected(r.error());
+        if (auto r = write(s.carry); !r) return std::unexpected(r.error());
         s.written += s.carry.size();
         s.carry.clear();
       }
-      advance(best);
-      valid[best] = head(best, heads[best]);
-    } while (valid[best] && produced < budget && (bound == nullptr || heads[best] < *bound));
+    }
+    const auto taken = static_cast<std::size_t>(src.at - from);
+    produced += taken;
+    valid[best] = advance(best, taken);
   }
   if (damage) return std::unexpected(*damage);
   if (!exhausted) {
@@ -232,7 +292,7 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
   if (!exhausted) return s;
 
   if (!s.carry.empty()) {
-    if (auto r = writer.write_record(s.carry); !r) return std::unexpected(r.error());
+    if (auto r = write(s.carry); !r) return std::unexpected(r.error());
     s.written += s.carry.size();
     s.carry.clear();
   }
@@ -283,6 +343,10 @@ std::unique_ptr<Delta> Column::adopt(Slice slice) {
   state_ = std::move(slice.state);
   runs_ = std::move(slice.runs);
   directories_generation_ = kStale;
+  if (merge_->filter) {
+    filters_.resize(merge_->keep);
+    filters_.push_back(std::move(merge_->filter));
+  }
   std::unique_ptr<Delta> frozen = std::move(merge_->frozen);
   merge_.reset();
   return frozen;

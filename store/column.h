@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "store/delta.h"
+#include "store/key_filter.h"
 #include "store/lmdb.h"
 #include "store/records.h"
 #include "store/run.h"
@@ -41,6 +42,7 @@ struct Dropped {
   bool contains(std::uint64_t doc) const {
     return doc <= expired_through || (forgotten != nullptr && forgotten->contains(doc));
   }
+  bool none() const { return expired_through == 0 && (forgotten == nullptr || forgotten->empty()); }
 };
 
 class Column {
@@ -76,7 +78,8 @@ class Column {
   Delta& delta() { return delta_; }
   const Delta& delta() const { return delta_; }
   std::uint64_t capacity() const { return capacity_; }
-  // Bytes of memory held: the delta and the frozen entries of a running merge.
+  // Bytes of memory held: the delta, the run filters and a running merge's frozen entries and
+  // filter.
   std::size_t memory() const;
 
   // Adds an entry of a document past the watermark (to the delta).
@@ -89,7 +92,8 @@ class Column {
   // Probes for every entry whose key shares `key`'s top prefix_bits: calls fn(entry) for the
   // entries in memory now and, unless with_runs is false (the caller knows no run holds the
   // key), appends one started RunProbe per run to `probes`; RunProbe::finish() reads them.
-  // Narrow runs answer for the key's top 32 bits.
+  // Narrow runs answer for the key's top 40 bits, and a run whose filter rules the key out is
+  // not probed.
   template <typename Fn>
   void start(std::uint64_t key, std::vector<RunProbe>& probes, Fn&& fn, bool with_runs = true) {
     const std::uint64_t lo = range_start(key), hi = range_end(key);
@@ -97,6 +101,7 @@ class Column {
     if (merge_) merge_->frozen->scan(lo, hi, fn);
     if (!with_runs) return;
     for (std::size_t i = 0; i < directories_.size(); ++i) {
+      if (filtered_out(i, key)) continue;
       probes.emplace_back(directories_[i], lo, hi, gap(i));
       probes.back().start();
     }
@@ -152,18 +157,25 @@ class Column {
     std::uint64_t watermark = 0;  // the new state's
     std::uint32_t output = 0;     // the new run's id
     Slice progress;
+    std::unique_ptr<BandFilter> filter;  // narrow: the new run's, filled as slices write
   };
 
+  // Whether run i's filter rules out `key` (narrow columns; false without a filter).
+  bool filtered_out(std::size_t i, std::uint64_t key) const {
+    return i < filters_.size() && filters_[i] &&
+           !filters_[i]->may_contain(stored_key(format_, key));
+  }
+  // A filter over the stored keys of the run `dir` holds (narrow columns).
+  static std::unique_ptr<BandFilter> filter_of(const RunDirectory& dir, std::uint64_t entries);
   std::uint64_t range_start(std::uint64_t key) const;
   std::uint64_t range_end(std::uint64_t key) const;
   // The expected distance between neighbouring keys of run i (RunProbe).
   double gap(std::size_t i) const;
   std::string run_name(std::uint32_t run) const { return name_ + "/" + std::to_string(run); }
   std::string meta_key() const { return "column/" + name_; }
-  Entry input_entry(std::size_t input, std::size_t record, std::size_t entry) const;
-  // The frozen delta's entry at `at`, moving to the next non-empty bucket as needed; false past
-  // the last entry. Keys in stored form.
-  bool frozen_entry(std::pair<std::size_t, std::size_t>& at, Entry& e);
+  // Loads the frozen delta's bucket at.first (sorted, keys in stored form) into bucket_, moving
+  // on to the next bucket while at.second is past the end; false past the last bucket.
+  bool load_frozen_bucket(std::pair<std::size_t, std::size_t>& at);
 
   std::string name_;
   std::uint32_t prefix_bits_;
@@ -172,6 +184,10 @@ class Column {
   std::uint32_t bucket_bits_;
   records::ColumnState state_;
   std::vector<lmdb::Dbi> runs_;  // one per state_.runs entry
+  // Narrow columns opened for writing: one filter per run, over its stored keys (BandFilter,
+  // key_filter.h), built at load() and by each merge. Empty otherwise, and every probe reads every
+  // run.
+  std::vector<std::unique_ptr<BandFilter>> filters_;
   Delta delta_;
   std::optional<Merge> merge_;
   std::size_t bucket_loaded_ = ~std::size_t{0};  // which frozen bucket bucket_ holds, sorted

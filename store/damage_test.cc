@@ -1,9 +1,11 @@
 // Damage on disk is found and reported as an error naming what is damaged, never a signal:
 // run records carry checksums that readers and merges check, and a truncated data.mdb is
-// refused at open.
+// refused at open. Also the other forms of a record's key: its fences, and the shorter keys of
+// records written before checksums or fences.
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <random>
 
@@ -112,10 +114,51 @@ TEST(RunChecksums, RecordsWrittenWithoutAChecksumAreReadUnchecked) {
   RunDirectory dir = directory(map.env, run);
   ASSERT_EQ(dir.records.size(), 1u);
   EXPECT_EQ(dir.checksums[0], 0u);
+  EXPECT_TRUE(dir.fences.empty());
   EXPECT_TRUE(dir.intact(0));
   auto whole = read_all(map.env, run, "ids/1");
   ASSERT_TRUE(whole.has_value()) << whole.error().message;
   EXPECT_EQ(*whole, entries.size());
+}
+
+// The entries of `dir` with lo <= key <= hi, as RunProbe finds them.
+std::vector<Entry> probe_run(const RunDirectory& dir, std::uint64_t lo, std::uint64_t hi,
+                             std::size_t entries) {
+  std::vector<Entry> found;
+  RunProbe probe(dir, lo, hi, std::ldexp(1.0, 64) / static_cast<double>(entries));
+  probe.start();
+  probe.finish([&](std::uint64_t key, auto doc) { found.push_back({key, doc()}); });
+  return found;
+}
+
+TEST(RunFences, RecordKeysCarryFencesAndProbesFindTheSameWithOrWithoutThem) {
+  WritableMap map;
+  const auto entries = sorted_entries(10000, 3);  // three records
+  lmdb::Dbi run = write_run(map.env, "t/s-1/0/1", entries);
+  const RunDirectory fenced = directory(map.env, run);
+  ASSERT_EQ(fenced.fences.size(), 3 * kFences);
+  const std::size_t per = layout_of(RunFormat::kWide).entries_per_record();
+  for (std::size_t r = 0; r < 3; ++r) {
+    for (std::size_t j = 0; j < kFences; ++j) {
+      const std::size_t at = r * per + fence_position(j, fenced.sizes[r]);
+      EXPECT_EQ(fenced.fences[r * kFences + j], entries[at].key >> 32) << r << " " << j;
+    }
+  }
+  RunDirectory unfenced = fenced;  // as a run written before fences is probed
+  unfenced.fences.clear();
+  std::mt19937_64 rng(4);
+  for (int i = 0; i < 2000; ++i) {
+    // Exact keys, the ranges of 20-bit prefixes (several entries) and absent keys.
+    const Entry& e = entries[rng() % entries.size()];
+    const std::uint64_t lo = i % 3 == 0 ? e.key : i % 3 == 1 ? e.key & ~0xfffffffffffull : rng();
+    const std::uint64_t hi = i % 3 == 1 ? lo | 0xfffffffffffull : lo;
+    std::vector<Entry> expected;
+    for (const Entry& x : entries) {
+      if (x.key >= lo && x.key <= hi) expected.push_back(x);
+    }
+    EXPECT_EQ(probe_run(fenced, lo, hi, entries.size()), expected) << lo;
+    EXPECT_EQ(probe_run(unfenced, lo, hi, entries.size()), expected) << lo;
+  }
 }
 
 TEST(RunChecksums, AMergeOverADamagedRunFailsAndCommitsNothing) {

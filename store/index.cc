@@ -9,8 +9,8 @@
 
 #include <algorithm>
 #include <bit>
-#include <charconv>
 #include <cerrno>
+#include <charconv>
 #include <chrono>
 #include <cstring>
 #include <filesystem>
@@ -23,7 +23,7 @@
 
 #include "store/coding.h"
 #include "store/column.h"
-#include "store/id_filter.h"
+#include "store/key_filter.h"
 #include "store/lmdb.h"
 #include "store/pending.h"
 #include "store/records.h"
@@ -1090,7 +1090,7 @@ class LmdbIndex final : public Index {
           if (distance <= k) out.hits.emplace_back(distance, doc());
         });
       } else {
-        // Narrow runs answer for the band key's top 32 bits: decide() confirms each document
+        // Narrow runs answer for the band key's top 40 bits: decide() confirms each document
         // against its stored sketch.
         probes_[i].finish([&](std::uint64_t, auto doc) { out.band_docs.push_back(doc()); });
       }

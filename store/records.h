@@ -14,7 +14,7 @@
 namespace neardup::records {
 
 // The on-disk format version these layouts make (meta "format").
-inline constexpr std::uint32_t kFormatVersion = 3;
+inline constexpr std::uint32_t kFormatVersion = 4;
 
 // docs: document number -> page. A 48-byte header, then the id bytes.
 struct DocRecord {

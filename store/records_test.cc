@@ -18,6 +18,10 @@ TEST(Coding, FixedWidthIntegersAreLittleEndianOnEveryMachine) {
   EXPECT_EQ(coding::decode_fixed64(out.data() + 4), 0x0102030405060708ull);
   EXPECT_EQ(coding::be64_key(0x0102030405060708ull), "\x01\x02\x03\x04\x05\x06\x07\x08");
   EXPECT_EQ(coding::decode_be64("\x01\x02\x03\x04\x05\x06\x07\x08"), 0x0102030405060708ull);
+  char forty[5];
+  coding::encode_fixed40(forty, 0xff0102030405ull);  // the low 40 bits
+  EXPECT_EQ(std::string(forty, 5), std::string("\x05\x04\x03\x02\x01", 5));
+  EXPECT_EQ(coding::decode_fixed40(forty), 0x0102030405ull);
 }
 
 TEST(Coding, ByteReaderFailsInsteadOfReadingPastTheEnd) {

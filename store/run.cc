@@ -16,10 +16,8 @@ void encode_record(RunFormat format, std::span<const Entry> entries, char* out) 
     return;
   }
   for (std::size_t i = 0; i < n; ++i) {
-    coding::encode_fixed32(out + 4 * i, static_cast<std::uint32_t>(entries[i].key >> 32));
-    char* doc = out + 4 * n + 5 * i;
-    coding::encode_fixed32(doc, static_cast<std::uint32_t>(entries[i].doc));
-    doc[4] = static_cast<char>(entries[i].doc >> 32);
+    coding::encode_fixed40(out + 5 * i, entries[i].key >> 24);
+    coding::encode_fixed40(out + 5 * (n + i), entries[i].doc);
   }
 }
 
@@ -51,6 +49,11 @@ lmdb::Result<> RunWriter::write_record(std::span<const Entry> entries) {
   coding::encode_be64(key, entries.back().key);
   coding::encode_be64(key + 8, entries.back().doc);
   coding::encode_fixed64(key + 16, record_checksum(encoded_.data(), encoded_.size()));
+  for (std::size_t j = 0; j < kFences; ++j) {
+    const Entry& fence = entries[fence_position(j, entries.size())];
+    coding::encode_fixed32(key + kRecordKeyBytesWithoutFences + 4 * j,
+                           static_cast<std::uint32_t>(fence.key >> 32));
+  }
   auto out = dbi_.reserve(txn_, std::string_view(key, sizeof key), encoded_.size(), MDB_APPEND);
   if (!out) return std::unexpected(out.error());
   std::memcpy(*out, encoded_.data(), encoded_.size());
@@ -70,18 +73,25 @@ lmdb::Result<RunDirectory> RunDirectory::load(const lmdb::Txn& txn, lmdb::Dbi db
   dir.format = format;
   const std::size_t entry_bytes = layout_of(format).entry_bytes();
   MDB_val key{}, value{};
+  bool fenced = true;
   for (auto found = cursor->get(key, value, MDB_FIRST);;
        found = cursor->get(key, value, MDB_NEXT)) {
     if (!found) return std::unexpected(found.error());
     if (!*found) break;
-    dir.last_keys.push_back(
-        stored_key(format, coding::decode_be64(static_cast<const char*>(key.mv_data))));
+    const char* bytes = static_cast<const char*>(key.mv_data);
+    dir.last_keys.push_back(stored_key(format, coding::decode_be64(bytes)));
     dir.records.push_back(static_cast<const char*>(value.mv_data));
     dir.sizes.push_back(static_cast<std::uint32_t>(value.mv_size / entry_bytes));
-    dir.checksums.push_back(key.mv_size == kRecordKeyBytes
-                                ? coding::decode_fixed64(static_cast<const char*>(key.mv_data) + 16)
-                                : 0);
+    dir.checksums.push_back(
+        key.mv_size >= kRecordKeyBytesWithoutFences ? coding::decode_fixed64(bytes + 16) : 0);
+    fenced = fenced && key.mv_size == kRecordKeyBytes;
+    if (fenced) {
+      for (std::size_t j = 0; j < kFences; ++j) {
+        dir.fences.push_back(coding::decode_fixed32(bytes + kRecordKeyBytesWithoutFences + 4 * j));
+      }
+    }
   }
+  if (!fenced) dir.fences.clear();
   return dir;
 }
 
@@ -110,7 +120,7 @@ lmdb::Result<> RunReader::load(MDB_cursor_op op) {
   if (!found) return std::unexpected(found.error());
   if (!*found) return {};
   const char* key_bytes = static_cast<const char*>(key.mv_data);
-  if (key.mv_size == kRecordKeyBytes &&
+  if (key.mv_size >= kRecordKeyBytesWithoutFences &&
       record_checksum(static_cast<const char*>(value.mv_data), value.mv_size) !=
           coding::decode_fixed64(key_bytes + 16)) {
     return std::unexpected(damaged_record(where_, coding::decode_be64(key_bytes)));

@@ -35,9 +35,9 @@ struct Entry {
 // How a column's runs store an entry. In memory an entry is always (u64 key, u64 doc).
 //   kWide:   the u64 key and the u64 doc (16 bytes): permuted-table and ids columns, whose
 //            probes compare key bits below any prefix.
-//   kNarrow: the top 32 bits of the key and the low 40 bits of the doc (9 bytes): LSH band
+//   kNarrow: the top 40 bits of the key and the low 40 bits of the doc (10 bytes): LSH band
 //            columns, whose probes look a key up exactly. A run then answers for the key's top
-//            32 bits, a superset that the index confirms against the stored sketch; documents
+//            40 bits, a superset that the index confirms against the stored sketch; documents
 //            are numbered below 2^40.
 enum class RunFormat : std::uint8_t { kWide, kNarrow };
 
@@ -45,22 +45,24 @@ struct RunLayout {
   std::size_t key_bytes, doc_bytes;
   std::size_t entry_bytes() const { return key_bytes + doc_bytes; }
   // Entries per record: a record fills 16 overflow pages of 4 KiB less LMDB's 16-byte header
-  // (4095 wide entries, 7280 narrow ones).
+  // (4095 wide entries, 6552 narrow ones).
   std::size_t entries_per_record() const { return kRecordBytes / entry_bytes(); }
   static constexpr std::size_t kRecordBytes = 16 * 4096 - 16;
 };
 
 inline constexpr RunLayout layout_of(RunFormat format) {
-  return format == RunFormat::kWide ? RunLayout{8, 8} : RunLayout{4, 5};
+  return format == RunFormat::kWide ? RunLayout{8, 8} : RunLayout{5, 5};
 }
 
-// The key as a run of this format keeps it: whole (wide) or its top 32 bits (narrow).
+// The bits of a key a narrow run drops (its low 24).
+inline constexpr std::uint64_t kNarrowDropped = 0xffffffull;
+// The key as a run of this format keeps it: whole (wide) or its top 40 bits (narrow).
 inline constexpr std::uint64_t stored_key(RunFormat format, std::uint64_t key) {
-  return format == RunFormat::kWide ? key : key & ~0xffffffffull;
+  return format == RunFormat::kWide ? key : key & ~kNarrowDropped;
 }
 // The largest key a run of this format cannot tell from `key`.
 inline constexpr std::uint64_t stored_key_end(RunFormat format, std::uint64_t key) {
-  return format == RunFormat::kWide ? key : key | 0xffffffffull;
+  return format == RunFormat::kWide ? key : key | kNarrowDropped;
 }
 
 inline constexpr std::uint64_t kMaxNarrowDoc = (std::uint64_t{1} << 40) - 1;
@@ -72,14 +74,12 @@ void decode_record(RunFormat format, const char* in, std::span<Entry> entries);
 
 inline std::uint64_t record_key_at(RunFormat format, const char* record, std::size_t i) {
   if (format == RunFormat::kWide) return coding::decode_fixed64(record + 8 * i);
-  return std::uint64_t{coding::decode_fixed32(record + 4 * i)} << 32;
+  return coding::decode_fixed40(record + 5 * i) << 24;
 }
 inline std::uint64_t record_doc_at(RunFormat format, const char* record, std::size_t n,
                                    std::size_t i) {
   if (format == RunFormat::kWide) return coding::decode_fixed64(record + 8 * (n + i));
-  const char* at = record + 4 * n + 5 * i;
-  return std::uint64_t{coding::decode_fixed32(at)} |
-         std::uint64_t{static_cast<unsigned char>(at[4])} << 32;
+  return coding::decode_fixed40(record + 5 * (n + i));
 }
 
 // A record's checksum: XXH3-64 of its value bytes, never 0 (0 marks a record without one).
@@ -88,10 +88,18 @@ inline std::uint64_t record_doc_at(RunFormat format, const char* record, std::si
 std::uint64_t record_checksum(const char* value, std::size_t bytes);
 
 // A record's LMDB key: its last entry's key and doc, big-endian (so that MDB_SET_RANGE(lo) lands
-// on the record holding the first entry >= lo), then its checksum, little-endian. Records
-// written before checksums have the 16-byte key alone.
-inline constexpr std::size_t kRecordKeyBytes = 24;
+// on the record holding the first entry >= lo), then its checksum, little-endian, then its
+// fences: the top 32 bits of the keys of entries fence_position(j, n), j < kFences, u32
+// little-endian each, which aim a probe at the right cache line of the record (RunProbe).
+// Records written before fences have a 24-byte key, those written before checksums the
+// 16-byte key alone.
+inline constexpr std::size_t kFences = 16;
+inline constexpr std::size_t kRecordKeyBytes = 24 + 4 * kFences;
+inline constexpr std::size_t kRecordKeyBytesWithoutFences = 24;
 inline constexpr std::size_t kRecordKeyBytesWithoutChecksum = 16;
+inline constexpr std::size_t fence_position(std::size_t j, std::size_t n) {
+  return j * n / kFences;
+}
 
 // Appends sorted entries to an empty run database, a record at a time.
 class RunWriter {
@@ -128,6 +136,8 @@ struct RunDirectory {
   std::vector<const char*> records;
   std::vector<std::uint32_t> sizes;      // entries per record
   std::vector<std::uint64_t> checksums;  // per record, 0 when it has none
+  // kFences per record when every record has them (else empty): one cache line a record.
+  std::vector<std::uint32_t> fences;
 
   // Walks the run's leaf nodes (the records themselves are not read). Errors: LMDB's.
   static lmdb::Result<RunDirectory> load(const lmdb::Txn& txn, lmdb::Dbi dbi, RunFormat format);
@@ -187,11 +197,15 @@ class RunProbe {
     if (record_ >= dir_->records.size()) return;
     data_ = dir_->records[record_];
     n_ = static_cast<std::ptrdiff_t>(dir_->sizes[record_]);
-    // Guess from the record's last key (in the directory: no cache miss) and the gap.
     last_ = dir_->last_keys[record_];
-    const double behind = last_ >= lo_ ? static_cast<double>(last_ - lo_) / gap_ : 0;
-    guess_ =
-        behind >= static_cast<double>(n_ - 1) ? 0 : n_ - 1 - static_cast<std::ptrdiff_t>(behind);
+    if (!dir_->fences.empty()) {
+      guess_ = fenced_guess();
+    } else {
+      // Guess from the record's last key (in the directory: no cache miss) and the gap.
+      const double behind = last_ >= lo_ ? static_cast<double>(last_ - lo_) / gap_ : 0;
+      guess_ =
+          behind >= static_cast<double>(n_ - 1) ? 0 : n_ - 1 - static_cast<std::ptrdiff_t>(behind);
+    }
     // Prefetch the lines the search and scan will read: the expected range's keys (with
     // slack for the guess's error), so that the probes of all columns stream in together.
     const double expected = (static_cast<double>(hi_ - lo_) + 1) / gap_;
@@ -203,6 +217,24 @@ class RunProbe {
     for (std::ptrdiff_t i = from; i < to; i += 64 / key_bytes) {
       __builtin_prefetch(data_ + key_bytes * i);
     }
+  }
+
+  // The guess from the record's fences: between the last fence below lo_'s top 32 bits and the
+  // next (or the record's last key), in proportion to where lo_ falls between their keys.
+  std::ptrdiff_t fenced_guess() const {
+    const std::uint32_t* f = dir_->fences.data() + kFences * record_;
+    const auto target = static_cast<std::uint32_t>(lo_ >> 32);
+    std::size_t j = 0;  // fences below target (they ascend)
+    for (std::size_t i = 0; i < kFences; ++i) j += f[i] < target;
+    if (j == 0) return 0;
+    const auto n = static_cast<std::size_t>(n_);
+    const std::size_t from = fence_position(j - 1, n);
+    const std::size_t to = j < kFences ? fence_position(j, n) : n - 1;
+    const std::uint64_t low = f[j - 1];
+    const std::uint64_t high = j < kFences ? f[j] : last_ >> 32;
+    if (high <= low || target >= high)
+      return static_cast<std::ptrdiff_t>(target >= high ? to : from);
+    return static_cast<std::ptrdiff_t>(from + (target - low) * (to - from) / (high - low));
   }
 
   // The first record whose last key is >= lo_: guessed from lo_'s place in the key space (keys

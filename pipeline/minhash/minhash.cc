@@ -6,18 +6,10 @@
 #include <limits>
 #include <vector>
 
+#include "common/mix.h"
+
 namespace neardup {
 namespace {
-
-// splitmix64's finaliser (Steele, Lea, Flood 2014): a bijection whose output bits each depend
-// on every input bit, so that h_j orders the shingles independently of h_k.
-inline std::uint64_t mix(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
-  x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
-  return x ^ (x >> 31);
-}
 
 std::uint64_t xxh3_le(const void* data, std::size_t size, std::uint64_t seed) {
   return XXH3_64bits_withSeed(data, size, seed);
@@ -53,7 +45,7 @@ Sketch minhash_sketch(std::span<const std::uint64_t> tokens, const MinHashConfig
   const std::uint64_t* const salt = salts.data();
   for (std::size_t i = 0; i + w <= tokens.size(); ++i) {
     const std::uint64_t shingle = xxh3_le(&tokens[i], w * sizeof(std::uint64_t), seed);
-    for (std::size_t j = 0; j < hashes; ++j) min[j] = std::min(min[j], mix(shingle ^ salt[j]));
+    for (std::size_t j = 0; j < hashes; ++j) min[j] = std::min(min[j], mix64(shingle ^ salt[j]));
   }
   Sketch sketch(hashes);
   for (std::size_t j = 0; j < hashes; ++j) sketch[j] = static_cast<std::uint16_t>(min[j]);

@@ -9,7 +9,7 @@
 //   shingle i = XXH3_64bits_withSeed(t_i .. t_i+w-1 as 8w little-endian bytes, seed), for
 //   i = 0 .. n - w (one shingle of all tokens when n < w);
 //   salt_j = XXH3_64bits_withSeed(j as 4 little-endian bytes, seed), j = 0 .. H - 1;
-//   h_j(s) = mix(s ^ salt_j), mix being splitmix64's finaliser (a bijection on 64 bits);
+//   h_j(s) = mix64(s ^ salt_j), mix64 being splitmix64's finaliser (common/mix.h, a bijection);
 //   value j = the low 16 bits of min over shingles of h_j.
 // An empty token list gives an empty sketch. Pure; any number of threads.
 #pragma once

@@ -1,0 +1,105 @@
+// A blocked Bloom filter over 64-bit keys, in memory: "certainly absent" from one cache line.
+//
+// Two uses. The `ids` column keeps one over the id hashes in its runs (12 bits a key: most pages
+// an index sees are new, and without it every one costs a cache- and TLB-cold record in each ids
+// run; about 1 % of absent hashes get through). Each run of an LSH band column has its own over
+// the run's stored keys (4 bits a key, about 15 % get through): most band keys of a page are in
+// no run, and the filter spares their probes the run's cold record and the TLB miss that comes
+// with a 64 KiB record anywhere in a file of gigabytes (store/FORMAT.md).
+// The table lives on huge pages where the kernel allows, so a check rarely misses the TLB.
+// Keys must be spread evenly over their top bits (hashes, or a hash's top 40 bits), which choose
+// the block; the bits within it come from all of the key's bits.
+// Contract: every key add()ed is reported by may_contain() (no false negatives). It is never
+// written to disk: the index rebuilds it from the runs, and a merge adds what it merged.
+#pragma once
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <memory>
+#include <new>
+
+#include "common/mix.h"
+
+namespace neardup {
+
+// BitsPerKey bits of table a key, Probes bits set a key (at most 7) in its one 512-bit block.
+template <std::uint32_t BitsPerKey, int Probes>
+class KeyFilter {
+ public:
+  static_assert(Probes >= 1 && Probes <= 7);
+  static constexpr std::uint32_t kBitsPerKey = BitsPerKey;
+
+  KeyFilter() = default;
+  // Sized for `capacity` keys (at least one 2 MiB page).
+  explicit KeyFilter(std::uint64_t capacity) : capacity_(std::max<std::uint64_t>(capacity, 1)) {
+    constexpr std::size_t kHuge = std::size_t{2} << 20;
+    std::size_t bytes = (capacity_ * BitsPerKey / 8 + kHuge - 1) / kHuge * kHuge;
+    void* p = std::aligned_alloc(kHuge, bytes);
+    if (p == nullptr) throw std::bad_alloc();
+    ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: failure leaves 4 KiB pages
+    std::fill_n(static_cast<std::uint64_t*>(p), bytes / 8, 0);
+    words_.reset(static_cast<std::uint64_t*>(p));
+    blocks_ = bytes / kBlockBytes;
+  }
+
+  std::uint64_t capacity() const { return capacity_; }
+  std::uint64_t size() const { return size_; }
+  std::size_t memory() const { return blocks_ * kBlockBytes; }
+
+  void add(std::uint64_t key) {
+    std::uint64_t* block = block_of(key);
+    std::uint64_t g =
+        mix64(key) * kMix;  // every bit of the key (a stored narrow key's low 24 are 0)
+    for (int i = 0; i < Probes; ++i, g >>= 9) block[(g & 511) >> 6] |= 1ull << (g & 63);
+    ++size_;
+  }
+  // add(key_at(i)) for i < n, loading each block a few keys ahead so that the cache misses of
+  // a bulk load overlap.
+  template <typename KeyAt>
+  void add_all(std::size_t n, KeyAt&& key_at) {
+    constexpr std::size_t kAhead = 16;
+    for (std::size_t i = 0; i < n; ++i) {
+      if (i + kAhead < n) prefetch(key_at(i + kAhead));
+      add(key_at(i));
+    }
+  }
+  bool may_contain(std::uint64_t key) const {
+    if (blocks_ == 0) return true;
+    const std::uint64_t* block = block_of(key);
+    std::uint64_t g = mix64(key) * kMix;
+    for (int i = 0; i < Probes; ++i, g >>= 9) {
+      if (!(block[(g & 511) >> 6] & (1ull << (g & 63)))) return false;
+    }
+    return true;
+  }
+  void prefetch(std::uint64_t key) const {
+    if (blocks_ != 0) __builtin_prefetch(block_of(key));
+  }
+
+ private:
+  static constexpr std::size_t kBlockBytes = 64;                // one cache line: 512 bits
+  static constexpr std::uint64_t kMix = 0x9E3779B97F4A7C15ull;  // odd: a bijection of the hash
+
+  // The block: the key's place in the key space, so that keys added in ascending order (a
+  // run's) fill the table front to back, at the speed of a sequential write.
+  std::uint64_t* block_of(std::uint64_t key) const {
+    const auto b =
+        static_cast<std::uint64_t>((static_cast<unsigned __int128>(key) * blocks_) >> 64);
+    return words_.get() + b * (kBlockBytes / 8);
+  }
+
+  struct Free {
+    void operator()(std::uint64_t* p) const { std::free(p); }
+  };
+  std::uint64_t capacity_ = 0, size_ = 0, blocks_ = 0;
+  std::unique_ptr<std::uint64_t[], Free> words_;
+};
+
+// The two designs above.
+using IdFilter = KeyFilter<12, 6>;
+using BandFilter = KeyFilter<4, 3>;
+
+}  // namespace neardup
