@@ -65,8 +65,10 @@ lmdb::Result<> Column::load(const lmdb::Txn& txn, lmdb::Dbi meta, bool create,
 std::unique_ptr<BandFilter> Column::filter_of(const RunDirectory& dir, std::uint64_t entries) {
   auto filter = std::make_unique<BandFilter>(entries);
   for (std::size_t r = 0; r < dir.records.size(); ++r) {
-    filter->add_all(dir.sizes[r],
-                    [&](std::size_t i) { return record_key_at(dir.format, dir.records[r], i); });
+    // Ascending keys: the filter fills front to back.
+    for (std::size_t i = 0; i < dir.sizes[r]; ++i) {
+      filter->add(record_key_at(dir.format, dir.records[r], i));
+    }
   }
   return filter;
 }
@@ -180,8 +182,9 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
   // leaves keys in the filter that the run may never hold: harmless, a filter may say "maybe".
   BandFilter* filter = merge_->filter.get();
   auto write = [&](std::span<const Entry> entries) {
-    if (filter != nullptr)
-      filter->add_all(entries.size(), [&](std::size_t i) { return entries[i].key; });
+    if (filter != nullptr) {
+      for (const Entry& e : entries) filter->add(e.key);  // ascending, as above
+    }
     return writer.write_record(entries);
   };
 

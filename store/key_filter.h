@@ -51,20 +51,9 @@ class KeyFilter {
 
   void add(std::uint64_t key) {
     std::uint64_t* block = block_of(key);
-    std::uint64_t g =
-        mix64(key) * kMix;  // every bit of the key (a stored narrow key's low 24 are 0)
+    std::uint64_t g = mix64(key) * kMix;  // all of the key's bits (a narrow key's low 24 are 0)
     for (int i = 0; i < Probes; ++i, g >>= 9) block[(g & 511) >> 6] |= 1ull << (g & 63);
     ++size_;
-  }
-  // add(key_at(i)) for i < n, loading each block a few keys ahead so that the cache misses of
-  // a bulk load overlap.
-  template <typename KeyAt>
-  void add_all(std::size_t n, KeyAt&& key_at) {
-    constexpr std::size_t kAhead = 16;
-    for (std::size_t i = 0; i < n; ++i) {
-      if (i + kAhead < n) prefetch(key_at(i + kAhead));
-      add(key_at(i));
-    }
   }
   bool may_contain(std::uint64_t key) const {
     if (blocks_ == 0) return true;
