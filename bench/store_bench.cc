@@ -21,6 +21,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <random>
 #include <string>
 #include <vector>
@@ -46,6 +47,10 @@ double percentile(std::vector<std::uint32_t> v, double p) {
   std::size_t at = std::min(v.size() - 1, static_cast<std::size_t>(p * v.size()));
   std::nth_element(v.begin(), v.begin() + static_cast<long>(at), v.end());
   return v[at] / 1000.0;
+}
+
+double sum_ns(const std::vector<std::uint32_t>& v) {
+  return std::accumulate(v.begin(), v.end(), 0.0);
 }
 
 // The i-th page of the deterministic workload. Near-duplicates copy a page among the last
@@ -239,8 +244,9 @@ int main(int argc, char** argv) {
               " | %.0f items/s (%.0f per CPU second) | item p50 %.1f us p99 %.1f us p99.9 %.1f us "
               "max %.1f us"
               " | batch p50 %.1f ms p99 %.1f ms max %.1f ms"
-              " | commit/batch p50 %.2f ms p99 %.2f ms max %.2f ms | merges %" PRIu64
-              " taking %.2f s | %.1f bytes/page on disk (%" PRIu64 " docs, %" PRIu64
+              " | commit/batch p50 %.2f ms p99 %.2f ms max %.2f ms | items %.2f s, commits %.2f s,"
+              " merges %" PRIu64 " taking %.2f s (bands %.2f s) | %.1f bytes/page on disk (%" PRIu64
+              " docs, %" PRIu64
               " runs)"
               " | %" PRIu64 " duplicates, %" PRIu64 " by MinHash\n",
               open_secs, done - a.measure, a.measure, a.minhash ? 1 : 0, stats.design_k,
@@ -249,7 +255,9 @@ int main(int argc, char** argv) {
               percentile(timing.item_ns, 0.999), percentile(timing.item_ns, 1.0),
               percentile(batch_us, 0.5), percentile(batch_us, 0.99), percentile(batch_us, 1.0),
               percentile(commit_ns, 0.5) / 1000, percentile(commit_ns, 0.99) / 1000,
-              percentile(commit_ns, 1.0) / 1000, timing.merges, timing.merge_ns / 1e9,
+              percentile(commit_ns, 1.0) / 1000, sum_ns(timing.item_ns) / 1e9,
+              static_cast<double>(timing.commit_ns) / 1e9, timing.merges, timing.merge_ns / 1e9,
+              timing.band_merge_ns / 1e9,
               static_cast<double>(stats.bytes_on_disk) / static_cast<double>(stats.documents),
               stats.documents, stats.runs, duplicates, by_minhash);
   return 0;

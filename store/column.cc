@@ -74,7 +74,7 @@ std::unique_ptr<BandFilter> Column::filter_of(const RunDirectory& dir, std::uint
 }
 
 std::size_t Column::memory() const {
-  std::size_t bytes = delta_.memory();
+  std::size_t bytes = delta_.memory() + (spare_ ? spare_->memory() : 0);
   for (const auto& filter : filters_) bytes += filter ? filter->memory() : 0;
   if (merge_) {
     bytes += merge_->frozen->memory() + merge_->progress.carry.capacity() * sizeof(Entry);
@@ -136,11 +136,12 @@ std::uint64_t Column::merge_remaining() const {
 }
 
 void Column::begin_merge(std::uint64_t watermark) {
+  const bool full = delta_.size() >= capacity_;
   Merge m;
   m.frozen = std::make_unique<Delta>(std::move(delta_));
   m.total = m.frozen->size();
   m.keep = state_.runs.size();
-  while (m.keep > 0 && state_.runs[m.keep - 1].entries <= kMergeRatio * m.total) {
+  while (m.keep > 0 && state_.runs[m.keep - 1].entries <= merge_ratio() * m.total) {
     m.total += state_.runs[--m.keep].entries;
   }
   m.watermark = watermark;
@@ -151,7 +152,15 @@ void Column::begin_merge(std::uint64_t watermark) {
   }
   merge_ = std::move(m);
   bucket_loaded_ = ~std::size_t{0};
-  delta_ = Delta(std::min(prefix_bits_, bucket_bits_), capacity_);
+  // A full delta's column fills the next one too: it gets the kept table. A partial one (an
+  // idle column's) gets a new, small table, and the kept one is freed.
+  if (spare_ && full) {
+    spare_->reset();
+    delta_ = std::move(*spare_);
+  } else {
+    delta_ = Delta(std::min(prefix_bits_, bucket_bits_), capacity_);
+  }
+  spare_.reset();
 }
 
 bool Column::load_frozen_bucket(std::pair<std::size_t, std::size_t>& at) {
@@ -330,6 +339,10 @@ lmdb::Result<> Column::drop(const lmdb::Txn& txn, lmdb::Dbi meta) {
     if (auto dropped = run->drop(txn, true); !dropped) return dropped;
   }
   return meta.del(txn, meta_key());
+}
+
+void Column::recycle(std::unique_ptr<Delta> merged) {
+  if (merged && merged->size() >= capacity_) spare_ = std::move(merged);
 }
 
 void Column::discard(const Slice& slice) {

@@ -7,7 +7,7 @@
 // is its log, and the index re-adds every document past the watermark at open.
 //
 // Merging, in slices. When the delta is full, begin_merge() freezes it: its entries, sorted,
-// become the merge's first input, with the newest runs (each at most kMergeRatio times what was
+// become the merge's first input, with the newest runs (each at most merge_ratio() times what was
 // gathered before it), and a new, empty delta takes the next entries. merge_slice() then writes
 // a bounded number of the merged entries into the new run in the caller's write transaction
 // (the index calls it once per batch, sized so that the merge ends well before the new delta
@@ -47,9 +47,18 @@ struct Dropped {
 
 class Column {
  public:
-  // A merge takes the newest runs while each is at most this many times the entries gathered
-  // so far, so runs grow geometrically: few runs to probe, each entry rewritten a few times.
-  static constexpr std::uint64_t kMergeRatio = 16;
+  // A merge takes the newest runs while each is at most merge_ratio() times the entries
+  // gathered so far, so runs grow geometrically. Wide runs (SimHash tables, ids, members): 16,
+  // few runs to probe, each unfiltered. Narrow (band) runs: 1, a binary counter of deltas (runs
+  // of 2^i deltas, at most one of each size). They hold most of the index's entries; under 16
+  // the largest would be rewritten each time the ones after it reached a sixteenth of it (each
+  // entry written about 16 times at 10M pages, 4 under 1), and their filters (key_filter.h)
+  // spare most probes of the few more runs this leaves (bench/RESULTS.md).
+  static constexpr std::uint64_t kWideMergeRatio = 16;
+  static constexpr std::uint64_t kNarrowMergeRatio = 1;
+  std::uint64_t merge_ratio() const {
+    return format_ == RunFormat::kNarrow ? kNarrowMergeRatio : kWideMergeRatio;
+  }
 
   // name: "t/<scheme>/<table>", "ids" or "b/<scheme>" (its meta key is "column/<name>" and its
   // runs' databases "<name>/<run id>"). prefix_bits: the bits a probe's range shares (64 for an
@@ -78,8 +87,8 @@ class Column {
   Delta& delta() { return delta_; }
   const Delta& delta() const { return delta_; }
   std::uint64_t capacity() const { return capacity_; }
-  // Bytes of memory held: the delta, the run filters and a running merge's frozen entries and
-  // filter.
+  // Bytes of memory held: the delta, the run filters, a running merge's frozen entries and
+  // filter, and the table kept for the next delta.
   std::size_t memory() const;
 
   // Adds an entry of a document past the watermark (to the delta).
@@ -144,6 +153,10 @@ class Column {
   // Makes a committed slice current. Returns the frozen delta once the merge is done (the ids
   // column adds its entries to its filter), else null.
   std::unique_ptr<Delta> adopt(Slice slice);
+  // Takes back a merged delta: a full one's table, already faulted in, becomes the next merge's
+  // new delta (sparing the page faults and rehashes of growing one: a column that filled a
+  // delta fills the next); a partial one (an idle column's) is freed.
+  void recycle(std::unique_ptr<Delta> merged);
   // Forgets a slice whose transaction was aborted. A final slice dropped the input runs, which
   // closes their handles even when the drop is rolled back: they are opened again by name.
   void discard(const Slice& slice);
@@ -190,6 +203,7 @@ class Column {
   std::vector<std::unique_ptr<BandFilter>> filters_;
   Delta delta_;
   std::optional<Merge> merge_;
+  std::unique_ptr<Delta> spare_;  // the last merge's frozen delta, the next merge's new delta
   std::size_t bucket_loaded_ = ~std::size_t{0};  // which frozen bucket bucket_ holds, sorted
   std::vector<Entry> bucket_;
   // One per run, valid while the runs and the map (generation) are unchanged.

@@ -23,6 +23,12 @@ struct Fixture {
     meta = *lmdb::Dbi::open(*txn, "meta", MDB_CREATE);
     EXPECT_TRUE(txn->commit());
   }
+  // Loads `column` as a new one (its empty state written to meta).
+  void create(Column& column) {
+    auto txn = lmdb::Txn::begin(env, 0);
+    ASSERT_TRUE(column.load(*txn, meta, true, 0));
+    ASSERT_TRUE(txn->commit());
+  }
 };
 
 // Every doc the column returns for key's range, sorted.
@@ -44,7 +50,7 @@ void slice(Column& column, Fixture& f, std::uint64_t budget) {
   auto written = column.merge_slice(*txn, f.meta, budget);
   ASSERT_TRUE(written.has_value()) << written.error().message;
   ASSERT_TRUE(txn->commit());
-  column.adopt(std::move(*written));
+  column.recycle(column.adopt(std::move(*written)));  // as the index does
 }
 
 // A whole merge, in slices of `budget` entries.
@@ -58,11 +64,7 @@ void merge(Column& column, Fixture& f, std::uint64_t watermark, std::uint64_t bu
 void check_exact_keys(RunFormat format) {
   Fixture f;
   Column column("b/0", 64, format, 12, 1000);
-  {
-    auto txn = lmdb::Txn::begin(f.env, 0);
-    ASSERT_TRUE(column.load(*txn, f.meta, true, 0));
-    ASSERT_TRUE(txn->commit());
-  }
+  f.create(column);
   std::mt19937_64 rng(1);
   std::vector<Entry> all;
   std::vector<std::uint64_t> keys;
@@ -101,6 +103,62 @@ void check_exact_keys(RunFormat format) {
 TEST(Column, WideRunsAnswerExactKeysExactly) { check_exact_keys(RunFormat::kWide); }
 TEST(Column, NarrowRunsAnswerASupersetWithinTheTop40Bits) { check_exact_keys(RunFormat::kNarrow); }
 
+// The merge policy (Column::merge_ratio): seven merges of a full delta leave one wide run, and
+// narrow runs of 4, 2 and 1 deltas (ratio 1 counts in binary: 1, 2, 2+1, 4, 4+1, 4+2, 4+2+1).
+// The reused delta tables (recycle) come back empty.
+TEST(Column, WideRunsMergeAtRatio16AndNarrowOnesAtRatio1) {
+  for (RunFormat format : {RunFormat::kWide, RunFormat::kNarrow}) {
+    Fixture f;
+    Column column("b/0", 64, format, 12, 1000);
+    f.create(column);
+    std::mt19937_64 rng(5);
+    std::uint64_t doc = 0;
+    for (int m = 0; m < 7; ++m) {
+      while (!column.full()) column.add({rng(), ++doc});
+      column.delta().mark();
+      merge(column, f, doc);
+      EXPECT_EQ(column.delta().size(), 0u);
+    }
+    std::vector<std::uint64_t> sizes;
+    for (const auto& run : column.state().runs) sizes.push_back(run.entries);
+    if (format == RunFormat::kWide) {
+      EXPECT_EQ(sizes, (std::vector<std::uint64_t>{7000}));
+    } else {
+      EXPECT_EQ(sizes, (std::vector<std::uint64_t>{4000, 2000, 1000}));
+    }
+  }
+}
+
+// A busy column keeps the merged delta's table for the next delta; once it merges a partial
+// delta (an idle column's), it holds only a small new one.
+TEST(Column, AFullDeltasTableIsReusedAndFreedWhenTheColumnGoesIdle) {
+  Fixture f;
+  Column column("t/0/0", 16, RunFormat::kWide, 12, 4096);
+  f.create(column);
+  std::mt19937_64 rng(6);
+  std::uint64_t doc = 0;
+  auto fill = [&](std::uint64_t n) {
+    for (std::uint64_t i = 0; i < n; ++i) column.add({rng(), ++doc});
+    column.delta().mark();
+  };
+  fill(4096);
+  const std::size_t one_table = column.delta().memory();
+  const std::size_t buckets = column.delta().buckets();
+  merge(column, f, doc);
+  EXPECT_GE(column.memory(), one_table);  // a new, empty delta and the kept table
+  fill(4096);
+  column.begin_merge(doc);
+  EXPECT_EQ(column.delta().size(), 0u);
+  EXPECT_EQ(column.delta().buckets(), buckets);  // the kept table, at its size (a new one: 256)
+  while (column.merging()) slice(column, f, ~0ull);
+  fill(100);
+  merge(column, f, doc);  // an idle column's partial delta
+  EXPECT_LT(column.memory() * 4, one_table);
+  ASSERT_EQ(column.state().runs.size(), 2u);
+  EXPECT_EQ(column.state().runs[0].entries, 8192u);
+  EXPECT_EQ(column.state().runs[1].entries, 100u);
+}
+
 TEST(Column, PrefixRangesAcrossDeltaAndRunsAndAReopen) {
   Fixture f;
   std::mt19937_64 rng(2);
@@ -116,7 +174,7 @@ TEST(Column, PrefixRangesAcrossDeltaAndRunsAndAReopen) {
       column.add(e);
       if (column.full()) merge(column, f, doc);
     }
-    // Seven merges of 4096, each within kMergeRatio of what it gathered: one run.
+    // Seven merges of 4096, each within kWideMergeRatio of what it gathered: one run.
     EXPECT_EQ(column.state().runs.size(), 1u);
     EXPECT_GT(column.delta().size(), 0u);
   }
@@ -143,11 +201,7 @@ TEST(Column, PrefixRangesAcrossDeltaAndRunsAndAReopen) {
 TEST(Column, ProbesDuringAMergeInSlicesSeeEveryEntryOnce) {
   Fixture f;
   Column column("t/0/1", 16, RunFormat::kWide, 12, 20000);
-  {
-    auto txn = lmdb::Txn::begin(f.env, 0);
-    ASSERT_TRUE(column.load(*txn, f.meta, true, 0));
-    ASSERT_TRUE(txn->commit());
-  }
+  f.create(column);
   std::mt19937_64 rng(3);
   std::vector<Entry> all;
   auto add = [&](std::uint64_t doc) {
@@ -192,11 +246,7 @@ TEST(Column, ProbesDuringAMergeInSlicesSeeEveryEntryOnce) {
 TEST(Column, AnAbortedSliceChangesNothingAndAnInterruptedMergeIsDroppedAtOpen) {
   Fixture f;
   Column column("ids", 64, RunFormat::kWide, 12, 10000);
-  {
-    auto txn = lmdb::Txn::begin(f.env, 0);
-    ASSERT_TRUE(column.load(*txn, f.meta, true, 0));
-    ASSERT_TRUE(txn->commit());
-  }
+  f.create(column);
   for (std::uint64_t doc = 1; doc <= 10000; ++doc) column.add({doc * 77, doc});
   column.delta().mark();
   column.begin_merge(10000);

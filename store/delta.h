@@ -46,10 +46,13 @@ class Delta {
     }
     added_.push_back(entry.key);
   }
-  // Starts loading the bucket of key into the cache (probes of several columns overlap).
+  // Starts loading the bucket of key into the cache (probes of several columns overlap): its
+  // count and its slots' first two cache lines (a band column's bucket of 8 slots is two).
   void prefetch(std::uint64_t key) const {
+    const Entry* slots = &slots_[bucket(key) * slots_per_bucket_];
     __builtin_prefetch(&counts_[bucket(key)]);
-    __builtin_prefetch(&slots_[bucket(key) * slots_per_bucket_]);
+    __builtin_prefetch(slots);
+    if (slots_per_bucket_ * sizeof(Entry) > 64) __builtin_prefetch(slots + 64 / sizeof(Entry));
   }
   // Calls fn(entry) for every entry with lo <= key <= hi; lo and hi share the top
   // max_bucket_bits bits.
@@ -139,6 +142,16 @@ class Delta {
     added_.clear();
     size_ = 0;
   }
+  // Empties the delta but keeps its table, already faulted in: a column that filled it once
+  // fills it again, and reusing it spares the page faults (zeroing) and the rehashes of growing
+  // a new one.
+  void reset() {
+    std::fill_n(counts_.get(), buckets_, 0);
+    spill_.clear();
+    spilled_ = 0;
+    added_.clear();
+    size_ = 0;
+  }
 
  private:
   static constexpr std::uint32_t kMinBucketBits = 8;
@@ -180,6 +193,7 @@ class Delta {
   void append_bucket(std::size_t b, std::vector<Entry>& out) const {
     out.insert(out.end(), &slots_[b * slots_per_bucket_],
                &slots_[b * slots_per_bucket_ + counts_[b]]);
+    if (counts_[b] < slots_per_bucket_ || spill_.empty()) return;  // only a full bucket spills
     if (auto it = spill_.find(b); it != spill_.end()) {
       out.insert(out.end(), it->second.begin(), it->second.end());
     }

@@ -735,7 +735,11 @@ class LmdbIndex final : public Index {
         budget = (remaining + batches_left - 1) / batches_left;
       }
       if (idle) budget = std::max(budget, kIdleMergeBudget);
+      const auto column_start = Clock::now();
       auto slice = lift(column->merge_slice(txn, meta_, budget, dropped));
+      if (options_.timing && column->format() == RunFormat::kNarrow) {
+        options_.timing->band_merge_ns += nanos_since(column_start);
+      }
       if (!slice) {
         slice.error().message = "merging " + column->name() + ": " + slice.error().message;
         return std::unexpected(slice.error());
@@ -753,6 +757,7 @@ class LmdbIndex final : public Index {
       std::unique_ptr<Delta> merged = column->adopt(std::move(slice));
       if (!done) continue;
       if (column == ids_.get()) add_to_id_filter(*merged);
+      column->recycle(std::move(merged));
       if (options_.timing) ++options_.timing->merges;
     }
     slices_.clear();

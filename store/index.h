@@ -82,6 +82,7 @@ struct IndexStats {
 struct ApplyTiming {
   std::vector<std::uint32_t> item_ns;
   std::uint64_t merge_ns = 0;   // merging deltas into runs before the batch
+  std::uint64_t band_merge_ns = 0;  // of which the LSH band columns'
   std::uint64_t commit_ns = 0;  // mdb_txn_commit of the batch (fsync when store.sync)
   std::uint64_t merges = 0;
 };
