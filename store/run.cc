@@ -16,7 +16,7 @@ void encode_record(RunFormat format, std::span<const Entry> entries, char* out) 
     return;
   }
   for (std::size_t i = 0; i < n; ++i) {
-    coding::encode_fixed40(out + 5 * i, entries[i].key >> 24);
+    coding::encode_fixed40(out + 5 * i, entries[i].key >> kNarrowDroppedBits);
     coding::encode_fixed40(out + 5 * (n + i), entries[i].doc);
   }
 }

@@ -54,8 +54,9 @@ inline constexpr RunLayout layout_of(RunFormat format) {
   return format == RunFormat::kWide ? RunLayout{8, 8} : RunLayout{5, 5};
 }
 
-// The bits of a key a narrow run drops (its low 24).
-inline constexpr std::uint64_t kNarrowDropped = 0xffffffull;
+// The bits of a key a narrow run drops: its low 24 (it keeps the top 40).
+inline constexpr int kNarrowDroppedBits = 24;
+inline constexpr std::uint64_t kNarrowDropped = (std::uint64_t{1} << kNarrowDroppedBits) - 1;
 // The key as a run of this format keeps it: whole (wide) or its top 40 bits (narrow).
 inline constexpr std::uint64_t stored_key(RunFormat format, std::uint64_t key) {
   return format == RunFormat::kWide ? key : key & ~kNarrowDropped;
@@ -74,7 +75,7 @@ void decode_record(RunFormat format, const char* in, std::span<Entry> entries);
 
 inline std::uint64_t record_key_at(RunFormat format, const char* record, std::size_t i) {
   if (format == RunFormat::kWide) return coding::decode_fixed64(record + 8 * i);
-  return coding::decode_fixed40(record + 5 * i) << 24;
+  return coding::decode_fixed40(record + 5 * i) << kNarrowDroppedBits;
 }
 inline std::uint64_t record_doc_at(RunFormat format, const char* record, std::size_t n,
                                    std::size_t i) {
