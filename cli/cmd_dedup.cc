@@ -1,7 +1,7 @@
 // neardup dedup --store DIR [--in FILE | --warc FILE...] [--out FILE] [--dead-letter FILE]: the
 // whole pipeline and the index over JSONL pages or WARC response records (docs/records.md,
-// docs/cli.md). Pure stages run on all cores over a chunk of records, one chunk ahead of the
-// index, which applies each chunk in input order in one transaction while the next is
+// docs/cli.md). Pure stages run on all cores over chunks of records, up to two chunks ahead of
+// the index, which applies each chunk in input order in one transaction while the next ones are
 // fingerprinted.
 //
 // Offline defaults: gzip input is read as such (by its magic bytes); an input none of whose
@@ -11,7 +11,7 @@
 
 #include <chrono>
 #include <cstdio>
-#include <future>
+#include <deque>
 #include <iostream>
 
 #include "cli/cli_util.h"
@@ -140,28 +140,51 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     int exit_code = kExitOk;
     bool not_pages = false;  // stopped: none of the first lines is a page
 
-    // Reads the next chunk of lines and runs the pure stages over it on all cores. One runs
-    // ahead while the index applies the chunk before it and its outputs are written, so no
-    // core waits on a serial phase.
+    // The input is read here, in order, a chunk of lines at a time; the pure stages run over
+    // each chunk's lines on a pool of one thread per core, kChunksAhead chunks in flight while
+    // the index applies the one before them and its outputs are written. The pool starts lines
+    // in input order, so the chunk waited for has every core, and when its last lines leave a
+    // core idle the next chunk's take it: no core waits on a serial phase.
     struct Chunk {
       std::vector<Line> lines;
       std::string read_error;
     };
-    auto read_chunk = [&]() {
-      Chunk chunk;
-      std::string text, where;
-      while (chunk.lines.size() < chunk_size && in.next(text, where)) {
-        if (text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
-        chunk.lines.push_back(Line{.where = std::move(where), .text = std::move(text)});
+    struct InFlight {
+      std::unique_ptr<Chunk> chunk;
+      std::shared_ptr<FifoPool::Batch> batch;
+    };
+    constexpr std::size_t kChunksAhead = 2;
+    FifoPool pool(config->pipeline.threads);
+    std::deque<InFlight> ahead;
+    bool input_done = false;
+    auto read_ahead = [&] {
+      while (!input_done && ahead.size() < kChunksAhead) {
+        auto chunk = std::make_unique<Chunk>();
+        std::string text, where;
+        bool more = true;
+        while (chunk->lines.size() < chunk_size && (more = in.next(text, where))) {
+          if (text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
+          chunk->lines.push_back(Line{.where = std::move(where), .text = std::move(text)});
+        }
+        chunk->read_error = in.error();
+        input_done = !more || !chunk->read_error.empty();
+        auto batch = pool.submit(chunk->lines.size(), [&, lines = &chunk->lines](std::size_t i) {
+          (*lines)[i].record = process_record((*lines)[i].text, shared_config, scheme);
+        });
+        ahead.push_back(InFlight{std::move(chunk), std::move(batch)});
       }
-      chunk.read_error = in.error();
-      parallel_for(chunk.lines.size(), config->pipeline.threads, [&](std::size_t i) {
-        chunk.lines[i].record = process_record(chunk.lines[i].text, shared_config, scheme);
-      });
+    };
+    auto next_chunk = [&] {
+      read_ahead();
+      if (ahead.empty()) return Chunk{};
+      ahead.front().batch->wait();
+      Chunk chunk = std::move(*ahead.front().chunk);
+      ahead.pop_front();
+      read_ahead();  // the next chunk is fingerprinted while this one is applied
       return chunk;
     };
 
-    Chunk chunk = read_chunk();
+    Chunk chunk = next_chunk();
     if (!chunk.lines.empty() && in.lines()) {  // is any of the first lines a page at all?
       const std::vector<Line>& lines = chunk.lines;
       const std::size_t probe = std::min(kProbeLines, lines.size());
@@ -185,8 +208,6 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
       }
       if (chunk.lines.empty()) break;
       const bool more = chunk.read_error.empty();
-      std::future<Chunk> ahead;
-      if (more) ahead = std::async(std::launch::async, read_chunk);
 
       std::vector<IndexItem> items;
       items.reserve(chunk.lines.size());
@@ -195,7 +216,6 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
       if (!verdicts) {
         std::cerr << "neardup dedup: index: " << verdicts.error().message << "\n";
         exit_code = kExitFailure;
-        if (ahead.valid()) ahead.wait();
         break;
       }
       outcomes.assign(chunk.lines.size(), Outcome{});
@@ -225,8 +245,9 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
       }
       if (progress) print_progress(counts, elapsed(), false);
       if (!more) break;
-      chunk = ahead.get();
+      chunk = next_chunk();
     }
+    for (InFlight& pending : ahead) pending.batch->wait();
     if (std::fflush(out) != 0 || std::ferror(out)) {
       std::cerr << "neardup dedup: write error on " << options->out << "\n";
       exit_code = kExitFailure;

@@ -1,22 +1,13 @@
 #include "message/record.h"
 
+#include <simdjson.h>
+
 #include <cmath>
 
 #include "common/base64.h"
 
 namespace neardup {
 namespace {
-
-std::expected<std::string, RecordError> optional_string(const nlohmann::json& object,
-                                                        const std::string& field) {
-  auto it = object.find(field);
-  if (it == object.end() || it->is_null()) return std::string();
-  if (!it->is_string()) {
-    return std::unexpected(RecordError{"wrong_type", field + ": must be a string, got " +
-                                                         std::string(it->type_name())});
-  }
-  return it->get<std::string>();
-}
 
 // Days from 1970-01-01 to y-m-d (proleptic Gregorian), Howard Hinnant's algorithm.
 std::int64_t days_from_civil(std::int64_t y, unsigned m, unsigned d) {
@@ -141,6 +132,88 @@ bool json_depth_within(std::string_view text, std::size_t max_depth) {
   return true;
 }
 
+namespace {
+
+// One DOM parser per thread: its buffers grow to the largest record seen and are reused. It
+// refuses documents nested much deeper than kMaxJsonDepth (simdjson's count differs a little
+// between arrays and objects); nesting() then applies the exact bound.
+simdjson::dom::parser& thread_parser() {
+  thread_local simdjson::dom::parser parser = [] {
+    simdjson::dom::parser p;
+    // Out of memory here, parse() allocates again and reports it (MEMALLOC: not_json).
+    [[maybe_unused]] auto error = p.allocate(std::size_t{1} << 16, kMaxJsonDepth + 2);
+    return p;
+  }();
+  return parser;
+}
+
+// How deeply arrays and objects nest in value: 0 for a scalar, 1 for [1], 2 for {"a":[1]}. The
+// recursion is bounded by the parser's depth limit.
+std::size_t nesting(simdjson::dom::element value) {
+  std::size_t deepest = 0;
+  simdjson::dom::array array;
+  simdjson::dom::object object;
+  if (!value.get(array)) {
+    for (simdjson::dom::element child : array) deepest = std::max(deepest, nesting(child));
+  } else if (!value.get(object)) {
+    for (simdjson::dom::key_value_pair member : object) {
+      deepest = std::max(deepest, nesting(member.value));
+    }
+  } else {
+    return 0;
+  }
+  return deepest + 1;
+}
+
+const char* type_name(simdjson::dom::element_type type) {
+  switch (type) {
+    case simdjson::dom::element_type::ARRAY:
+      return "array";
+    case simdjson::dom::element_type::OBJECT:
+      return "object";
+    case simdjson::dom::element_type::STRING:
+      return "string";
+    case simdjson::dom::element_type::BOOL:
+      return "boolean";
+    case simdjson::dom::element_type::NULL_VALUE:
+      return "null";
+    default:
+      return "number";
+  }
+}
+
+// The string value of a field, or "" when absent or null.
+std::expected<std::string_view, RecordError> optional_string(
+    const std::optional<simdjson::dom::element>& value, const std::string& field) {
+  if (!value || value->is_null()) return std::string_view();
+  std::string_view text;
+  if (value->get(text)) {
+    return std::unexpected(
+        RecordError{"wrong_type", field + ": must be a string, got " + type_name(value->type())});
+  }
+  return text;
+}
+
+// A scalar as the JSON value parse_fetched_at reads (containers never are a time).
+nlohmann::json to_json_scalar(simdjson::dom::element value) {
+  switch (value.type()) {
+    case simdjson::dom::element_type::INT64:
+      return value.get_int64().value_unsafe();
+    case simdjson::dom::element_type::UINT64:
+      return value.get_uint64().value_unsafe();
+    case simdjson::dom::element_type::DOUBLE:
+      return value.get_double().value_unsafe();
+    case simdjson::dom::element_type::STRING:
+      return value.get_string().value_unsafe();
+    case simdjson::dom::element_type::BOOL:
+      return value.get_bool().value_unsafe();
+    default:
+      return nlohmann::json::array();
+  }
+}
+
+}  // namespace
+
 std::expected<Page, RecordError> parse_page(std::string_view record, const InputConfig& input) {
   const InputFields& fields = input.fields;
   if (record.size() > input.max_record_bytes) {
@@ -148,52 +221,69 @@ std::expected<Page, RecordError> parse_page(std::string_view record, const Input
         "record_too_large", std::to_string(record.size()) + " bytes > input.max_record_bytes " +
                                 std::to_string(input.max_record_bytes)});
   }
-  if (!json_depth_within(record, kMaxJsonDepth)) {
+  Page page;
+  // The record is kept for the output anyway; its copy, with the padding simdjson reads past the
+  // end of a document, is what gets parsed.
+  page.record.reserve(record.size() + simdjson::SIMDJSON_PADDING);
+  page.record.assign(record);
+  simdjson::dom::element root;
+  const auto error = thread_parser().parse(page.record.data(), page.record.size(), false).get(root);
+  if (error == simdjson::DEPTH_ERROR || (!error && nesting(root) > kMaxJsonDepth)) {
     return std::unexpected(RecordError{
         "too_deep", "arrays or objects nested deeper than " + std::to_string(kMaxJsonDepth)});
   }
-  Page page;
-  const nlohmann::json object = nlohmann::json::parse(record, nullptr, /*allow_exceptions=*/false);
-  if (object.is_discarded()) {
-    return std::unexpected(RecordError{"not_json", "the record is not valid JSON"});
+  if (error) {
+    return std::unexpected(RecordError{"not_json", std::string("the record is not valid JSON: ") +
+                                                       simdjson::error_message(error)});
   }
-  if (!object.is_object()) {
+  simdjson::dom::object object;
+  if (root.get(object)) {
     return std::unexpected(RecordError{
-        "not_object", std::string("the record is JSON ") + object.type_name() +
-                          ", not an object"});
+        "not_object",
+        std::string("the record is JSON ") + type_name(root.type()) + ", not an object"});
   }
-  page.record = std::string(record);
-  page.has_neardup_field = object.contains("neardup");
-  auto url = optional_string(object, fields.url);
+  // One pass over the members; of repeated names the last one counts.
+  std::optional<simdjson::dom::element> url_value, id_value, type_value, body_value, base64_value,
+      fetched_value;
+  for (const simdjson::dom::key_value_pair member : object) {
+    const std::string_view key = member.key;
+    if (key == fields.url) url_value = member.value;
+    if (key == fields.id) id_value = member.value;
+    if (key == fields.content_type) type_value = member.value;
+    if (key == fields.body) body_value = member.value;
+    if (key == fields.body_base64) base64_value = member.value;
+    if (key == fields.fetched_at) fetched_value = member.value;
+    if (key == "neardup") page.has_neardup_field = true;
+  }
+  auto url = optional_string(url_value, fields.url);
   if (!url) return std::unexpected(url.error());
   if (url->empty()) {
     return std::unexpected(RecordError{"missing_url", fields.url + ": required, missing or empty"});
   }
-  page.url = std::move(*url);
+  page.url = *url;
 
-  auto id = optional_string(object, fields.id);
+  auto id = optional_string(id_value, fields.id);
   if (!id) return std::unexpected(id.error());
-  page.id = id->empty() ? page.url : std::move(*id);
+  page.id = id->empty() ? page.url : std::string(*id);
 
-  auto content_type = optional_string(object, fields.content_type);
+  auto content_type = optional_string(type_value, fields.content_type);
   if (!content_type) return std::unexpected(content_type.error());
-  page.content_type = std::move(*content_type);
+  page.content_type = *content_type;
 
-  auto body = optional_string(object, fields.body);
+  auto body = optional_string(body_value, fields.body);
   if (!body) return std::unexpected(body.error());
-  auto body_base64 = optional_string(object, fields.body_base64);
+  auto body_base64 = optional_string(base64_value, fields.body_base64);
   if (!body_base64) return std::unexpected(body_base64.error());
   if (!body_base64->empty()) {
     auto bytes = base64_decode(*body_base64);
     if (!bytes) return std::unexpected(RecordError{"invalid_base64", fields.body_base64 + ": " + bytes.error()});
     page.body = std::move(*bytes);
   } else {
-    page.body = std::move(*body);
+    page.body = *body;
   }
 
-  auto fetched_at = object.find(fields.fetched_at);
-  if (fetched_at != object.end() && !fetched_at->is_null()) {
-    page.fetched_at_ms = parse_fetched_at(*fetched_at);
+  if (fetched_value && !fetched_value->is_null()) {
+    page.fetched_at_ms = parse_fetched_at(to_json_scalar(*fetched_value));
     if (!page.fetched_at_ms) {
       return std::unexpected(RecordError{
           "bad_fetched_at", fields.fetched_at + ": must be RFC 3339 text or epoch milliseconds"});

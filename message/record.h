@@ -16,7 +16,8 @@
 
 namespace neardup {
 
-// A readable page. `record` is the input record's bytes, kept to be passed through untouched.
+// A readable page. `record` is the input record's bytes, kept to be passed through untouched
+// (its capacity holds simdjson's padding past the end).
 struct Page {
   std::string record;
   bool has_neardup_field = false;  // the input object already has a `neardup` member
@@ -40,13 +41,16 @@ struct RecordError {
 inline constexpr std::size_t kMaxJsonDepth = 64;
 
 // True when no array or object in the JSON text is nested deeper than max_depth. A linear scan
-// of the bytes (strings skipped), run before the text is parsed; malformed text is left to the
-// parser.
+// of the bytes (strings skipped), for text that is not parsed otherwise (`neardup consume`);
+// malformed text is left to the parser.
 bool json_depth_within(std::string_view text, std::size_t max_depth);
 
-// Reads one input record: the field names of input.fields; records over input.max_record_bytes
-// or kMaxJsonDepth are refused before they are parsed. A missing or empty body is NOT an error:
-// the page is returned with an empty body and the pipeline skips it (empty_body).
+// Reads one input record: the field names of input.fields. Records over input.max_record_bytes
+// are refused unread; the rest are parsed with simdjson (validating all of the text, UTF-8
+// included) and refused when nested deeper than kMaxJsonDepth. Of repeated member names the
+// last counts. A number outside what a 64-bit integer or a double holds makes the record
+// not_json. A missing or empty body is NOT an error: the page is returned with an empty body
+// and the pipeline skips it (empty_body).
 std::expected<Page, RecordError> parse_page(std::string_view record, const InputConfig& input);
 
 // What neardup adds to a page: the `neardup` field of the output record.

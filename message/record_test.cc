@@ -145,6 +145,35 @@ TEST(Record, NestingUpToTheLimitIsAccepted) {
             "too_deep");
 }
 
+TEST(Record, ObjectsCountTowardTheLimitLikeArrays) {
+  auto nested = [](std::size_t levels) {  // the record object plus levels - 1 objects in it
+    std::string text;
+    for (std::size_t i = 1; i < levels; ++i) text += R"({"k":)";
+    return R"({"url":"u","x":)" + text + "1" + std::string(levels - 1, '}') + "}";
+  };
+  EXPECT_TRUE(parse_page(nested(kMaxJsonDepth), {}).has_value());
+  EXPECT_EQ(parse_page(nested(kMaxJsonDepth + 1), {}).error().code, "too_deep");
+  EXPECT_EQ(parse_page(nested(kMaxJsonDepth + 3), {}).error().code, "too_deep");
+}
+
+TEST(Record, RepeatedMembersLastOneCountsAndBadJsonIsNamed) {
+  auto page = parse_page(R"({"url":"first","url":"second","body":"b"})", {});
+  ASSERT_TRUE(page.has_value());
+  EXPECT_EQ(page->url, "second");
+  auto utf8 = parse_page("{\"url\":\"u\",\"body\":\"\xff\"}", {});
+  ASSERT_FALSE(utf8.has_value());
+  EXPECT_EQ(utf8.error().code, "not_json");
+  EXPECT_NE(utf8.error().detail.find("UTF-8"), std::string::npos) << utf8.error().detail;
+  EXPECT_EQ(parse_page(R"({"url":"u","n":123456789012345678901234567890})", {}).error().code,
+            "not_json");
+  EXPECT_EQ(parse_page(R"({"url":"u"} {"url":"v"})", {}).error().code, "not_json");
+  // The parse reads into the record's padding, never past the input's own bytes.
+  const std::string text = R"({"url":"u","body":"<p>x</p>"})";
+  auto exact = parse_page(std::string_view(text.data(), text.size()), {});
+  ASSERT_TRUE(exact.has_value());
+  EXPECT_EQ(exact->record, text);
+}
+
 TEST(Record, BracketsInsideStringsDoNotCount) {
   std::string brackets(1000, '[');
   // An escaped quote does not end the string.

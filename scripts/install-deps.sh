@@ -7,7 +7,7 @@ packages=(
   build-essential cmake ninja-build pkg-config git python3 ca-certificates
   libicu-dev libuchardet-dev libxml2-dev libxxhash-dev
   liblmdb-dev lmdb-utils librdkafka-dev
-  libyaml-cpp-dev libyaml-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
+  libyaml-cpp-dev libyaml-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libmicrohttpd-dev libsystemd-dev systemd zlib1g-dev
   # tests: the HTTP client of the unit tests
   libcpp-httplib-dev

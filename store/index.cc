@@ -800,11 +800,17 @@ class LmdbIndex final : public Index {
   }
 
   // Fills a new id filter with every hash in the ids column's runs, sized for twice what they
-  // hold (at least kMinIdFilter): memory follows the stored ids, not the configured size.
+  // hold (at least kMinIdFilter): memory follows the stored ids, not the configured size. With
+  // no runs there is nothing to filter and no table (an index of a few pages never allocates
+  // one); the first merge of the ids builds it.
   StoreResult<> rebuild_id_filter() {
     constexpr std::uint64_t kMinIdFilter = 1ull << 22;  // 6 MiB
     std::uint64_t entries = 0;
     for (const auto& run : ids_->state().runs) entries += run.entries;
+    if (entries == 0) {
+      id_filter_ = IdFilter();
+      return {};
+    }
     IdFilter filter(std::max<std::uint64_t>(kMinIdFilter, 2 * entries));
     auto txn = lift(lmdb::Txn::begin(env_, MDB_RDONLY));
     if (!txn) return std::unexpected(txn.error());
