@@ -69,6 +69,9 @@ struct Key {
   std::span<const std::string_view> one_of = {};  // strings: the allowed values, if a fixed set
   bool (*check)(std::string& value) = nullptr;    // strings: accepts (and may normalise) a value
   std::string_view expect = {};                   // strings: what `check` accepts, for errors
+  // Scheme keys added after others: scheme_id leaves the key out at this canonical value (the
+  // one that fingerprints as before the key existed), so that older schemes keep their ids.
+  std::string_view scheme_omits = {};
 };
 
 // --- String rules -------------------------------------------------------------------------
@@ -211,6 +214,7 @@ bool is_charset_label(std::string& value) {
 
 constexpr std::array<std::string_view, 2> kDenoiseModes = {"main_text", "all_text"};
 constexpr std::array<std::string_view, 3> kWeightings = {"tf", "log_tf", "binary"};
+constexpr std::array<std::string_view, 2> kCjkTokens = {"bigrams", "words"};
 constexpr std::array<std::string_view, 7> kLogLevels = {"trace", "debug",    "info", "warn",
                                                         "error", "critical", "off"};
 
@@ -276,6 +280,7 @@ void for_each_key(C& c, F&& f) {
 
   f(Key{.path = "features.ngram", .min = 1, .max = 8}, c.features.ngram);
   f(Key{.path = "features.weighting", .one_of = kWeightings}, c.features.weighting);
+  f(Key{.path = "features.cjk", .one_of = kCjkTokens, .scheme_omits = "\"words\""}, c.features.cjk);
   f(Key{.path = "features.stop_words"}, c.features.stop_words);
   f(Key{.path = "features.min_features", .min = 1, .max = 100'000}, c.features.min_features);
   f(Key{.path = "features.max_text_bytes", .min = kKiB, .max = kGiB, .size = true},
@@ -963,11 +968,11 @@ std::expected<Config, std::string> load_config_file(const std::string& path) {
 
 std::string scheme_id(const Config& config) {
   std::string text = "neardup-scheme-v3\n";
-  for (const Setting& setting : config_settings(config)) {
-    if (changes_fingerprints(setting.path)) {
-      text += cat(setting.path, "=", setting.value, "\n");
-    }
-  }
+  for_each_key(config, [&](const Key& key, const auto& field) {
+    if (!changes_fingerprints(key.path)) return;
+    const std::string value = canonical(field);
+    if (value != key.scheme_omits) text += cat(key.path, "=", value, "\n");
+  });
   const XXH64_hash_t hash = XXH3_64bits(text.data(), text.size());
   return "s-" + hex(hash >> 32, 8);
 }

@@ -108,6 +108,7 @@ struct DenoiseConfig {
 struct FeaturesConfig {
   std::uint32_t ngram = 2;                 // token n-gram length, 1..8 (see pipeline/features/MEASUREMENTS.md)
   std::string weighting = "tf";            // tf | log_tf | binary (measured)
+  std::string cjk = "bigrams";             // bigrams | words: Han and kana tokens (measured)
   bool stop_words = false;                 // drop stop words (per detected script/language)
   std::uint32_t min_features = 16;         // fewer distinct features: skipped (low_content)
   std::uint64_t max_text_bytes = 1 << 20;  // main text beyond this is ignored
@@ -220,7 +221,9 @@ std::expected<Config, std::string> load_config_file(const std::string& path);
 // The fingerprint scheme id: "s-" + 8 lower-case hex digits, the high 32 bits of
 // XXH3_64bits (seed 0) over the text "neardup-scheme-v3\n" followed by one line
 // "<key path>=<value>\n" for every key of the decode, denoise, features, fingerprint and
-// minhash sections, in the order of examples/neardup.yaml. Values: integers in decimal, booleans as
+// minhash sections, in the order of examples/neardup.yaml, except features.cjk when it is
+// "words" (which fingerprints as before the key existed, so that older ids stay valid).
+// Values: integers in decimal, booleans as
 // true/false, strings double-quoted with \\, \" and control bytes (\xHH) escaped. Equal ids
 // mean comparable fingerprints; any change to one of those keys changes the id, no other key
 // does. The id depends on nothing but the values, so it is the same on every run and machine.

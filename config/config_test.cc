@@ -346,6 +346,8 @@ TEST(Config, DenoiseCapsHaveMinimums) {
 TEST(Config, WeightingMustBeKnown) {
   EXPECT_THAT(error_of("features:\n  weighting: idf\n"),
               HasSubstr("features.weighting: must be one of tf, log_tf, binary, got \"idf\""));
+  EXPECT_THAT(error_of("features:\n  cjk: trigrams\n"),
+              HasSubstr("features.cjk: must be one of bigrams, words, got \"trigrams\""));
 }
 
 TEST(Config, MinFeaturesIsLimited) {
@@ -540,6 +542,7 @@ TEST(SchemeId, IsPinnedForAFixedConfig) {
   config.denoise = {.mode = "main_text", .max_nodes = 200000, .max_millis = 500};
   config.features = {.ngram = 3,
                      .weighting = "log_tf",
+                     .cjk = "words",  // the pinned scheme predates features.cjk
                      .stop_words = false,
                      .min_features = 16,
                      .max_text_bytes = 1 << 20};
@@ -575,6 +578,9 @@ TEST(SchemeId, IsTheDocumentedHashOfTheDocumentedText) {
       "features.weighting=\"" +
       config.features.weighting +
       "\"\n"
+      "features.cjk=\"" +
+      config.features.cjk +
+      "\"\n"
       "features.stop_words=" +
       std::string(config.features.stop_words ? "true" : "false") +
       "\n"
@@ -596,6 +602,17 @@ TEST(SchemeId, IsTheDocumentedHashOfTheDocumentedText) {
   EXPECT_EQ(scheme_id(config), expected);
 }
 
+TEST(SchemeId, AKeyAddedLaterKeepsTheOlderSchemesId) {
+  // features.cjk "words" fingerprints as before the key existed: its scheme text leaves the key
+  // out, so an index of that scheme goes on matching new pages.
+  Config config;
+  config.features.cjk = "words";
+  Config bigrams = config;
+  bigrams.features.cjk = "bigrams";
+  EXPECT_NE(scheme_id(config), scheme_id(bigrams));
+  EXPECT_EQ(scheme_id(config), "s-aff0c346");  // the default scheme before features.cjk
+}
+
 TEST(SchemeId, ChangesWithEveryFingerprintSetting) {
   const Config base;
   const std::string base_id = scheme_id(base);
@@ -615,6 +632,7 @@ TEST(SchemeId, ChangesWithEveryFingerprintSetting) {
   vary("features.weighting", [](Config& c) {
     c.features.weighting = c.features.weighting == "binary" ? "tf" : "binary";
   });
+  vary("features.cjk", [](Config& c) { c.features.cjk = "words"; });
   vary("features.stop_words", [](Config& c) { c.features.stop_words = !c.features.stop_words; });
   vary("features.min_features", [](Config& c) { c.features.min_features += 1; });
   vary("features.max_text_bytes", [](Config& c) { c.features.max_text_bytes += 1; });
@@ -704,6 +722,7 @@ TEST(ToYaml, NonDefaultConfigRoundTrips) {
   config.denoise.mode = "all_text";
   config.features.ngram = 5;
   config.features.weighting = "binary";
+  config.features.cjk = "words";
   config.features.stop_words = true;
   config.fingerprint.seed = 0xdeadbeefcafef00dull;
   config.dedup.max_distance = 6;

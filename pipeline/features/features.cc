@@ -5,7 +5,9 @@
 #include <unicode/ubrk.h>
 #include <unicode/uchar.h>
 #include <unicode/unistr.h>
+#include <unicode/uscript.h>
 #include <unicode/ustring.h>
+#include <unicode/utext.h>
 #include <unicode/utf16.h>
 #include <unicode/utf8.h>
 #include <xxhash.h>
@@ -66,6 +68,7 @@ struct Scratch {
   icu::UnicodeString utf16;
   icu::UnicodeString normalized;
   std::string token;
+  std::vector<int32_t> run_starts;
   std::vector<WeightedHash> shingles;
   std::unordered_set<std::uint64_t> seen_paragraphs;  // token-sequence hashes
 };
@@ -111,9 +114,51 @@ bool has_letter(const char16_t* s, int32_t length) {
   return false;
 }
 
+// Han and kana (the scripts features.cjk tokenises as character bigrams). Everything below
+// U+2E80, where the CJK blocks begin, is answered without a property lookup.
+bool is_han_or_kana(UChar32 c) {
+  if (c < 0x2E80) return false;
+  if (c == 0x30FC) return true;  // the prolonged sound mark ー, Common script, written in kana
+  UErrorCode status = U_ZERO_ERROR;
+  const UScriptCode script = uscript_getScript(c, &status);
+  return script == USCRIPT_HAN || script == USCRIPT_HIRAGANA || script == USCRIPT_KATAKANA ||
+         script == USCRIPT_KATAKANA_OR_HIRAGANA;
+}
+
+// Calls visit(token_utf8, paragraph) for each word of chars[0, length) as the break iterator
+// splits it, numbers and (when asked) stop words dropped; counts line breaks into paragraph.
+template <typename Visit>
+void visit_words(const char16_t* chars, int32_t length, const FeaturesConfig& config,
+                 Scratch& scratch, std::size_t& paragraph, Visit& visit) {
+  UErrorCode status = U_ZERO_ERROR;
+  UText text = UTEXT_INITIALIZER;
+  utext_openUChars(&text, chars, length, &status);
+  icu::BreakIterator& breaker = *scratch.breaker;
+  breaker.setText(&text, status);  // the iterator keeps a shallow clone
+  if (U_FAILURE(status)) icu_unusable("word break iterator text", status);
+  for (int32_t start = breaker.first(), end = breaker.next(); end != icu::BreakIterator::DONE;
+       start = end, end = breaker.next()) {
+    // Rule status ranges: NONE [0,100) spaces/punctuation/symbols, NUMBER [100,200), then
+    // LETTER, KANA and IDEO. Dictionary-segmented CJK and Thai words report LETTER or IDEO.
+    const int32_t rule = breaker.getRuleStatus();
+    if (rule < UBRK_WORD_NONE_LIMIT) {
+      // Line breaks are their own segments ("\n" or "\r\n"), never part of a word.
+      if (std::find(chars + start, chars + end, u'\n') != chars + end) ++paragraph;
+      continue;
+    }
+    if (rule < UBRK_WORD_NUMBER_LIMIT && !has_letter(chars + start, end - start)) continue;
+    append_utf8(chars + start, end - start, scratch.token);
+    if (config.stop_words && is_stop_word(scratch.token)) continue;
+    visit(std::string_view(scratch.token), paragraph);
+  }
+  utext_close(&text);
+}
+
 // Normalises the clipped text into scratch.normalized and calls visit(token_utf8, paragraph)
-// for each word token, numbers and (when asked) stop words already dropped. paragraph counts
-// the line breaks before the token.
+// for each token, numbers and (when asked) stop words already dropped. paragraph counts the
+// line breaks before the token. Under features.cjk "bigrams", each run of Han and kana gives
+// its overlapping pairs of characters (one character alone: itself), to which stop words do
+// not apply, and the break iterator splits only the text between runs.
 template <typename Visit>
 void for_each_token(std::string_view text, const FeaturesConfig& config, Scratch& scratch,
                     Visit visit) {
@@ -141,23 +186,39 @@ void for_each_token(std::string_view text, const FeaturesConfig& config, Scratch
   if (U_FAILURE(status)) icu_unusable("nfkc_cf normalisation", status);
 
   const char16_t* chars = scratch.normalized.getBuffer();
-  icu::BreakIterator& breaker = *scratch.breaker;
-  breaker.setText(scratch.normalized);
+  const int32_t length = scratch.normalized.length();
   std::size_t paragraph = 0;
-  for (int32_t start = breaker.first(), end = breaker.next(); end != icu::BreakIterator::DONE;
-       start = end, end = breaker.next()) {
-    // Rule status ranges: NONE [0,100) spaces/punctuation/symbols, NUMBER [100,200), then
-    // LETTER, KANA and IDEO. Dictionary-segmented CJK and Thai words report LETTER or IDEO.
-    const int32_t rule = breaker.getRuleStatus();
-    if (rule < UBRK_WORD_NONE_LIMIT) {
-      // Line breaks are their own segments ("\n" or "\r\n"), never part of a word.
-      if (std::find(chars + start, chars + end, u'\n') != chars + end) ++paragraph;
-      continue;
+  if (config.cjk == "words") {
+    visit_words(chars, length, config, scratch, paragraph, visit);
+    return;
+  }
+  std::vector<int32_t>& starts = scratch.run_starts;  // of the characters in a run, then its end
+  for (int32_t i = 0; i < length;) {
+    int32_t run = i;  // where the next Han or kana run begins
+    for (int32_t next = run; run < length; run = next) {
+      UChar32 c;
+      U16_NEXT(chars, next, length, c);
+      if (is_han_or_kana(c)) break;
     }
-    if (rule < UBRK_WORD_NUMBER_LIMIT && !has_letter(chars + start, end - start)) continue;
-    append_utf8(chars + start, end - start, scratch.token);
-    if (config.stop_words && is_stop_word(scratch.token)) continue;
-    visit(std::string_view(scratch.token), paragraph);
+    if (run > i) visit_words(chars + i, run - i, config, scratch, paragraph, visit);
+    starts.clear();
+    int32_t end = run;
+    for (int32_t next = end; end < length; end = next) {
+      UChar32 c;
+      U16_NEXT(chars, next, length, c);
+      if (!is_han_or_kana(c)) break;
+      starts.push_back(end);
+    }
+    if (!starts.empty()) {
+      const std::size_t characters = starts.size();
+      starts.push_back(end);
+      const std::size_t width = characters >= 2 ? 2 : 1;
+      for (std::size_t a = 0; a + width <= characters; ++a) {
+        append_utf8(chars + starts[a], starts[a + width] - starts[a], scratch.token);
+        visit(std::string_view(scratch.token), paragraph);  // not a word: no stop words
+      }
+    }
+    i = end;
   }
 }
 

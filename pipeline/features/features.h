@@ -4,12 +4,16 @@
 // folded (typography.h: curly apostrophes and quotes, dashes, UTF-8 read as windows-1252),
 // normalised with ICU's "nfkc_cf" (NFKC and full case folding in one pass: "ＨＥＬＬＯ Straße"
 // -> "hello strasse"; no-break and zero-width spaces, the ellipsis), and split with ICU's word
-// break iterator, which segments Chinese, Japanese, Thai, Lao, Khmer and Burmese through its
-// dictionaries. Tokens whose break rule status is UBRK_WORD_NONE (spaces, punctuation,
+// break iterator, which segments Thai, Lao, Khmer and Burmese through its dictionaries. Runs of
+// Han and kana (Chinese and Japanese) become overlapping character bigrams ("北京大学" -> 北京,
+// 京大, 大学; a lone character is a token of its own) under features.cjk "bigrams", the
+// default; under "words" the break iterator splits them with its dictionaries too (measured:
+// pipeline/features/MEASUREMENTS.md, "Han and kana as character bigrams").
+// Tokens whose break rule status is UBRK_WORD_NONE (spaces, punctuation,
 // symbols, emoji) are dropped, and so are numbers without a letter (UBRK_WORD_NUMBER: dates,
 // times, counters and prices differ between captures of one page; "covid19" stays); letters,
 // kana and ideographs stay. With features.stop_words, tokens in the built-in stop-word lists
-// (stop_words.h) are dropped.
+// (stop_words.h) are dropped; character bigrams are not words and are kept.
 //
 // The text is read as paragraphs separated by '\n' (denoise's output); a paragraph whose
 // tokens repeat an earlier paragraph's exactly is skipped. Each feature is a shingle of

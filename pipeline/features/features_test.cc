@@ -68,8 +68,28 @@ TEST(Features, RussianIsCaseFoldedAndSplitOnPunctuation) {
               ElementsAre("привет", "мир", "москва", "столица"));
 }
 
+FeaturesConfig cjk_words() {
+  FeaturesConfig config;
+  config.cjk = "words";
+  return config;
+}
+
+TEST(Features, HanAndKanaRunsBecomeCharacterBigrams) {
+  EXPECT_THAT(tokenize("我们今天去北京。", FeaturesConfig{}),
+              ElementsAre("我们", "们今", "今天", "天去", "去北", "北京"));
+  // Kana and kanji form one run; punctuation and Latin words end it; a lone character is a
+  // token of its own; full-width Latin is folded to a word, which the break iterator splits.
+  EXPECT_THAT(tokenize("東京のＡＰＩ、水。Hello world", FeaturesConfig{}),
+              ElementsAre("東京", "京の", "api", "水", "hello", "world"));
+  // The prolonged sound mark belongs to its katakana word.
+  EXPECT_THAT(tokenize("コーヒー", FeaturesConfig{}), ElementsAre("コー", "ーヒ", "ヒー"));
+  // Paragraphs are counted across runs.
+  const TokenHashes hashes = hash_tokens("北京\nabc 上海\n東京", FeaturesConfig{}, 0);
+  EXPECT_THAT(hashes.paragraph_ends, ElementsAre(1, 3, 4));
+}
+
 TEST(Features, ChineseIsSegmentedIntoDictionaryWords) {
-  std::vector<std::string> tokens = tokenize("我们今天去北京大学学习中文。", FeaturesConfig{});
+  std::vector<std::string> tokens = tokenize("我们今天去北京大学学习中文。", cjk_words());
   // Seven Han characters or more are not seven one-character tokens: the dictionary groups them.
   ASSERT_FALSE(tokens.empty());
   EXPECT_LT(tokens.size(), 10u);
@@ -80,7 +100,7 @@ TEST(Features, ChineseIsSegmentedIntoDictionaryWords) {
 }
 
 TEST(Features, JapaneseIsSegmentedIntoDictionaryWords) {
-  std::vector<std::string> tokens = tokenize("東京都の天気は晴れです。", FeaturesConfig{});
+  std::vector<std::string> tokens = tokenize("東京都の天気は晴れです。", cjk_words());
   ASSERT_FALSE(tokens.empty());
   EXPECT_TRUE(std::any_of(tokens.begin(), tokens.end(),
                           [](const std::string& t) { return t.starts_with("東京"); }));
@@ -258,9 +278,10 @@ TEST(Features, StopWordsAreDroppedOnlyWhenEnabled) {
 }
 
 TEST(Features, BuiltinStopWordsAreSingleNormalisedTokens) {
-  // A stop word that is not its own nfkc_cf token could never match.
+  // A stop word that is not its own nfkc_cf token could never match (Chinese and Japanese ones
+  // are words of the dictionary path).
   for (std::string_view word : builtin_stop_words()) {
-    EXPECT_THAT(tokenize(word, FeaturesConfig{}), ElementsAre(std::string(word))) << word;
+    EXPECT_THAT(tokenize(word, cjk_words()), ElementsAre(std::string(word))) << word;
     EXPECT_TRUE(is_stop_word(word)) << word;
   }
   EXPECT_FALSE(is_stop_word("library"));
@@ -292,14 +313,15 @@ TEST(Features, ThreadsGetTheSameFeatures) {
   }
 }
 
-// SimHash distances: what dedup.max_distance = 3 relies on, under the configured default
-// and under token bigrams with tf weights (the measured recommendation).
+// SimHash distances: what dedup.max_distance = 3 relies on, under the configured default,
+// under token bigrams with tf weights (the measured recommendation) and with Han and kana
+// split by ICU's dictionaries (features.cjk: words).
 
 std::vector<FeaturesConfig> distance_configs() {
   FeaturesConfig bigram_tf;
   bigram_tf.ngram = 2;
   bigram_tf.weighting = "tf";
-  return {FeaturesConfig{}, bigram_tf};
+  return {FeaturesConfig{}, bigram_tf, cjk_words()};
 }
 
 // Each edit of text lands within 3 bits at the median and max_distance at worst, under every
