@@ -131,7 +131,6 @@ struct NamePattern {
   std::uint8_t bits;
 };
 
-// Sorted by first byte, for kFirstPattern.
 constexpr std::array kNamePatterns = std::to_array<NamePattern>({
     {"-ad-", kNameUnlikely | kNameNegative},
     {"ad-break", kNameUnlikely},
@@ -204,19 +203,33 @@ constexpr std::array kNamePatterns = std::to_array<NamePattern>({
     {"yom-remote", kNameUnlikely},
 });
 
-static_assert(std::ranges::is_sorted(kNamePatterns, {},
-                                     [](const NamePattern& p) { return p.text[0]; }));
-
-// kFirstPattern[c]: index of the first pattern whose first byte is >= c.
-constexpr auto kFirstPattern = [] {
-  std::array<std::uint8_t, 129> first{};
-  for (std::size_t c = 0; c < first.size(); ++c) {
-    std::size_t k = 0;
-    while (k < kNamePatterns.size() && static_cast<std::size_t>(kNamePatterns[k].text[0]) < c) ++k;
-    first[c] = static_cast<std::uint8_t>(k);
+// The patterns ordered by their first two bytes, and kPairFirst[c1 * 128 + c2]: the index of
+// the first of them whose first two bytes are (c1, c2) or after, so that the patterns that can
+// start at a position are one table lookup away (most pairs of letters start none).
+constexpr auto kPatternsByPair = [] {
+  auto sorted = kNamePatterns;
+  std::ranges::sort(sorted, {}, [](const NamePattern& p) { return p.text.substr(0, 2); });
+  return sorted;
+}();
+static_assert(std::ranges::all_of(kNamePatterns, [](const NamePattern& p) {
+  return p.text.size() >= 3 && static_cast<unsigned char>(p.text[0]) < 128 &&
+         static_cast<unsigned char>(p.text[1]) < 128;
+}));
+constexpr auto kPairFirst = [] {
+  std::array<std::uint8_t, 128 * 128 + 1> first{};
+  std::size_t k = 0;
+  for (std::size_t pair = 0; pair < first.size(); ++pair) {
+    while (k < kPatternsByPair.size() &&
+           static_cast<std::size_t>(kPatternsByPair[k].text[0]) * 128 +
+                   static_cast<std::size_t>(kPatternsByPair[k].text[1]) <
+               pair) {
+      ++k;
+    }
+    first[pair] = static_cast<std::uint8_t>(k);
   }
   return first;
 }();
+static_assert(kNamePatterns.size() < 256);
 
 // True when a whitespace-, '-' or '_'-separated token of s equals one of the words. Short
 // words such as "ad" would match far too much as substrings ("head", "shadow").
@@ -236,11 +249,15 @@ bool has_token(std::string_view s, std::initializer_list<std::string_view> words
 // The NameBit set of a lower-cased class or id value.
 std::uint8_t name_bits(std::string_view n) {
   std::uint8_t bits = 0;
-  for (std::size_t i = 0; i < n.size(); ++i) {
-    const auto c = static_cast<unsigned char>(n[i]);
-    if (c >= 128) continue;
-    for (std::size_t k = kFirstPattern[c]; k < kFirstPattern[c + 1]; ++k) {
-      if (n.substr(i).starts_with(kNamePatterns[k].text)) bits |= kNamePatterns[k].bits;
+  const auto* s = reinterpret_cast<const unsigned char*>(n.data());
+  for (std::size_t i = 0; i + 3 <= n.size(); ++i) {  // every pattern has three bytes or more
+    if ((s[i] | s[i + 1]) >= 128) continue;
+    const std::size_t pair = std::size_t{s[i]} * 128 + s[i + 1];
+    for (std::size_t k = kPairFirst[pair]; k < kPairFirst[pair + 1]; ++k) {
+      const std::string_view p = kPatternsByPair[k].text;
+      if (p.size() <= n.size() - i && std::memcmp(s + i + 2, p.data() + 2, p.size() - 2) == 0) {
+        bits |= kPatternsByPair[k].bits;
+      }
     }
   }
   if (has_token(n, {"ad", "ads", "advert", "advertisement", "nav", "navbar", "navigation", "teaser",
