@@ -140,44 +140,56 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     int exit_code = kExitOk;
     bool not_pages = false;  // stopped: none of the first lines is a page
 
-    // The input is read here, in order, a chunk of lines at a time; the pure stages run over
-    // each chunk's lines on a pool of one thread per core, kChunksAhead chunks in flight while
-    // the index applies the one before them and its outputs are written. The pool starts lines
-    // in input order, so the chunk waited for has every core, and when its last lines leave a
-    // core idle the next chunk's take it: no core waits on a serial phase.
+    // The input is read here, in order, a chunk (an index batch) of lines at a time; the pure
+    // stages run over its lines on a pool of one thread per core, handed over kSliceLines at a
+    // time as they are read (the cores start on a chunk before all of it is read), with
+    // kChunksAhead chunks in flight while the index applies the one before them and its outputs
+    // are written. The pool starts lines in input order, so the chunk waited for has every
+    // core, and when its last lines leave a core idle the next chunk's take it: no core waits
+    // on a serial phase.
     struct Chunk {
       std::vector<Line> lines;
       std::string read_error;
     };
     struct InFlight {
       std::unique_ptr<Chunk> chunk;
-      std::shared_ptr<FifoPool::Batch> batch;
+      std::vector<std::shared_ptr<FifoPool::Batch>> slices;
     };
     constexpr std::size_t kChunksAhead = 2;
+    constexpr std::size_t kSliceLines = 32;
     FifoPool pool(config->pipeline.threads);
     std::deque<InFlight> ahead;
     bool input_done = false;
     auto read_ahead = [&] {
       while (!input_done && ahead.size() < kChunksAhead) {
-        auto chunk = std::make_unique<Chunk>();
+        InFlight next{std::make_unique<Chunk>(), {}};
+        std::vector<Line>& lines = next.chunk->lines;
+        lines.reserve(chunk_size);  // the slices handed over point into it
+        std::size_t handed = 0;     // lines[0, handed) are with the pool
+        auto hand_over = [&] {
+          Line* slice = lines.data() + handed;
+          next.slices.push_back(pool.submit(lines.size() - handed, [&, slice](std::size_t i) {
+            slice[i].record = process_record(slice[i].text, shared_config, scheme);
+          }));
+          handed = lines.size();
+        };
         std::string text, where;
         bool more = true;
-        while (chunk->lines.size() < chunk_size && (more = in.next(text, where))) {
+        while (lines.size() < chunk_size && (more = in.next(text, where))) {
           if (text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
-          chunk->lines.push_back(Line{.where = std::move(where), .text = std::move(text)});
+          lines.push_back(Line{.where = std::move(where), .text = std::move(text)});
+          if (lines.size() - handed == kSliceLines) hand_over();
         }
-        chunk->read_error = in.error();
-        input_done = !more || !chunk->read_error.empty();
-        auto batch = pool.submit(chunk->lines.size(), [&, lines = &chunk->lines](std::size_t i) {
-          (*lines)[i].record = process_record((*lines)[i].text, shared_config, scheme);
-        });
-        ahead.push_back(InFlight{std::move(chunk), std::move(batch)});
+        if (lines.size() > handed) hand_over();
+        next.chunk->read_error = in.error();
+        input_done = !more || !next.chunk->read_error.empty();
+        ahead.push_back(std::move(next));
       }
     };
     auto next_chunk = [&] {
       read_ahead();
       if (ahead.empty()) return Chunk{};
-      ahead.front().batch->wait();
+      for (auto& slice : ahead.front().slices) slice->wait();
       Chunk chunk = std::move(*ahead.front().chunk);
       ahead.pop_front();
       read_ahead();  // the next chunk is fingerprinted while this one is applied
@@ -247,7 +259,9 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
       if (!more) break;
       chunk = next_chunk();
     }
-    for (InFlight& pending : ahead) pending.batch->wait();
+    for (InFlight& pending : ahead) {
+      for (auto& slice : pending.slices) slice->wait();
+    }
     if (std::fflush(out) != 0 || std::ferror(out)) {
       std::cerr << "neardup dedup: write error on " << options->out << "\n";
       exit_code = kExitFailure;
