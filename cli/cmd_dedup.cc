@@ -157,8 +157,8 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     };
     constexpr std::size_t kChunksAhead = 2;
     constexpr std::size_t kSliceLines = 32;
-    FifoPool pool(config->pipeline.threads);
     std::deque<InFlight> ahead;
+    FifoPool pool(config->pipeline.threads);  // after `ahead`: its jobs finish before it goes
     bool input_done = false;
     auto read_ahead = [&] {
       while (!input_done && ahead.size() < kChunksAhead) {
