@@ -397,6 +397,7 @@ void OutlineBuilder::parse(std::string_view html) {
   }
 }
 
+// Reads only the attributes in kOutlineAttributes (html_outline.h): the prescan drops the rest.
 std::uint16_t OutlineBuilder::classify(const xmlChar** attrs, std::int8_t& weight,
                                        std::uint32_t& class_hash, bool& hidden) {
   std::uint16_t flags = 0;

@@ -137,6 +137,11 @@ struct Outline {
   bool timed_out = false;       // parsing stopped at the deadline; text is partial
 };
 
+// The attributes the outline reads, lower-case (besides every attribute of <meta>: og:title).
+// The prescan leaves the others out; an attribute read here must be added to the list.
+inline constexpr std::string_view kOutlineAttributes[] = {
+    "id", "class", "rel", "role", "style", "hidden", "itemprop", "aria-hidden"};
+
 // Parses UTF-8 HTML (any declared charset is ignored). Records at most max_nodes elements;
 // stops parsing at the deadline. Never fails: malformed HTML is repaired by libxml2's
 // recovery rules, and an empty input gives an empty outline. The input goes through

@@ -5,6 +5,8 @@
 #include <utility>
 #include <vector>
 
+#include "pipeline/denoise/html_outline.h"
+
 namespace neardup::denoise_internal {
 namespace {
 
@@ -38,12 +40,13 @@ std::size_t find_end_tag(std::string_view text, std::size_t from, std::string_vi
 bool is_blank(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r'; }
 bool all_blank(std::string_view s) { return std::all_of(s.begin(), s.end(), is_blank); }
 
+// Where libxml2's htmlParseHTMLName reads a name from: an ASCII letter, '_', ':' or '.'.
+bool is_name_start(char c) { return is_alpha(c) || c == '_' || c == ':' || c == '.'; }
+
 // True when libxml2's HTML parser reads all of `name` as one attribute name (htmlParseHTMLName:
-// an ASCII letter, '_', ':' or '.', then letters, digits, ':', '-', '_', '.'; under 100 bytes).
+// a name start, then letters, digits, ':', '-', '_', '.'; under 100 bytes).
 bool is_html_name(std::string_view name) {
-  if (name.empty() || name.size() >= 100) return false;
-  const char first = name[0];
-  if (!is_alpha(first) && first != '_' && first != ':' && first != '.') return false;
+  if (name.empty() || name.size() >= 100 || !is_name_start(name[0])) return false;
   for (char c : name) {
     if (!is_alpha(c) && !(c >= '0' && c <= '9') && c != ':' && c != '-' && c != '_' && c != '.') {
       return false;
@@ -52,13 +55,9 @@ bool is_html_name(std::string_view name) {
   return true;
 }
 
-// The attributes the outline reads (html_outline.cc: classify), lower-case.
 bool is_read_attribute(std::string_view name) {
-  for (std::string_view read :
-       {"id", "class", "rel", "role", "style", "hidden", "itemprop", "aria-hidden"}) {
-    if (equals_lower(name, read)) return true;
-  }
-  return false;
+  return std::ranges::any_of(kOutlineAttributes,
+                             [&](std::string_view read) { return equals_lower(name, read); });
 }
 
 // A start tag beginning at html[lt] ('<' followed by a letter).
@@ -172,7 +171,7 @@ std::string_view prescan_html(std::string_view html, std::string& out) {
       // An end tag: libxml2 reads a name, then skips to the first '>'; without a name, "</" is
       // text.
       const char first = lt + 2 < n ? html[lt + 2] : '\0';
-      if (is_alpha(first) || first == '_' || first == ':' || first == '.') {
+      if (is_name_start(first)) {
         const std::size_t gt = html.find('>', lt + 2);
         i = gt == std::string_view::npos ? n : gt + 1;
       } else {

@@ -15,8 +15,8 @@
 // - A start tag keeps its first kMaxAttributes attributes: libxml2 compares each attribute's
 //   name with every earlier one, so an element with N attributes costs O(N^2) (a million
 //   attributes: minutes).
-// - Attributes the outline never reads (all but id, class, rel, role, style, hidden, itemprop
-//   and aria-hidden; every attribute of <meta> is kept) are left out of start tags, which are
+// - Attributes the outline never reads (all but kOutlineAttributes, html_outline.h: id, class,
+//   role and a few more; every attribute of <meta> is kept) are left out of start tags, which are
 //   most of what libxml2 still parses once script bodies are gone (href, src, srcset, data-*,
 //   inline handlers: a third of the bytes of typical pages). Only where libxml2 is sure to read
 //   the tag exactly as this scan does: well-formed names after blanks, closed quotes, no '\f',
