@@ -30,6 +30,9 @@ lmdb::Result<> Column::load(const lmdb::Txn& txn, lmdb::Dbi meta, bool create,
     state_ = records::ColumnState{.watermark = watermark};
     runs_.clear();
     filters_.clear();
+    union_.reset();
+    covered_.clear();
+    build_.reset();
     return meta.put(txn, meta_key(), state_.encode());
   }
   auto state = records::ColumnState::decode(*stored);
@@ -52,30 +55,78 @@ lmdb::Result<> Column::load(const lmdb::Txn& txn, lmdb::Dbi meta, bool create,
   runs_ = std::move(runs);
   directories_generation_ = kStale;
   filters_.clear();
+  build_.reset();
+  union_.reset();
+  covered_.assign(runs_.size(), 0);
   if (format_ == RunFormat::kNarrow && !read_only) {
+    if (runs_.size() >= 2) union_ = new_union();
     for (std::size_t i = 0; i < runs_.size(); ++i) {
       auto dir = RunDirectory::load(txn, runs_[i], format_);
       if (!dir) return std::unexpected(dir.error());
-      filters_.push_back(filter_of(*dir, state_.runs[i].entries));
+      filters_.push_back(filter_of(*dir, state_.runs[i].entries, union_.get()));
+      covered_[i] = union_ != nullptr;
     }
   }
   return {};
 }
 
-std::unique_ptr<BandFilter> Column::filter_of(const RunDirectory& dir, std::uint64_t entries) {
+std::unique_ptr<BandFilter> Column::filter_of(const RunDirectory& dir, std::uint64_t entries,
+                                              BandFilter* also) {
   auto filter = std::make_unique<BandFilter>(entries);
   for (std::size_t r = 0; r < dir.records.size(); ++r) {
-    // Ascending keys: the filter fills front to back.
+    // Ascending keys: the filters fill front to back.
     for (std::size_t i = 0; i < dir.sizes[r]; ++i) {
-      filter->add(record_key_at(dir.format, dir.records[r], i));
+      const std::uint64_t key = record_key_at(dir.format, dir.records[r], i);
+      filter->add(key);
+      if (also != nullptr) also->add(key);
     }
   }
   return filter;
 }
 
+std::unique_ptr<BandFilter> Column::new_union() const {
+  std::uint64_t entries = 0;
+  for (const auto& run : state_.runs) entries += run.entries;
+  return std::make_unique<BandFilter>(std::max(2 * entries, kUnionMinDeltas * capacity_));
+}
+
+void Column::build_union(std::uint64_t budget) {
+  if (format_ != RunFormat::kNarrow || filters_.size() != runs_.size()) return;
+  if (!build_) {
+    if (merge_ || std::count(covered_.begin(), covered_.end(), 0) < 2) return;
+    build_ = UnionBuild{.filter = new_union()};
+    for (const auto& run : state_.runs) build_->pending.push_back(run.id);
+  }
+  while (budget > 0 && !build_->pending.empty()) {
+    std::size_t i = 0;
+    while (state_.runs[i].id != build_->pending.front()) ++i;  // pending runs are live runs
+    const RunDirectory& dir = directories_[i];
+    std::size_t& r = build_->record;
+    for (; r < dir.records.size() && budget > 0; ++r) {
+      for (std::size_t e = 0; e < dir.sizes[r]; ++e) {
+        build_->filter->add(record_key_at(dir.format, dir.records[r], e));
+      }
+      budget -= std::min<std::uint64_t>(budget, dir.sizes[r]);
+    }
+    if (r == dir.records.size()) {
+      build_->pending.erase(build_->pending.begin());
+      r = 0;
+    }
+  }
+  // Every run now is either read or a merge's made of read runs and frozen keys added as they
+  // were merged; a merge still running would leave its frozen keys half added.
+  if (build_->pending.empty() && !merge_) {
+    union_ = std::move(build_->filter);
+    covered_.assign(runs_.size(), 1);
+    build_.reset();
+  }
+}
+
 std::size_t Column::memory() const {
   std::size_t bytes = delta_.memory() + (spare_ ? spare_->memory() : 0);
   for (const auto& filter : filters_) bytes += filter ? filter->memory() : 0;
+  if (union_) bytes += union_->memory();
+  if (build_) bytes += build_->filter->memory();
   if (merge_) {
     bytes += merge_->frozen->memory() + merge_->progress.carry.capacity() * sizeof(Entry);
     if (merge_->filter) bytes += merge_->filter->memory();
@@ -120,7 +171,10 @@ void Column::prefetch(std::uint64_t key) const {
   delta_.prefetch(key);
   if (merge_) merge_->frozen->prefetch(key);
   const std::uint64_t lo = range_start(key), hi = range_end(key);
+  if (union_) union_->prefetch(stored_key(format_, key));
   for (std::size_t i = 0; i < directories_.size(); ++i) {
+    // A covered run's filter is read only for a key the union lets through (rarely).
+    if (covered(i)) continue;
     // A filtered run: its filter's line now, the run's lines once start() knows they are needed.
     if (i < filters_.size() && filters_[i]) {
       filters_[i]->prefetch(stored_key(format_, key));
@@ -135,20 +189,28 @@ std::uint64_t Column::merge_remaining() const {
   return merge_->total - merge_->progress.written - merge_->progress.carry.size();
 }
 
-void Column::begin_merge(std::uint64_t watermark) {
+void Column::begin_merge(std::uint64_t watermark, bool reclaim) {
   const bool full = delta_.size() >= capacity_;
   Merge m;
   m.frozen = std::make_unique<Delta>(std::move(delta_));
   m.total = m.frozen->size();
   m.keep = state_.runs.size();
-  while (m.keep > 0 && state_.runs[m.keep - 1].entries <= merge_ratio() * m.total) {
-    m.total += state_.runs[--m.keep].entries;
+  const std::uint64_t limit = reclaim ? ~std::uint64_t{0} : max_run_entries();
+  while (m.keep > 0) {
+    const std::uint64_t next = state_.runs[m.keep - 1].entries;
+    if (next > merge_ratio() * m.total || next > limit - m.total) break;
+    m.total += next;
+    --m.keep;
   }
   m.watermark = watermark;
   m.output = state_.next_run;
   m.progress.input_at.assign(state_.runs.size() - m.keep, {0, 0});
   if (filters_.size() == state_.runs.size() && format_ == RunFormat::kNarrow) {
     m.filter = std::make_unique<BandFilter>(m.total);
+    m.covers = union_ != nullptr &&
+               std::all_of(covered_.begin() + static_cast<std::ptrdiff_t>(m.keep), covered_.end(),
+                           [](char c) { return c != 0; }) &&
+               union_->size() + m.frozen->size() <= union_->capacity();
   }
   merge_ = std::move(m);
   bucket_loaded_ = ~std::size_t{0};
@@ -171,6 +233,12 @@ bool Column::load_frozen_bucket(std::pair<std::size_t, std::size_t>& at) {
       if (format_ == RunFormat::kNarrow) {
         for (Entry& entry : bucket_) entry.key = stored_key(format_, entry.key);
         std::sort(bucket_.begin(), bucket_.end());
+        // The union filters learn the merged delta's keys here, in ascending order (the
+        // merge's inputs are in them already).
+        for (const Entry& entry : bucket_) {
+          if (merge_->covers) union_->add(entry.key);
+          if (build_) build_->filter->add(entry.key);
+        }
       }
       bucket_loaded_ = at.first;
     }
@@ -356,13 +424,32 @@ std::unique_ptr<Delta> Column::adopt(Slice slice) {
     merge_->progress = std::move(slice);
     return nullptr;
   }
+  const std::size_t keep = merge_->keep;
+  if (build_) {
+    // Inputs the build has not read in full: it reads the new run instead.
+    auto& pending = build_->pending;
+    const bool front_read = !pending.empty();
+    const std::uint32_t front = front_read ? pending.front() : 0;
+    bool reread = false;
+    for (std::size_t i = keep; i < state_.runs.size(); ++i) {
+      if (auto it = std::find(pending.begin(), pending.end(), state_.runs[i].id);
+          it != pending.end()) {
+        pending.erase(it);
+        reread = true;
+      }
+    }
+    if (reread) pending.push_back(slice.state.runs.back().id);
+    if (front_read && (pending.empty() || pending.front() != front)) build_->record = 0;
+  }
   state_ = std::move(slice.state);
   runs_ = std::move(slice.runs);
   directories_generation_ = kStale;
   if (merge_->filter) {
-    filters_.resize(merge_->keep);
+    filters_.resize(keep);
     filters_.push_back(std::move(merge_->filter));
   }
+  covered_.resize(keep);
+  covered_.push_back(merge_->covers);
   std::unique_ptr<Delta> frozen = std::move(merge_->frozen);
   merge_.reset();
   return frozen;

@@ -8,7 +8,8 @@
 //
 // Merging, in slices. When the delta is full, begin_merge() freezes it: its entries, sorted,
 // become the merge's first input, with the newest runs (each at most merge_ratio() times what was
-// gathered before it), and a new, empty delta takes the next entries. merge_slice() then writes
+// gathered before it, and, for a band column, while the merged run stays within
+// max_run_entries()), and a new, empty delta takes the next entries. merge_slice() then writes
 // a bounded number of the merged entries into the new run in the caller's write transaction
 // (the index calls it once per batch, sized so that the merge ends well before the new delta
 // fills); the last slice also drops the input runs and writes the column's new state to meta.
@@ -16,6 +17,9 @@
 // the frozen entries and the runs as they were, so a merge never stalls a batch for long and
 // never changes an answer. A crash mid-merge leaves the old runs and state in meta; load()
 // drops the half-written run, and the merge starts again from the rebuilt delta.
+//
+// Filters (narrow columns opened for writing): one per run, and one over the union of the runs
+// (union_ below), which answers for every run it covers with one cache line.
 // Not thread-safe: the index's single writer owns its columns.
 #pragma once
 
@@ -58,6 +62,16 @@ class Column {
   static constexpr std::uint64_t kNarrowMergeRatio = 1;
   std::uint64_t merge_ratio() const {
     return format_ == RunFormat::kNarrow ? kNarrowMergeRatio : kWideMergeRatio;
+  }
+  // A narrow run grows to at most this many full deltas' entries; a run that size takes part
+  // in no further merge (unless the merge reclaims dropped documents, begin_merge). Without it
+  // the binary counter ends every 2^i deltas in a merge of every band run into one, as large as
+  // the whole column (5 GB at 12.8M pages), which stalled batches for seconds and doubled the
+  // store's footprint while it ran; with it the largest merge is 32 deltas (≈ 3.2M pages of 42
+  // bands), and a page's absent keys check one more filter per 32 deltas (bench/RESULTS.md).
+  static constexpr std::uint64_t kNarrowRunDeltas = 32;
+  std::uint64_t max_run_entries() const {
+    return format_ == RunFormat::kNarrow ? kNarrowRunDeltas * capacity_ : ~std::uint64_t{0};
   }
 
   // name: "t/<scheme>/<table>", "ids" or "b/<scheme>" (its meta key is "column/<name>" and its
@@ -109,8 +123,9 @@ class Column {
     delta_.scan(lo, hi, fn);
     if (merge_) merge_->frozen->scan(lo, hi, fn);
     if (!with_runs) return;
+    const bool in_union = union_ == nullptr || union_->may_contain(stored_key(format_, key));
     for (std::size_t i = 0; i < directories_.size(); ++i) {
-      if (filtered_out(i, key)) continue;
+      if ((!in_union && covered(i)) || filtered_out(i, key)) continue;
       probes.emplace_back(directories_[i], lo, hi, gap(i));
       probes.back().start();
     }
@@ -120,6 +135,15 @@ class Column {
   // page overlap the work on this one. Directories must be current.
   void prefetch(std::uint64_t key) const;
 
+  // Narrow columns opened for writing: reads up to `budget` more run entries into the union
+  // filter being built (below), starting a build when two or more runs are not covered by the
+  // current one and no merge runs, and making it current once it covers every run and no merge
+  // runs. Directories must be current. Nothing on disk changes.
+  void build_union(std::uint64_t budget);
+  // Whether a check of the union filter answers for run i (tests and stats).
+  bool covered(std::size_t i) const { return i < covered_.size() && covered_[i] != 0; }
+  bool building_union() const { return build_.has_value(); }
+
   // ---- merging ----
 
   bool merging() const { return merge_.has_value(); }
@@ -128,8 +152,10 @@ class Column {
   // Entries the running merge has still to write (0 when none runs).
   std::uint64_t merge_remaining() const;
   // Freezes the delta as described above; `watermark` is every document stored so far (the
-  // merged state's watermark). In memory only; the delta is empty afterwards.
-  void begin_merge(std::uint64_t watermark);
+  // merged state's watermark). The merged run stays within max_run_entries() unless `reclaim`
+  // (documents past store.retention are being dropped: the oldest runs must be rewritten for
+  // their space to come back). In memory only; the delta is empty afterwards.
+  void begin_merge(std::uint64_t watermark, bool reclaim = false);
 
   // Writes up to `budget` (at least one record's worth) more entries of the running merge into
   // txn, leaving out the entries of `dropped` documents; the slice that writes the last entry
@@ -171,7 +197,19 @@ class Column {
     std::uint32_t output = 0;     // the new run's id
     Slice progress;
     std::unique_ptr<BandFilter> filter;  // narrow: the new run's, filled as slices write
+    bool covers = false;  // the frozen keys go into union_, and the new run is covered
   };
+  // A union filter under construction: every run in `pending` is read into it a slice a batch;
+  // the frozen keys of merges meanwhile are added as they are merged.
+  struct UnionBuild {
+    std::unique_ptr<BandFilter> filter;
+    std::vector<std::uint32_t> pending;  // ids of the runs still to read, front first
+    std::size_t record = 0;              // the front run's next record
+  };
+  // A union filter starts sized for twice the runs' entries, and for at least this many full
+  // deltas' entries.
+  static constexpr std::uint64_t kUnionMinDeltas = 8;
+  std::unique_ptr<BandFilter> new_union() const;
 
   // Whether run i's filter rules out `key` (narrow columns; false without a filter).
   bool filtered_out(std::size_t i, std::uint64_t key) const {
@@ -179,7 +217,8 @@ class Column {
            !filters_[i]->may_contain(stored_key(format_, key));
   }
   // A filter over the stored keys of the run `dir` holds (narrow columns).
-  static std::unique_ptr<BandFilter> filter_of(const RunDirectory& dir, std::uint64_t entries);
+  static std::unique_ptr<BandFilter> filter_of(const RunDirectory& dir, std::uint64_t entries,
+                                               BandFilter* also = nullptr);
   std::uint64_t range_start(std::uint64_t key) const;
   std::uint64_t range_end(std::uint64_t key) const;
   // The expected distance between neighbouring keys of run i (RunProbe).
@@ -201,6 +240,17 @@ class Column {
   // key_filter.h), built at load() and by each merge. Empty otherwise, and every probe reads every
   // run.
   std::vector<std::unique_ptr<BandFilter>> filters_;
+  // Narrow columns opened for writing: one filter over the stored keys of every run marked in
+  // covered_, 8 bits a key like theirs. Most of a page's band keys are in no run; one check of
+  // it answers for every covered run where their own filters cost a cache line each (a page's
+  // 42 keys against 6 runs: 252 lines, the stall of most probes); a key it lets through is
+  // checked against each covered run's own filter. Built at load over every run when there are
+  // two or more, extended by each merge whose inputs are all covered while it has room for the
+  // merged delta, and replaced by a new one twice the runs' entries (build_) once two runs are
+  // left out of it. Stale keys (dropped documents) stay in it: a filter may say "maybe".
+  std::unique_ptr<BandFilter> union_;
+  std::vector<char> covered_;  // one per run
+  std::optional<UnionBuild> build_;
   Delta delta_;
   std::optional<Merge> merge_;
   std::unique_ptr<Delta> spare_;  // the last merge's frozen delta, the next merge's new delta

@@ -115,6 +115,10 @@ struct Scheme {
 // are still found (in the runs); a page of it starts a new, small delta.
 constexpr std::uint64_t kIdleBatches = 64;
 constexpr std::uint64_t kIdleMergeBudget = 1u << 18;
+// A band column's new union filter (Column::build_union) reads this many run entries a batch
+// per entry the batch adds: a rebuild over N entries ends within N / 4 entries added, while the
+// union it replaces (sized for twice its runs' entries) still has room.
+constexpr std::uint64_t kUnionBuildPerAdd = 4;
 
 class LmdbIndex final : public Index {
  public:
@@ -158,6 +162,7 @@ class LmdbIndex final : public Index {
       return std::unexpected(from_lmdb(whole.error()));
     }
     auto loaded = options_.read_only ? load_read_only() : load_or_create();
+    if (loaded && !options_.read_only) loaded = grow_ahead();
     if (!loaded) {
       loaded.error().message = "index " + config_.path + ": " + loaded.error().message;
       return std::unexpected(loaded.error());
@@ -177,6 +182,7 @@ class LmdbIndex final : public Index {
     ApplyTiming* timing = options_.timing;
     const std::size_t timed = timing ? timing->item_ns.size() : 0;
     std::vector<Verdict> verdicts;
+    if (auto grown = grow_ahead(); !grown) return std::unexpected(grown.error());
     const BatchUndo undo{next_doc_, documents_, schemes_.size(), stored_samples_.size()};
     now_ms_ = now();
     auto written = write([&](const lmdb::Txn& txn) { return apply_batch(txn, items, verdicts); },
@@ -642,6 +648,21 @@ class LmdbIndex final : public Index {
     return failed;
   }
 
+  // Doubles the map while the last commit uses more than three quarters of it. A batch that
+  // runs into MDB_MAP_FULL throws its work away and runs again after the growth (and a reopened
+  // store maps just its file, so its first batches would): growing first spares that. At open
+  // and before each batch; no transaction of ours may be open.
+  StoreResult<> grow_ahead() {
+    while (true) {
+      auto used = lift(env_.used_bytes());
+      if (!used) return std::unexpected(used.error());
+      auto info = lift(env_.info());
+      if (!info) return std::unexpected(info.error());
+      if (*used <= info->me_mapsize / 4 * 3 || info->me_mapsize >= config_.max_map_size) return {};
+      if (auto grown = grow(); !grown) return grown;
+    }
+  }
+
   StoreResult<> grow() {
     std::unique_lock lock(map_lock_);
     auto info = lift(env_.info());
@@ -723,11 +744,12 @@ class LmdbIndex final : public Index {
     const Dropped dropped{expired_through(), &forgotten_};
     for (auto [column, per_page, idle] : columns_and_rates()) {
       if (column->full() || (idle && !column->merging() && column->delta().size() > 0)) {
-        column->begin_merge(next_doc_ - 1);
+        column->begin_merge(next_doc_ - 1, dropped.expired_through > 0);
       }
+      const std::uint64_t adds = std::max<std::uint64_t>(1, batch_pages * per_page);
+      column->build_union(kUnionBuildPerAdd * adds);
       if (!column->merging()) continue;
       const std::uint64_t remaining = column->merge_remaining();
-      const std::uint64_t adds = std::max<std::uint64_t>(1, batch_pages * per_page);
       const std::uint64_t size = column->delta().size();
       std::uint64_t budget = remaining;
       if (size < column->capacity()) {

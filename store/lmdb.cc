@@ -29,16 +29,21 @@ Result<Env> Env::open(const std::string& dir, const Options& options) {
   return env;
 }
 
-Result<> Env::check_file_size(const std::string& dir) const {
+Result<std::uint64_t> Env::used_bytes() const {
   auto env_info = info();
   if (!env_info) return std::unexpected(env_info.error());
   auto env_stat = stat();
   if (!env_stat) return std::unexpected(env_stat.error());
+  return (static_cast<std::uint64_t>(env_info->me_last_pgno) + 1) * env_stat->ms_psize;
+}
+
+Result<> Env::check_file_size(const std::string& dir) const {
+  auto used = used_bytes();
+  if (!used) return std::unexpected(used.error());
+  const std::uint64_t needed = *used;
   const std::string file = dir + "/data.mdb";
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0) return std::unexpected(error(errno, "stat " + file));
-  const std::uint64_t needed =
-      (static_cast<std::uint64_t>(env_info->me_last_pgno) + 1) * env_stat->ms_psize;
   if (static_cast<std::uint64_t>(st.st_size) < needed) {
     return std::unexpected(LmdbError{
         MDB_CORRUPTED, file + " is " + std::to_string(st.st_size) + " bytes, but its last commit " +

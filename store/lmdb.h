@@ -70,6 +70,8 @@ class Env {
   Result<> set_map_size(std::uint64_t bytes);
   Result<MDB_envinfo> info() const;
   Result<MDB_stat> stat() const;
+  // Bytes of the map the last commit uses: (its last page + 1) × the page size.
+  Result<std::uint64_t> used_bytes() const;
   // MDB_CORRUPTED when data.mdb in `dir` is shorter than the pages the last commit uses (a
   // truncated copy or a damaged file system): reading the missing pages through the map would
   // end in SIGBUS. Errors of stat(2) as their errno.
