@@ -1,6 +1,7 @@
 #include "store/lmdb.h"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <cerrno>
 
@@ -93,21 +94,39 @@ Result<Txn> Txn::begin(const Env& env, unsigned flags) {
   if (int rc = mdb_txn_begin(env.get(), nullptr, flags, &raw); rc != 0) {
     return std::unexpected(error(rc, "mdb_txn_begin"));
   }
-  return Txn(raw);
+  return Txn(raw, (flags & MDB_RDONLY) == 0);
 }
 
 Txn& Txn::operator=(Txn&& other) noexcept {
   if (this != &other) {
     abort();
     txn_ = std::exchange(other.txn_, nullptr);
+    write_ = other.write_;
   }
   return *this;
 }
 
 Result<> Txn::commit() {
   MDB_txn* txn = std::exchange(txn_, nullptr);
+  MDB_env* env = mdb_txn_env(txn);
   if (int rc = mdb_txn_commit(txn); rc != 0) return std::unexpected(error(rc, "mdb_txn_commit"));
+  if (write_) cover_last_page(env);
   return {};
+}
+
+void Txn::cover_last_page(MDB_env* env) {
+  // Best effort: the commit stands either way (a failure shows at the next open).
+  mdb_filehandle_t fd{};
+  MDB_envinfo info{};
+  MDB_stat st{};
+  struct stat file {};
+  if (mdb_env_get_fd(env, &fd) != 0 || mdb_env_info(env, &info) != 0 ||
+      mdb_env_stat(env, &st) != 0 || ::fstat(fd, &file) != 0) {
+    return;
+  }
+  const auto needed =
+      static_cast<off_t>((static_cast<std::uint64_t>(info.me_last_pgno) + 1) * st.ms_psize);
+  if (file.st_size < needed) (void)::ftruncate(fd, needed);
 }
 
 void Txn::abort() {

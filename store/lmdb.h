@@ -92,7 +92,7 @@ class Txn {
   static Result<Txn> begin(const Env& env, unsigned flags);
 
   Txn() = default;
-  Txn(Txn&& other) noexcept : txn_(std::exchange(other.txn_, nullptr)) {}
+  Txn(Txn&& other) noexcept : txn_(std::exchange(other.txn_, nullptr)), write_(other.write_) {}
   Txn& operator=(Txn&& other) noexcept;
   Txn(const Txn&) = delete;
   Txn& operator=(const Txn&) = delete;
@@ -101,13 +101,18 @@ class Txn {
   MDB_txn* get() const { return txn_; }
 
   // Commits; the handle is spent either way. Returns EINVAL, ENOSPC, EIO, ENOMEM: on failure
-  // nothing of the transaction is durable.
+  // nothing of the transaction is durable. After a write transaction the file is extended (a
+  // hole) to the commit's last page when it ends before: LMDB counts pages the transaction
+  // allocated and freed again ("loose") without writing them, and Env::check_file_size would
+  // take such a store for a truncated one.
   Result<> commit();
   void abort();
 
  private:
-  explicit Txn(MDB_txn* txn) : txn_(txn) {}
+  Txn(MDB_txn* txn, bool write) : txn_(txn), write_(write) {}
+  static void cover_last_page(MDB_env* env);
   MDB_txn* txn_ = nullptr;
+  bool write_ = false;
 };
 
 // A database handle (mdb_dbi_open). Handles are environment-wide and stay valid after the
