@@ -57,14 +57,13 @@ lmdb::Result<> Column::load(const lmdb::Txn& txn, lmdb::Dbi meta, bool create,
   filters_.clear();
   build_.reset();
   union_.reset();
-  covered_.assign(runs_.size(), 0);
+  if (format_ == RunFormat::kNarrow && !read_only && runs_.size() >= 2) union_ = new_union();
+  covered_.assign(runs_.size(), union_ != nullptr);
   if (format_ == RunFormat::kNarrow && !read_only) {
-    if (runs_.size() >= 2) union_ = new_union();
     for (std::size_t i = 0; i < runs_.size(); ++i) {
       auto dir = RunDirectory::load(txn, runs_[i], format_);
       if (!dir) return std::unexpected(dir.error());
       filters_.push_back(filter_of(*dir, state_.runs[i].entries, union_.get()));
-      covered_[i] = union_ != nullptr;
     }
   }
   return {};

@@ -30,12 +30,23 @@ Result<Env> Env::open(const std::string& dir, const Options& options) {
   return env;
 }
 
+// The bytes env's last commit uses, (its last page + 1) × the page size, into *bytes; LMDB's
+// error code.
+static int last_commit_bytes(MDB_env* env, std::uint64_t* bytes) {
+  MDB_envinfo info{};
+  MDB_stat st{};
+  if (int rc = mdb_env_info(env, &info); rc != 0) return rc;
+  if (int rc = mdb_env_stat(env, &st); rc != 0) return rc;
+  *bytes = (static_cast<std::uint64_t>(info.me_last_pgno) + 1) * st.ms_psize;
+  return 0;
+}
+
 Result<std::uint64_t> Env::used_bytes() const {
-  auto env_info = info();
-  if (!env_info) return std::unexpected(env_info.error());
-  auto env_stat = stat();
-  if (!env_stat) return std::unexpected(env_stat.error());
-  return (static_cast<std::uint64_t>(env_info->me_last_pgno) + 1) * env_stat->ms_psize;
+  std::uint64_t bytes = 0;
+  if (int rc = last_commit_bytes(env_, &bytes); rc != 0) {
+    return std::unexpected(error(rc, "mdb_env_info"));
+  }
+  return bytes;
 }
 
 Result<> Env::check_file_size(const std::string& dir) const {
@@ -117,16 +128,15 @@ Result<> Txn::commit() {
 void Txn::cover_last_page(MDB_env* env) {
   // Best effort: the commit stands either way (a failure shows at the next open).
   mdb_filehandle_t fd{};
-  MDB_envinfo info{};
-  MDB_stat st{};
+  std::uint64_t needed = 0;
   struct stat file {};
-  if (mdb_env_get_fd(env, &fd) != 0 || mdb_env_info(env, &info) != 0 ||
-      mdb_env_stat(env, &st) != 0 || ::fstat(fd, &file) != 0) {
+  if (mdb_env_get_fd(env, &fd) != 0 || last_commit_bytes(env, &needed) != 0 ||
+      ::fstat(fd, &file) != 0) {
     return;
   }
-  const auto needed =
-      static_cast<off_t>((static_cast<std::uint64_t>(info.me_last_pgno) + 1) * st.ms_psize);
-  if (file.st_size < needed) (void)::ftruncate(fd, needed);
+  if (static_cast<std::uint64_t>(file.st_size) < needed) {
+    (void)::ftruncate(fd, static_cast<off_t>(needed));
+  }
 }
 
 void Txn::abort() {
