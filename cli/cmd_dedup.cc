@@ -13,9 +13,12 @@
 #include <cstdio>
 #include <deque>
 #include <iostream>
+#include <span>
+#include <utility>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/gather_writer.h"
 #include "cli/help.h"
 #include "cli/line_reader.h"
 #include "cli/record_input.h"
@@ -44,8 +47,10 @@ struct DedupCounts {
 
 struct Line {
   std::string where;  // "line 12", or the WARC file and offset
-  std::string text;
+  std::string text;   // the record's bytes until processed; a page takes them (record.page)
   ProcessedRecord record;
+
+  std::string_view bytes() const { return record.page ? record.page->record : text; }
 };
 
 void print_progress(const DedupCounts& counts, double seconds, bool final_line) {
@@ -112,13 +117,10 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
       std::cerr << "neardup dedup: " << index.error().message << "\n";
       return kExitFailure;
     }
-    std::FILE* out = stdout;
-    if (options->out != "-") {
-      out = std::fopen(options->out.c_str(), "wb");
-      if (!out) {
-        std::cerr << "neardup dedup: " << options->out << ": cannot open for writing\n";
-        return kExitUsage;
-      }
+    auto out = GatherWriter::open(options->out);
+    if (!out) {
+      std::cerr << "neardup dedup: " << out.error() << "\n";
+      return kExitUsage;
     }
     std::FILE* dead = nullptr;
     if (!options->dead_letter.empty()) {
@@ -145,32 +147,48 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     // time as they are read (the cores start on a chunk before all of it is read), with
     // kChunksAhead chunks in flight while the index applies the one before them and its outputs
     // are written. The pool starts lines in input order, so the chunk waited for has every
-    // core, and when its last lines leave a core idle the next chunk's take it: no core waits
-    // on a serial phase.
-    struct Chunk {
-      std::vector<Line> lines;
-      std::string read_error;
+    // core, and when its last lines leave a core idle the next chunk's take it. The last chunk
+    // goes to the index a slice at a time, as each is fingerprinted (a transaction each), so
+    // that only its last slice's apply and output are left when the pipeline is done: no core
+    // waits on a serial phase.
+    struct Slice {
+      std::shared_ptr<FifoPool::Batch> batch;
+      std::size_t end;  // the slice is lines [previous slice's end, end)
     };
     struct InFlight {
-      std::unique_ptr<Chunk> chunk;
-      std::vector<std::shared_ptr<FifoPool::Batch>> slices;
+      std::unique_ptr<std::vector<Line>> lines;  // the slices' jobs point into it
+      std::vector<Slice> slices;
+      std::string read_error;
+
+      InFlight() = default;
+      InFlight(InFlight&&) = default;
+      InFlight& operator=(InFlight&&) = default;
+      ~InFlight() {  // the jobs write into `lines`
+        for (Slice& slice : slices) slice.batch->wait();
+      }
     };
     constexpr std::size_t kChunksAhead = 2;
     constexpr std::size_t kSliceLines = 32;
+    static_assert(kProbeLines <= kSliceLines, "the probe looks at the first slice only");
     std::deque<InFlight> ahead;
-    FifoPool pool(config->pipeline.threads);  // after `ahead`: its jobs finish before it goes
+    FifoPool pool(config->pipeline.threads);
     bool input_done = false;
     auto read_ahead = [&] {
       while (!input_done && ahead.size() < kChunksAhead) {
-        InFlight next{std::make_unique<Chunk>(), {}};
-        std::vector<Line>& lines = next.chunk->lines;
+        InFlight next;
+        next.lines = std::make_unique<std::vector<Line>>();
+        std::vector<Line>& lines = *next.lines;
         lines.reserve(chunk_size);  // the slices handed over point into it
         std::size_t handed = 0;     // lines[0, handed) are with the pool
         auto hand_over = [&] {
           Line* slice = lines.data() + handed;
-          next.slices.push_back(pool.submit(lines.size() - handed, [&, slice](std::size_t i) {
-            slice[i].record = process_record(slice[i].text, shared_config, scheme);
-          }));
+          next.slices.push_back(Slice{pool.submit(lines.size() - handed,
+                                                  [&, slice](std::size_t i) {
+                                                    slice[i].record = process_record_moved(
+                                                        std::move(slice[i].text), shared_config,
+                                                        scheme);
+                                                  }),
+                                      lines.size()});
           handed = lines.size();
         };
         std::string text, where;
@@ -181,67 +199,62 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
           if (lines.size() - handed == kSliceLines) hand_over();
         }
         if (lines.size() > handed) hand_over();
-        next.chunk->read_error = in.error();
-        input_done = !more || !next.chunk->read_error.empty();
+        next.read_error = in.error();
+        input_done = !more || !next.read_error.empty();
         ahead.push_back(std::move(next));
       }
     };
-    auto next_chunk = [&] {
-      read_ahead();
-      if (ahead.empty()) return Chunk{};
-      for (auto& slice : ahead.front().slices) slice->wait();
-      Chunk chunk = std::move(*ahead.front().chunk);
-      ahead.pop_front();
-      read_ahead();  // the next chunk is fingerprinted while this one is applied
-      return chunk;
+
+    // The first lines read: is any of them a page at all? Else the run stops, naming what the
+    // input looks like.
+    auto probe_first_lines = [&](std::span<const Line> lines) {
+      const std::size_t probe = std::min(kProbeLines, lines.size());
+      if (std::any_of(lines.begin(), lines.begin() + probe,
+                      [](const Line& line) { return line.record.page.has_value(); })) {
+        return true;
+      }
+      std::cerr << "neardup dedup: none of the first " << probe << " lines of "
+                << (options->in == "-" ? "stdin" : options->in) << " is a page (" << lines[0].where
+                << ": " << lines[0].record.page.error().code << ": "
+                << lines[0].record.page.error().detail << "); the input looks like "
+                << describe_input(in.lines()->head(), lines[0].bytes(), config->input.fields.url)
+                << ". Nothing was written.\n";
+      exit_code = kExitUsage;
+      not_pages = true;
+      return false;
     };
 
-    Chunk chunk = next_chunk();
-    if (!chunk.lines.empty() && in.lines()) {  // is any of the first lines a page at all?
-      const std::vector<Line>& lines = chunk.lines;
-      const std::size_t probe = std::min(kProbeLines, lines.size());
-      if (std::none_of(lines.begin(), lines.begin() + probe,
-                       [](const Line& line) { return line.record.page.has_value(); })) {
-        std::cerr << "neardup dedup: none of the first " << probe << " lines of "
-                  << (options->in == "-" ? "stdin" : options->in) << " is a page ("
-                  << lines[0].where << ": " << lines[0].record.page.error().code << ": "
-                  << lines[0].record.page.error().detail << "); the input looks like "
-                  << describe_input(in.lines()->head(), lines[0].text, config->input.fields.url)
-                  << ". Nothing was written.\n";
-        exit_code = kExitUsage;
-        not_pages = true;
+    // Fingerprinted lines through the index in one transaction, in order, then out. False when
+    // the run stops.
+    bool first_lines = true;
+    std::vector<IndexItem> items;
+    auto apply_lines = [&](std::span<const Line> lines) {
+      if (lines.empty()) return true;
+      if (std::exchange(first_lines, false) && in.lines() && !probe_first_lines(lines)) {
+        return false;
       }
-    }
-    std::vector<Outcome> outcomes;
-    while (exit_code == kExitOk) {
-      if (!chunk.read_error.empty()) {
-        std::cerr << "neardup dedup: " << chunk.read_error << "\n";
-        exit_code = kExitFailure;
-      }
-      if (chunk.lines.empty()) break;
-      const bool more = chunk.read_error.empty();
-
-      std::vector<IndexItem> items;
-      items.reserve(chunk.lines.size());
-      for (const Line& line : chunk.lines) items.push_back(index_item(line.record));
+      items.clear();
+      for (const Line& line : lines) items.push_back(index_item(line.record));
       auto verdicts = (*index)->apply(items);
       if (!verdicts) {
         std::cerr << "neardup dedup: index: " << verdicts.error().message << "\n";
         exit_code = kExitFailure;
-        break;
+        return false;
       }
-      outcomes.assign(chunk.lines.size(), Outcome{});
-      parallel_for(chunk.lines.size(), config->pipeline.threads, [&](std::size_t i) {
-        outcomes[i] = render_outcome(chunk.lines[i].record, (*verdicts)[i]);
-      });
-      for (std::size_t i = 0; i < chunk.lines.size(); ++i) {
-        const Line& line = chunk.lines[i];
-        Outcome& outcome = outcomes[i];
+      std::vector<Outcome> outcomes;  // viewed by the queued output until the flush
+      outcomes.reserve(lines.size());
+      for (std::size_t i = 0; i < lines.size(); ++i) {
+        const Line& line = lines[i];
+        const Outcome& outcome = outcomes.emplace_back(render_outcome(line.record, (*verdicts)[i]));
         if (outcome.dead_letter) {
           ++counts.bad;
           std::cerr << "neardup dedup: " << line.where << ": " << outcome.error.code << ": "
                     << outcome.error.detail << "\n";
-          if (dead) std::fprintf(dead, "%s\n", line.text.c_str());
+          if (dead) {
+            const std::string_view bytes = line.bytes();
+            std::fwrite(bytes.data(), 1, bytes.size(), dead);
+            std::fputc('\n', dead);
+          }
           continue;
         }
         ++counts.pages;
@@ -252,21 +265,45 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
         } else {
           ++counts.skipped;
         }
-        outcome.value += '\n';
-        std::fwrite(outcome.value.data(), 1, outcome.value.size(), out);
+        (*out)->add(outcome.output.before);
+        (*out)->add(outcome.output.inserted);
+        (*out)->add(outcome.output.after);
+        (*out)->add("\n");
+      }
+      if (!(*out)->flush()) {
+        std::cerr << "neardup dedup: " << (*out)->error() << "\n";
+        exit_code = kExitFailure;
+        return false;
       }
       if (progress) print_progress(counts, elapsed(), false);
-      if (!more) break;
-      chunk = next_chunk();
+      return true;
+    };
+
+    while (exit_code == kExitOk) {
+      read_ahead();
+      if (ahead.empty()) break;
+      InFlight chunk = std::move(ahead.front());
+      ahead.pop_front();
+      const std::vector<Line>& lines = *chunk.lines;
+      if (!chunk.read_error.empty()) {  // the lines read before the error still go through
+        std::cerr << "neardup dedup: " << chunk.read_error << "\n";
+        exit_code = kExitFailure;
+      }
+      if (!input_done || !ahead.empty()) {
+        for (Slice& slice : chunk.slices) slice.batch->wait();
+        read_ahead();  // the next chunk is fingerprinted while this one is applied
+        if (!apply_lines(lines)) break;
+        continue;
+      }
+      std::size_t begin = 0;  // the last chunk: a slice at a time
+      for (Slice& slice : chunk.slices) {
+        slice.batch->wait();
+        if (!apply_lines(std::span(lines).subspan(begin, slice.end - begin))) break;
+        begin = slice.end;
+      }
+      break;
     }
-    for (InFlight& pending : ahead) {
-      for (auto& slice : pending.slices) slice->wait();
-    }
-    if (std::fflush(out) != 0 || std::ferror(out)) {
-      std::cerr << "neardup dedup: write error on " << options->out << "\n";
-      exit_code = kExitFailure;
-    }
-    if (out != stdout) std::fclose(out);
+    out->reset();
     if (dead) std::fclose(dead);
     if (not_pages) return exit_code;
     if (progress) std::fputc('\n', stderr);

@@ -4,10 +4,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <nlohmann/json.hpp>
-
 #include <cerrno>
 #include <cstring>
+#include <nlohmann/json.hpp>
+
+#include "message/record.h"
 
 namespace neardup::cli {
 namespace {
@@ -85,11 +86,16 @@ bool LineReader::fill() {
 }
 
 bool LineReader::next(std::string& line) {
+  auto take = [&](std::size_t end) {
+    line.clear();
+    line.reserve(end - start_ + kRecordPadding);
+    line.append(buffer_, start_, end - start_);
+  };
   std::size_t scan_from = start_;
   for (;;) {
     std::size_t newline = buffer_.find('\n', scan_from);
     if (newline != std::string::npos) {
-      line.assign(buffer_, start_, newline - start_);
+      take(newline);
       start_ = newline + 1;
       return true;
     }
@@ -98,7 +104,7 @@ bool LineReader::next(std::string& line) {
     if (!fill()) break;
   }
   if (start_ < buffer_.size() && error_.empty()) {  // a last line without '\n'
-    line.assign(buffer_, start_);
+    take(buffer_.size());
     start_ = buffer_.size();
     return true;
   }

@@ -29,8 +29,10 @@ class LineReader {
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
 
-  // The next line, without its '\n' (lines may be of any length). False at the end of the
-  // input or on a read error (then error() is not empty: a corrupt or truncated gzip stream).
+  // The next line, without its '\n' (lines may be of any length). Its capacity holds
+  // kRecordPadding bytes past its end, so that parse_page_moved(std::move(line), ...) takes it
+  // without a copy. False at the end of the input or on a read error (then error() is not empty: a
+  // corrupt or truncated gzip stream).
   bool next(std::string& line);
   const std::string& error() const { return error_; }
 

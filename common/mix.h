@@ -7,11 +7,15 @@
 
 namespace neardup {
 
+// Its two multipliers (vectorised copies of mix64 use them too).
+inline constexpr std::uint64_t kMix64Multiplier1 = 0xbf58476d1ce4e5b9ull;
+inline constexpr std::uint64_t kMix64Multiplier2 = 0x94d049bb133111ebull;
+
 inline std::uint64_t mix64(std::uint64_t x) {
   x ^= x >> 30;
-  x *= 0xbf58476d1ce4e5b9ull;
+  x *= kMix64Multiplier1;
   x ^= x >> 27;
-  x *= 0x94d049bb133111ebull;
+  x *= kMix64Multiplier2;
   return x ^ (x >> 31);
 }
 

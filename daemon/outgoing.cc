@@ -44,7 +44,7 @@ Outgoing render_outgoing(const Work& work, const Verdict& verdict, const KafkaCo
     out.headers.emplace_back("neardup-duplicate-of", outcome.tag.duplicate_of);
   }
   out.headers.emplace_back("neardup-scheme", outcome.tag.scheme);
-  out.value = std::move(outcome.value);
+  out.value = outcome.value();
   return out;
 }
 

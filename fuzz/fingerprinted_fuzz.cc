@@ -27,6 +27,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   }
   const ProcessedRecord processed = processed_from(std::move(*record), config, scheme);
   const Outcome outcome = render_outcome(processed, Verdict{});
-  if (!outcome.dead_letter && outcome.value.empty()) __builtin_trap();
+  if (!outcome.dead_letter && outcome.value().empty()) __builtin_trap();
   return 0;
 }

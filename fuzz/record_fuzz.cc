@@ -18,6 +18,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string_view record(reinterpret_cast<const char*>(data), size);
   const ProcessedRecord processed = process_record(record, config, scheme);
   const Outcome outcome = render_outcome(processed, Verdict{});
-  if (!outcome.dead_letter && outcome.value.empty()) __builtin_trap();  // an output has bytes
+  if (!outcome.dead_letter && outcome.value().empty()) __builtin_trap();  // an output has bytes
   return 0;
 }

@@ -61,7 +61,7 @@ TEST(Fingerprinted, APageGetsTheSameIndexItemAndOutputAsInOneProcess) {
   EXPECT_EQ(a.page->sketch, b.page->sketch);
   EXPECT_EQ(a.page->bands, b.page->bands);
   Verdict unique{.status = Verdict::Status::kUnique};
-  EXPECT_EQ(render_outcome(direct, unique).value, render_outcome(carried, unique).value);
+  EXPECT_EQ(render_outcome(direct, unique).value(), render_outcome(carried, unique).value());
 }
 
 TEST(Fingerprinted, SkippedPagesAndDeadLettersKeepTheirDecision) {

@@ -4,16 +4,35 @@
 
 namespace neardup {
 
-ProcessedRecord process_record(std::string_view record, std::shared_ptr<const Config> config,
-                               std::string scheme, StageTimes* times) {
+namespace {
+
+// `parse`: parse_page or parse_page_moved, on `record`.
+template <typename Parse>
+ProcessedRecord process(Parse parse, std::shared_ptr<const Config> config, std::string scheme,
+                        StageTimes* times) {
   ProcessedRecord processed{.config = std::move(config), .scheme = std::move(scheme)};
   const Config& c = *processed.config;
-  processed.page = parse_page(record, c.input);
+  processed.page = parse(c.input);
   if (processed.page) {
     processed.result =
         fingerprint_page(processed.page->body, processed.page->content_type, c, {.times = times});
   }
   return processed;
+}
+
+}  // namespace
+
+ProcessedRecord process_record(std::string_view record, std::shared_ptr<const Config> config,
+                               std::string scheme, StageTimes* times) {
+  return process([&](const InputConfig& input) { return parse_page(record, input); },
+                 std::move(config), std::move(scheme), times);
+}
+
+ProcessedRecord process_record_moved(std::string&& record, std::shared_ptr<const Config> config,
+                                     std::string scheme, StageTimes* times) {
+  return process(
+      [&](const InputConfig& input) { return parse_page_moved(std::move(record), input); },
+      std::move(config), std::move(scheme), times);
 }
 
 IndexItem index_item(const ProcessedRecord& record, std::optional<SourceOffset> source,
@@ -47,7 +66,8 @@ Outcome render_outcome(const ProcessedRecord& record, const Verdict& verdict, bo
   outcome.tag = make_tag(record.result, verdict, record.scheme);
   OutputConfig output = record.config->output;
   if (omit_body) output.include_body = false;
-  outcome.value = render_output(*record.page, outcome.tag, output, record.config->input.fields);
+  outcome.output =
+      render_output_parts(*record.page, outcome.tag, output, record.config->input.fields);
   return outcome;
 }
 

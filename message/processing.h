@@ -38,6 +38,11 @@ struct ProcessedRecord {
 ProcessedRecord process_record(std::string_view record, std::shared_ptr<const Config> config,
                                std::string scheme, StageTimes* times = nullptr);
 
+// The same on a record the caller gives away (parse_page_moved): a page takes its
+// buffer instead of a copy; a record that is not a page keeps its bytes in `record`.
+ProcessedRecord process_record_moved(std::string&& record, std::shared_ptr<const Config> config,
+                                     std::string scheme, StageTimes* times = nullptr);
+
 // The record's index item. A fingerprinted page asks the index (IndexItem::page); a skipped page
 // carries Verdict kSkipped with the skip reason and an unreadable record kDeadLetter with its
 // error code, decided without the index (and stored against `source`, so that a replay of the
@@ -50,12 +55,15 @@ IndexItem index_item(const ProcessedRecord& record, std::optional<SourceOffset> 
 // What goes out for one record.
 struct Outcome {
   bool dead_letter = false;
-  Tag tag;            // an output's `neardup` field
-  std::string value;  // an output: the tagged record (render_output)
-  RecordError error;  // a dead letter: why (code, detail)
+  Tag tag;             // an output's `neardup` field
+  OutputParts output;  // an output: the tagged record (render_output_parts), viewing the page
+  RecordError error;   // a dead letter: why (code, detail)
+
+  std::string value() const { return output.joined(); }  // the tagged record in one string
 };
 
-// The output of a processed record and its verdict, or its dead letter: a record that is not a
+// The output of a processed record and its verdict, or its dead letter (`output` views the
+// record's page: valid while `record` is): a record that is not a
 // page, or whose verdict is kDeadLetter (a replay of an offset dead-lettered before, e.g. under
 // other input.fields), is a dead letter. `omit_body`: the output without its body fields (for
 // a topic that refused the full record as too large).

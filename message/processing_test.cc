@@ -59,7 +59,7 @@ TEST(Processing, SkippedAndUnreadableRecordsCarryTheirVerdictWithoutTheIndex) {
   Outcome outcome = render_outcome(skipped, item.decided);
   EXPECT_FALSE(outcome.dead_letter);
   EXPECT_EQ(outcome.tag.status, "skipped");
-  EXPECT_EQ(nlohmann::json::parse(outcome.value)["neardup"]["reason"], "low_content");
+  EXPECT_EQ(nlohmann::json::parse(outcome.value())["neardup"]["reason"], "low_content");
 
   auto unreadable = process("not json", config_with(3));
   item = index_item(unreadable, SourceOffset{"pages/1", 7});
@@ -78,12 +78,12 @@ TEST(Processing, TheOutputCarriesTheVerdictAndDropsTheBodyWhenAsked) {
                     .duplicate_of = "https://a.example/1",
                     .distance = 1};
   Outcome full = render_outcome(record, duplicate);
-  auto object = nlohmann::json::parse(full.value);
+  auto object = nlohmann::json::parse(full.value());
   EXPECT_EQ(full.tag.status, "duplicate");
   EXPECT_EQ(object["neardup"]["duplicate_of"], "https://a.example/1");
   EXPECT_EQ(object["site"], "a.example");
   EXPECT_TRUE(object.contains("body"));
-  auto shrunk = nlohmann::json::parse(render_outcome(record, duplicate, true).value);
+  auto shrunk = nlohmann::json::parse(render_outcome(record, duplicate, true).value());
   EXPECT_FALSE(shrunk.contains("body"));
   EXPECT_EQ(shrunk["neardup"], object["neardup"]);
 }

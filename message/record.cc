@@ -212,35 +212,32 @@ nlohmann::json to_json_scalar(simdjson::dom::element value) {
   }
 }
 
-}  // namespace
+static_assert(kRecordPadding >= simdjson::SIMDJSON_PADDING);
 
-std::expected<Page, RecordError> parse_page(std::string_view record, const InputConfig& input) {
+std::optional<RecordError> too_large(std::size_t size, const InputConfig& input) {
+  if (size <= input.max_record_bytes) return std::nullopt;
+  return RecordError{"record_too_large", std::to_string(size) + " bytes > input.max_record_bytes " +
+                                             std::to_string(input.max_record_bytes)};
+}
+
+// Reads page.record, whose capacity holds kRecordPadding bytes past its end, into the rest of
+// `page`.
+std::optional<RecordError> read_page(Page& page, const InputConfig& input) {
   const InputFields& fields = input.fields;
-  if (record.size() > input.max_record_bytes) {
-    return std::unexpected(RecordError{
-        "record_too_large", std::to_string(record.size()) + " bytes > input.max_record_bytes " +
-                                std::to_string(input.max_record_bytes)});
-  }
-  Page page;
-  // The record is kept for the output anyway; its copy, with the padding simdjson reads past the
-  // end of a document, is what gets parsed.
-  page.record.reserve(record.size() + simdjson::SIMDJSON_PADDING);
-  page.record.assign(record);
   simdjson::dom::element root;
   const auto error = thread_parser().parse(page.record.data(), page.record.size(), false).get(root);
   if (error == simdjson::DEPTH_ERROR || (!error && nesting(root) > kMaxJsonDepth)) {
-    return std::unexpected(RecordError{
-        "too_deep", "arrays or objects nested deeper than " + std::to_string(kMaxJsonDepth)});
+    return RecordError{"too_deep",
+                       "arrays or objects nested deeper than " + std::to_string(kMaxJsonDepth)};
   }
   if (error) {
-    return std::unexpected(RecordError{"not_json", std::string("the record is not valid JSON: ") +
-                                                       simdjson::error_message(error)});
+    return RecordError{
+        "not_json", std::string("the record is not valid JSON: ") + simdjson::error_message(error)};
   }
   simdjson::dom::object object;
   if (root.get(object)) {
-    return std::unexpected(RecordError{
-        "not_object",
-        std::string("the record is JSON ") + type_name(root.type()) + ", not an object"});
+    return RecordError{"not_object", std::string("the record is JSON ") + type_name(root.type()) +
+                                         ", not an object"};
   }
   // One pass over the members; of repeated names the last one counts.
   std::optional<simdjson::dom::element> url_value, id_value, type_value, body_value, base64_value,
@@ -256,27 +253,27 @@ std::expected<Page, RecordError> parse_page(std::string_view record, const Input
     if (key == "neardup") page.has_neardup_field = true;
   }
   auto url = optional_string(url_value, fields.url);
-  if (!url) return std::unexpected(url.error());
+  if (!url) return url.error();
   if (url->empty()) {
-    return std::unexpected(RecordError{"missing_url", fields.url + ": required, missing or empty"});
+    return RecordError{"missing_url", fields.url + ": required, missing or empty"};
   }
   page.url = *url;
 
   auto id = optional_string(id_value, fields.id);
-  if (!id) return std::unexpected(id.error());
+  if (!id) return id.error();
   page.id = id->empty() ? page.url : std::string(*id);
 
   auto content_type = optional_string(type_value, fields.content_type);
-  if (!content_type) return std::unexpected(content_type.error());
+  if (!content_type) return content_type.error();
   page.content_type = *content_type;
 
   auto body = optional_string(body_value, fields.body);
-  if (!body) return std::unexpected(body.error());
+  if (!body) return body.error();
   auto body_base64 = optional_string(base64_value, fields.body_base64);
-  if (!body_base64) return std::unexpected(body_base64.error());
+  if (!body_base64) return body_base64.error();
   if (!body_base64->empty()) {
     auto bytes = base64_decode(*body_base64);
-    if (!bytes) return std::unexpected(RecordError{"invalid_base64", fields.body_base64 + ": " + bytes.error()});
+    if (!bytes) return RecordError{"invalid_base64", fields.body_base64 + ": " + bytes.error()};
     page.body = std::move(*bytes);
   } else {
     page.body = *body;
@@ -285,9 +282,36 @@ std::expected<Page, RecordError> parse_page(std::string_view record, const Input
   if (fetched_value && !fetched_value->is_null()) {
     page.fetched_at_ms = parse_fetched_at(to_json_scalar(*fetched_value));
     if (!page.fetched_at_ms) {
-      return std::unexpected(RecordError{
-          "bad_fetched_at", fields.fetched_at + ": must be RFC 3339 text or epoch milliseconds"});
+      return RecordError{"bad_fetched_at",
+                         fields.fetched_at + ": must be RFC 3339 text or epoch milliseconds"};
     }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::expected<Page, RecordError> parse_page(std::string_view record, const InputConfig& input) {
+  if (auto error = too_large(record.size(), input)) return std::unexpected(std::move(*error));
+  Page page;
+  // The record is kept for the output anyway; its copy, with the padding simdjson reads past the
+  // end of a document, is what gets parsed.
+  page.record.reserve(record.size() + kRecordPadding);
+  page.record.assign(record);
+  if (auto error = read_page(page, input)) return std::unexpected(std::move(*error));
+  return page;
+}
+
+std::expected<Page, RecordError> parse_page_moved(std::string&& record, const InputConfig& input) {
+  if (auto error = too_large(record.size(), input)) return std::unexpected(std::move(*error));
+  if (record.capacity() < record.size() + kRecordPadding) {
+    record.reserve(record.size() + kRecordPadding);
+  }
+  Page page;
+  page.record = std::move(record);
+  if (auto error = read_page(page, input)) {
+    record = std::move(page.record);
+    return std::unexpected(std::move(*error));
   }
   return page;
 }
@@ -313,21 +337,25 @@ nlohmann::json tag_to_json(const Tag& tag) {
 
 bool body_omitted(const Tag& tag) { return tag.status == "skipped" && tag.reason == "too_large"; }
 
-std::string render_output(const Page& page, const Tag& tag, const OutputConfig& output,
-                          const InputFields& fields) {
+std::string OutputParts::joined() const {
+  std::string out;
+  out.reserve(before.size() + inserted.size() + after.size());
+  out.append(before).append(inserted).append(after);
+  return out;
+}
+
+OutputParts render_output_parts(const Page& page, const Tag& tag, const OutputConfig& output,
+                                const InputFields& fields) {
   const std::string tag_text =
       tag_to_json(tag).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   const bool drop_body = !output.include_body || body_omitted(tag);
   const std::size_t close = page.record.find_last_of('}');
   if (!drop_body && !page.has_neardup_field && close != std::string::npos) {
     // A parsed object with a url has a member before its closing brace.
-    std::string out;
-    out.reserve(page.record.size() + tag_text.size() + 12);
-    out.append(page.record, 0, close);
-    out.append(",\"neardup\":");
-    out.append(tag_text);
-    out.append(page.record, close, std::string::npos);
-    return out;
+    const std::string_view record = page.record;
+    return OutputParts{.before = record.substr(0, close),
+                       .inserted = ",\"neardup\":" + tag_text,
+                       .after = record.substr(close)};
   }
   nlohmann::json object = nlohmann::json::parse(page.record, nullptr, /*allow_exceptions=*/false);
   if (drop_body) {
@@ -335,7 +363,13 @@ std::string render_output(const Page& page, const Tag& tag, const OutputConfig& 
     object.erase(fields.body_base64);
   }
   object["neardup"] = nlohmann::json::parse(tag_text);
-  return object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  return OutputParts{.inserted =
+                         object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+}
+
+std::string render_output(const Page& page, const Tag& tag, const OutputConfig& output,
+                          const InputFields& fields) {
+  return render_output_parts(page, tag, output, fields).joined();
 }
 
 }  // namespace neardup

@@ -53,6 +53,14 @@ bool json_depth_within(std::string_view text, std::size_t max_depth);
 // and the pipeline skips it (empty_body).
 std::expected<Page, RecordError> parse_page(std::string_view record, const InputConfig& input);
 
+// The room past a record's last byte that parsing reads ahead into (simdjson's padding).
+inline constexpr std::size_t kRecordPadding = 64;
+
+// parse_page() on a record the caller gives away (std::move): on success the page's `record` is
+// `record`'s buffer, not a copy of it (no copy at all when its capacity holds kRecordPadding bytes
+// past the end); on an error `record` keeps its bytes.
+std::expected<Page, RecordError> parse_page_moved(std::string&& record, const InputConfig& input);
+
 // What neardup adds to a page: the `neardup` field of the output record.
 struct Tag {
   std::string status;  // unique | duplicate | skipped
@@ -73,12 +81,27 @@ nlohmann::json tag_to_json(const Tag& tag);
 // input topic accepted a record far larger than the output topic would.
 bool body_omitted(const Tag& tag);
 
+// The output record in the pieces it is written as, one after another: `before` + `inserted` +
+// `after`. The views point into the page's record (valid while the Page is).
+struct OutputParts {
+  std::string_view before;
+  std::string inserted;
+  std::string_view after;
+
+  std::string joined() const;
+};
+
 // The output record: the input object unchanged plus the `neardup` field. Usually the input's
-// bytes with `,"neardup":{...}` inserted before the object's closing brace: field order, spacing
-// and number formatting of the input are kept, and the body is never copied through a JSON
-// value. When the body fields are dropped (output.include_body false, or body_omitted(tag)) or
-// the input already has a `neardup` member (replaced), the object is re-serialised instead.
-// Never throws on invalid UTF-8 (replaced by U+FFFD).
+// bytes with `,"neardup":{...}` inserted before the object's closing brace (`before` and `after`
+// view the input, `inserted` is the field): field order, spacing and number formatting of the
+// input are kept, and the body is never copied through a JSON value. When the body fields are
+// dropped (output.include_body false, or body_omitted(tag)) or the input already has a `neardup`
+// member (replaced), the object is re-serialised instead (all of it in `inserted`). Never throws
+// on invalid UTF-8 (replaced by U+FFFD).
+OutputParts render_output_parts(const Page& page, const Tag& tag, const OutputConfig& output,
+                                const InputFields& fields);
+
+// render_output_parts() in one string.
 std::string render_output(const Page& page, const Tag& tag, const OutputConfig& output,
                           const InputFields& fields);
 

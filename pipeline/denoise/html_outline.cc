@@ -568,6 +568,16 @@ void OutlineBuilder::end() {
   }
 }
 
+// The bytes characters() copies as they are: all but whitespace, ',' and the first bytes of
+// U+00A0 (C2), U+FF0C (EF), U+3001 (E3) and U+060C (D8).
+constexpr std::array<bool, 256> kOrdinaryByte = [] {
+  std::array<bool, 256> ordinary{};
+  ordinary.fill(true);
+  for (unsigned char c : {' ', '\n', '\t', '\r', '\f', ','}) ordinary[c] = false;
+  for (unsigned char c : {0xC2, 0xEF, 0xE3, 0xD8}) ordinary[c] = false;
+  return ordinary;
+}();
+
 void OutlineBuilder::characters(std::string_view text) {
   if (stopped_) return;
   if (title_ > 0) append_collapsed(text, out_.title);
@@ -581,6 +591,21 @@ void OutlineBuilder::characters(std::string_view text) {
   std::uint32_t chars = 0;
   std::uint16_t commas = 0;
   for (std::size_t i = 0; i < text.size(); ++i) {
+    // A run of bytes that are neither spaces nor the start of a no-break space or a comma goes
+    // over whole: appended at once, its characters counted by their first bytes.
+    std::size_t run_end = i;
+    while (run_end < text.size() && kOrdinaryByte[static_cast<unsigned char>(text[run_end])]) {
+      ++run_end;
+    }
+    if (run_end > i) {
+      buf.append(text, i, run_end - i);
+      for (std::size_t k = i; k < run_end; ++k) {
+        chars += (static_cast<unsigned char>(text[k]) & 0xC0) != 0x80;
+      }
+      last_space_ = false;
+      i = run_end;
+      if (i == text.size()) break;
+    }
     const auto c = static_cast<unsigned char>(text[i]);
     bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f';
     if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) == 0xA0) {

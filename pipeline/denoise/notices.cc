@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bitset>
 #include <cstdint>
 #include <span>
 #include <string_view>
@@ -58,10 +59,33 @@ constexpr auto kNoticePhrases = std::to_array<std::string_view>({
 
 constexpr auto kCreditMarks = std::to_array<std::string_view>({"©", "copyright"});
 
-bool contains_any(std::string_view lower_text, std::span<const std::string_view> phrases) {
-  return std::ranges::any_of(
-      phrases, [&](std::string_view phrase) { return lower_text.find(phrase) != lower_text.npos; });
-}
+// A list of phrases searched for in one pass over a text: only where the text's next two bytes
+// begin some phrase are the phrases compared (every phrase is two bytes or more).
+class PhraseSet {
+ public:
+  explicit PhraseSet(std::span<const std::string_view> phrases) : phrases_(phrases) {
+    for (std::string_view phrase : phrases) starts_.set(pair_at(phrase, 0));
+  }
+
+  bool found_in(std::string_view text) const {
+    for (std::size_t i = 0; i + 1 < text.size(); ++i) {
+      if (!starts_.test(pair_at(text, i))) continue;
+      const std::string_view rest = text.substr(i);
+      if (std::ranges::any_of(phrases_, [&](std::string_view p) { return rest.starts_with(p); })) {
+        return true;
+      }
+    }
+    return false;
+  }
+
+ private:
+  static std::size_t pair_at(std::string_view text, std::size_t i) {
+    return static_cast<unsigned char>(text[i]) << 8 | static_cast<unsigned char>(text[i + 1]);
+  }
+
+  std::span<const std::string_view> phrases_;
+  std::bitset<1 << 16> starts_;
+};
 
 std::size_t code_points(std::string_view text) {
   return static_cast<std::size_t>(std::ranges::count_if(
@@ -71,6 +95,7 @@ std::size_t code_points(std::string_view text) {
 }  // namespace
 
 void drop_notices(std::vector<std::string>& paragraphs) {
+  static const PhraseSet notices(kNoticePhrases), credits(kCreditMarks);
   std::size_t total = 0;
   for (const std::string& p : paragraphs) total += code_points(p);
   std::vector<std::uint8_t> drop(paragraphs.size(), 0);
@@ -81,13 +106,13 @@ void drop_notices(std::vector<std::string>& paragraphs) {
     const std::size_t length = code_points(paragraphs[i]);
     if (length <= kNoticeChars) {
       lower_into(paragraphs[i], lower);
-      if (contains_any(lower, kNoticePhrases)) {
+      if (notices.found_in(lower)) {
         drop[i] = 1;
         if (2 * before >= total) {
           end = i;
           break;
         }
-      } else if (contains_any(lower, kCreditMarks)) {
+      } else if (credits.found_in(lower)) {
         drop[i] = 1;
       }
     }

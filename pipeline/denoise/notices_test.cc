@@ -48,6 +48,20 @@ TEST(Notices, NoticesInOtherLanguagesAreRecognised) {
   }
 }
 
+TEST(Notices, PhrasesAreFoundAtEitherEndOfAParagraphAndAloneInIt) {
+  for (const std::string credit :
+       {"©", "copyright", "Copyright by the author", "Photo: copyright", "x©"}) {
+    EXPECT_THAT(dropped({kProse, credit, kProse + " Again."}),
+                ElementsAre(kProse, kProse + " Again."))
+        << credit;
+  }
+  for (const std::string kept : {"c", "copyrigh", "opyright", "rights reserved"}) {
+    EXPECT_THAT(dropped({kProse, kept, kProse + " Again."}),
+                ElementsAre(kProse, kept, kProse + " Again."))
+        << kept;
+  }
+}
+
 TEST(Notices, CreditLinesAreDroppedWithoutEndingTheText) {
   EXPECT_THAT(dropped({"Image copyright Getty Images", kProse, "© Fairfax NZ News",
                        "The last paragraph of the story."}),

@@ -8,7 +8,8 @@
 // Han and kana (Chinese and Japanese) become overlapping character bigrams ("北京大学" -> 北京,
 // 京大, 大学; a lone character is a token of its own) under features.cjk "bigrams", the
 // default; under "words" the break iterator splits them with its dictionaries too (measured:
-// pipeline/features/MEASUREMENTS.md, "Han and kana as character bigrams").
+// pipeline/features/MEASUREMENTS.md, "Han and kana as character bigrams"). A line of plain
+// ASCII is split without ICU, exactly as ICU would (ascii_words.h, checked against it).
 // Tokens whose break rule status is UBRK_WORD_NONE (spaces, punctuation,
 // symbols, emoji) are dropped, and so are numbers without a letter (UBRK_WORD_NUMBER: dates,
 // times, counters and prices differ between captures of one page; "covid19" stays); letters,

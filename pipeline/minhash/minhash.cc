@@ -6,7 +6,7 @@
 #include <limits>
 #include <vector>
 
-#include "common/mix.h"
+#include "pipeline/minhash/minima.h"
 
 namespace neardup {
 namespace {
@@ -39,14 +39,15 @@ Sketch minhash_sketch(std::span<const std::uint64_t> tokens, const MinHashConfig
 
   // Token hashes are already in little-endian byte order (features.h), so the shingle hash
   // reads them as they are.
+  thread_local std::vector<std::uint64_t> shingles;
+  shingles.clear();
+  for (std::size_t i = 0; i + w <= tokens.size(); ++i) {
+    shingles.push_back(xxh3_le(&tokens[i], w * sizeof(std::uint64_t), seed));
+  }
   thread_local std::vector<std::uint64_t> minima;
   minima.assign(hashes, std::numeric_limits<std::uint64_t>::max());
-  std::uint64_t* const min = minima.data();
-  const std::uint64_t* const salt = salts.data();
-  for (std::size_t i = 0; i + w <= tokens.size(); ++i) {
-    const std::uint64_t shingle = xxh3_le(&tokens[i], w * sizeof(std::uint64_t), seed);
-    for (std::size_t j = 0; j < hashes; ++j) min[j] = std::min(min[j], mix64(shingle ^ salt[j]));
-  }
+  minhash_internal::fold_minima(shingles, salts, minima);
+  const std::uint64_t* const min = minima.data();
   Sketch sketch(hashes);
   for (std::size_t j = 0; j < hashes; ++j) sketch[j] = static_cast<std::uint16_t>(min[j]);
   return sketch;

@@ -11,7 +11,8 @@
 //   salt_j = XXH3_64bits_withSeed(j as 4 little-endian bytes, seed), j = 0 .. H - 1;
 //   h_j(s) = mix64(s ^ salt_j), mix64 being splitmix64's finaliser (common/mix.h, a bijection);
 //   value j = the low 16 bits of min over shingles of h_j.
-// An empty token list gives an empty sketch. Pure; any number of threads.
+// An empty token list gives an empty sketch. The minima are taken eight hashes an instruction
+// where the CPU has AVX-512 (minima.h), with the same result. Pure; any number of threads.
 #pragma once
 
 #include <cstdint>
