@@ -1,5 +1,7 @@
 #include "pipeline/decode/utf8.h"
 
+#include <simdjson.h>
+
 #include <cstdint>
 #include <cstring>
 
@@ -57,6 +59,17 @@ const unsigned char* skip_ascii(const unsigned char* p, const unsigned char* end
 }  // namespace
 
 Utf8Scan scan_utf8(std::string_view bytes) {
+  // Most pages are valid UTF-8, which simdjson's validator confirms at memory speed; then each
+  // sequence is well-formed and begins with its one byte >= 0xC0.
+  if (simdjson::validate_utf8(bytes.data(), bytes.size())) {
+    Utf8Scan scan;
+    for (const char c : bytes) scan.multibyte += static_cast<unsigned char>(c) >= 0xC0;
+    return scan;
+  }
+  return scan_utf8_bytewise(bytes);
+}
+
+Utf8Scan scan_utf8_bytewise(std::string_view bytes) {
   Utf8Scan scan;
   const auto* p = reinterpret_cast<const unsigned char*>(bytes.data());
   const auto* end = p + bytes.size();

@@ -17,9 +17,13 @@ struct Utf8Scan {
 // Counts well-formed multi-byte sequences and ill-formed subparts (Unicode's "maximal subpart"
 // rule, as the WHATWG UTF-8 decoder uses). Runs of ASCII are skipped 8 bytes at a time. Stops
 // early, with partial counts, once kClearlyNotUtf8 ill-formed subparts outnumber the
-// well-formed sequences 1 to 20: the bytes are then in some other charset.
+// well-formed sequences 1 to 20: the bytes are then in some other charset. Valid UTF-8 is
+// counted without decoding it (simdjson's validator, then the lead bytes).
 inline constexpr std::size_t kClearlyNotUtf8 = 256;
 Utf8Scan scan_utf8(std::string_view bytes);
+
+// scan_utf8 a sequence at a time, whatever the bytes: what scan_utf8 must equal.
+Utf8Scan scan_utf8_bytewise(std::string_view bytes);
 
 // Returns bytes with every ill-formed subpart replaced by U+FFFD.
 std::string repair_utf8(std::string_view bytes);

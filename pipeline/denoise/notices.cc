@@ -69,7 +69,7 @@ class PhraseSet {
 
   bool found_in(std::string_view text) const {
     for (std::size_t i = 0; i + 1 < text.size(); ++i) {
-      if (!starts_.test(pair_at(text, i))) continue;
+      if (!starts_[pair_at(text, i)]) continue;
       const std::string_view rest = text.substr(i);
       if (std::ranges::any_of(phrases_, [&](std::string_view p) { return rest.starts_with(p); })) {
         return true;

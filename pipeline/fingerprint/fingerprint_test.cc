@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <array>
+#include <bit>
 #include <cmath>
 #include <random>
 #include <vector>
@@ -56,6 +57,34 @@ TEST(Fingerprint, BranchFreeVoteEqualsThePlainVote) {
 }
 
 TEST(Fingerprint, EmptyFeaturesGiveZero) { EXPECT_EQ(simhash({}), 0u); }
+
+// Whichever loop simhash_votes takes here (the AVX-512 one on a CPU that has it) sums the votes
+// bit for bit as the portable loop does, for weights whose sums round (shares of paragraphs,
+// tf counts, tiny and huge) and for votes that cancel out.
+TEST(Fingerprint, VotesEqualThePortableLoopBitForBit) {
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> share(0.0, 1.0);
+  for (std::size_t count : {0u, 1u, 2u, 7u, 100u, 5000u}) {
+    std::vector<Feature> features;
+    for (std::size_t i = 0; i < count; ++i) {
+      const double weight = i % 5 == 0   ? static_cast<double>(1 + rng() % 4)
+                            : i % 5 == 1 ? share(rng) * 1e-12
+                            : i % 5 == 2 ? share(rng) * 1e12
+                                         : share(rng) / 24;
+      features.push_back({rng(), weight});
+    }
+    // A feature and its complement: votes that cancel to exactly zero.
+    features.push_back({0x0123456789abcdefull, 0.375});
+    features.push_back({~0x0123456789abcdefull, 0.375});
+    const auto fast = fingerprint_internal::simhash_votes(features);
+    const auto portable = fingerprint_internal::simhash_votes_portable(features);
+    for (int bit = 0; bit < 64; ++bit) {
+      ASSERT_EQ(std::bit_cast<std::uint64_t>(fast[bit]),
+                std::bit_cast<std::uint64_t>(portable[bit]))
+          << count << " features, bit " << bit;
+    }
+  }
+}
 
 TEST(Fingerprint, HammingDistanceCountsDifferingBits) {
   EXPECT_EQ(hamming_distance(0, 0), 0);

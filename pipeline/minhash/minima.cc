@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/cpu.h"
 #include "common/mix.h"
 
 #if defined(__x86_64__)
@@ -60,11 +61,7 @@ __attribute__((target("avx512f,avx512dq"))) void fold_minima_avx512(
 
 }  // namespace
 
-bool fold_minima_vectorised() {
-  static const bool vectorised =
-      __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
-  return vectorised;
-}
+bool fold_minima_vectorised() { return cpu_has_avx512(); }
 
 void fold_minima(std::span<const std::uint64_t> shingles, std::span<const std::uint64_t> salts,
                  std::span<std::uint64_t> minima) {

@@ -1,0 +1,19 @@
+// What the CPU running us can do beyond the x86-64 baseline the build targets, for the loops
+// that have a vectorised version beside their portable one (pipeline/minhash/minima.h,
+// pipeline/fingerprint/fingerprint.cc). Header-only.
+#pragma once
+
+namespace neardup {
+
+// AVX-512 F and DQ (512-bit vectors, 64-bit lane multiplies), with the OS saving their
+// registers; false off x86-64.
+inline bool cpu_has_avx512() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  return has;
+#else
+  return false;
+#endif
+}
+
+}  // namespace neardup
