@@ -183,6 +183,13 @@ void Column::prefetch(std::uint64_t key) const {
   }
 }
 
+void Column::presize_if_busy() {
+  if (state_.runs.empty() || delta_.size() * kBusyShare < capacity_ || merge_) return;
+  delta_.presize();
+  spare_ = std::make_unique<Delta>(std::min(prefix_bits_, bucket_bits_), capacity_);
+  spare_->presize();
+}
+
 std::uint64_t Column::merge_remaining() const {
   if (!merge_) return 0;
   return merge_->total - merge_->progress.written - merge_->progress.carry.size();

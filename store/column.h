@@ -149,6 +149,14 @@ class Column {
   bool merging() const { return merge_.has_value(); }
   // Whether a merge should begin (the delta is full and none is running).
   bool full() const { return !merge_ && delta_.size() >= capacity_; }
+
+  // At open, once the deltas are rebuilt: a column that has merged before and whose delta holds
+  // at least 1/kBusyShare of its capacity (it was in use when the store closed) will fill it, so
+  // its table and the next merge's are made at their full size now, rather than grown in the
+  // batches that follow (rehashed and faulted in: up to a second a batch at 10M pages). An idle
+  // column (a scheme no longer written, a few late pages) keeps its small table.
+  static constexpr std::uint64_t kBusyShare = 16;
+  void presize_if_busy();
   // Entries the running merge has still to write (0 when none runs).
   std::uint64_t merge_remaining() const;
   // Freezes the delta as described above; `watermark` is every document stored so far (the

@@ -235,6 +235,45 @@ TEST(Column, AFullDeltasTableIsReusedAndFreedWhenTheColumnGoesIdle) {
   EXPECT_EQ(column.state().runs[1].entries, 100u);
 }
 
+// At open (a new Column, loaded, its delta rebuilt by adding): a column with runs whose delta
+// holds a sixteenth of its capacity or more gets its full-size tables at once, with its entries
+// kept, so that filling it never grows it; one with fewer, or without runs, keeps a small table.
+TEST(Column, ABusyColumnsTablesAreFullSizeAtOpenAndAnIdleOnesStaySmall) {
+  Fixture f;
+  std::mt19937_64 rng(9);
+  std::uint64_t doc = 0;
+  std::size_t full_buckets = 0;
+  {
+    Column column("t/0/0", 16, RunFormat::kWide, 12, 4096);
+    f.create(column);
+    for (int i = 0; i < 4096; ++i) column.add({rng(), ++doc});
+    column.delta().mark();
+    full_buckets = column.delta().buckets();
+    merge(column, f, doc);
+  }
+  auto reopened = [&](std::uint64_t pending) {
+    auto column = std::make_unique<Column>("t/0/0", 16, RunFormat::kWide, 12, 4096);
+    auto txn = lmdb::Txn::begin(f.env, 0);
+    EXPECT_TRUE(column->load(*txn, f.meta, false, 0));
+    EXPECT_TRUE(txn->commit());
+    std::uint64_t next = doc;
+    for (std::uint64_t i = 0; i < pending; ++i) column->add({rng(), ++next});
+    column->delta().mark();
+    column->presize_if_busy();
+    return column;
+  };
+  auto busy = reopened(4096 / Column::kBusyShare);
+  EXPECT_EQ(busy->delta().buckets(), full_buckets);
+  EXPECT_EQ(busy->delta().size(), 4096 / Column::kBusyShare);
+  EXPECT_GE(busy->memory(), 2 * busy->delta().memory());  // the next merge's table too
+  for (std::uint64_t i = 0; i < 4096 - 4096 / Column::kBusyShare; ++i) busy->add({rng(), 1 << 20});
+  busy->delta().mark();
+  EXPECT_EQ(busy->delta().buckets(), full_buckets);  // filled without growing
+  auto idle = reopened(4096 / Column::kBusyShare - 1);
+  EXPECT_LT(idle->delta().buckets(), full_buckets);
+  EXPECT_EQ(idle->delta().size(), 4096 / Column::kBusyShare - 1);
+}
+
 TEST(Column, PrefixRangesAcrossDeltaAndRunsAndAReopen) {
   Fixture f;
   std::mt19937_64 rng(2);

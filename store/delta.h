@@ -16,6 +16,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <new>
 #include <unordered_map>
@@ -32,8 +33,23 @@ class Delta {
   Delta(std::uint32_t max_bucket_bits, std::uint64_t capacity)
       : max_bucket_bits_(max_bucket_bits),
         slots_per_bucket_(static_cast<std::uint32_t>(
-            std::clamp<std::uint64_t>(2 * (capacity >> max_bucket_bits), 4, 64))) {
+            std::clamp<std::uint64_t>(2 * (capacity >> max_bucket_bits), 4, 64))),
+        capacity_(capacity) {
     resize(std::min(max_bucket_bits_, kMinBucketBits));
+  }
+
+  // Gives the delta, at once, the table it would grow to by the time it holds `capacity`
+  // entries, writes every page of it and moves its entries over (as mark() does when it grows):
+  // a column that is known to fill its deltas pays for the table when this is called (at open)
+  // instead of in the batches that would grow it. Ends the batch, as mark() does.
+  void presize() {
+    size_ += added_.size();
+    added_.clear();
+    const std::vector<Entry> all = entries();
+    resize(std::max(bucket_bits_, bits_for(capacity_)));
+    std::memset(static_cast<void*>(slots_.get()), 0, buckets_ * slots_per_bucket_ * sizeof(Entry));
+    for (const Entry& e : all) add(e);
+    added_.clear();
   }
 
   void add(const Entry& entry) {
@@ -84,11 +100,7 @@ class Delta {
     added_.clear();
     if (bucket_bits_ < max_bucket_bits_ && size_ > buckets_ * slots_per_bucket_ / 2) {
       std::vector<Entry> all = entries();
-      std::uint32_t bits = bucket_bits_;
-      while (bits < max_bucket_bits_ && all.size() > (std::size_t{1} << bits) * slots_per_bucket_ / 2) {
-        ++bits;
-      }
-      resize(bits);
+      resize(std::max(bucket_bits_, bits_for(all.size())));
       for (const Entry& e : all) add(e);
       added_.clear();
     }
@@ -206,11 +218,22 @@ class Delta {
     return out;
   }
 
+  // The fewest bucket bits (up to max_bucket_bits_) at which `entries` fill at most half the
+  // slots.
+  std::uint32_t bits_for(std::size_t entries) const {
+    std::uint32_t bits = std::min(max_bucket_bits_, kMinBucketBits);
+    while (bits < max_bucket_bits_ && entries > (std::size_t{1} << bits) * slots_per_bucket_ / 2) {
+      ++bits;
+    }
+    return bits;
+  }
+
   std::size_t bucket(std::uint64_t key) const {
     return bucket_bits_ == 0 ? 0 : key >> (64 - bucket_bits_);
   }
   std::uint32_t max_bucket_bits_;
   std::uint32_t slots_per_bucket_;
+  std::uint64_t capacity_;
   std::uint32_t bucket_bits_ = 0;
   std::size_t buckets_ = 0;
   Array<std::uint8_t> counts_;

@@ -1334,7 +1334,9 @@ class LmdbIndex final : public Index {
     if (auto built = rebuild_id_filter(); !built) return built;
     auto txn = lift(lmdb::Txn::begin(env_, MDB_RDONLY));
     if (!txn) return std::unexpected(txn.error());
-    return rebuild_deltas(*txn);
+    if (auto rebuilt = rebuild_deltas(*txn); !rebuilt) return rebuilt;
+    for (Column* column : all_columns()) column->presize_if_busy();
+    return {};
   }
 
   // Loads counters, schemes and columns (creating the ids column on a new index).
