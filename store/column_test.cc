@@ -8,6 +8,7 @@
 #include <random>
 #include <set>
 
+#include "store/delta.h"
 #include "store/test_util.h"
 
 namespace neardup {
@@ -272,6 +273,30 @@ TEST(Column, ABusyColumnsTablesAreFullSizeAtOpenAndAnIdleOnesStaySmall) {
   auto idle = reopened(4096 / Column::kBusyShare - 1);
   EXPECT_LT(idle->delta().buckets(), full_buckets);
   EXPECT_EQ(idle->delta().size(), 4096 / Column::kBusyShare - 1);
+}
+
+// Keys that are document numbers (the index's `members` column) all fall in a delta's first
+// bucket, mostly ascending: that bucket, and buckets in any order, sort exactly as std::sort
+// would (equal entries included).
+TEST(Delta, ALargeBucketSortsAsAWholeSortWould) {
+  std::mt19937_64 rng(21);
+  for (int share_out_of_order : {0, 1, 4, 10}) {  // tenths of the entries not in order
+    Delta delta(20, 1 << 16);
+    std::vector<Entry> all;
+    for (std::uint64_t doc = 1; doc <= 50000; ++doc) {
+      const bool old_root = static_cast<int>(rng() % 10) < share_out_of_order;
+      const std::uint64_t key = old_root ? rng() % doc : doc;
+      all.push_back({key, doc % 7 == 0 ? doc - 1 : doc});  // some equal (key, doc) pairs too
+      if (doc % 997 == 0) all.push_back(all.back());
+    }
+    for (const Entry& e : all) delta.add(e);
+    delta.mark();
+    std::sort(all.begin(), all.end());
+    std::vector<Entry> bucket;
+    delta.sorted_bucket(0, bucket);
+    EXPECT_EQ(bucket, all) << share_out_of_order;
+    EXPECT_EQ(delta.sorted(), all) << share_out_of_order;
+  }
 }
 
 TEST(Column, PrefixRangesAcrossDeltaAndRunsAndAReopen) {

@@ -125,7 +125,7 @@ class Delta {
   void sorted_bucket(std::size_t b, std::vector<Entry>& out) const {
     out.clear();
     append_bucket(b, out);
-    std::sort(out.begin(), out.end());
+    sort_entries(out, 0);
   }
   template <typename Fn>
   void for_each(Fn&& fn) const {
@@ -144,9 +144,35 @@ class Delta {
     for (std::size_t b = 0; b < buckets_; ++b) {
       const std::size_t from = out.size();
       append_bucket(b, out);
-      std::sort(out.begin() + static_cast<long>(from), out.end());
+      sort_entries(out, from);
     }
     return out;
+  }
+
+  // Sorts entries[from..]. A bucket is in insertion order, and a large one is mostly ascending
+  // (a column keyed by document numbers puts them all in one bucket, in the order the documents
+  // came): its ascending entries are kept apart, the others sorted and the two merged, so that
+  // the merge that reads it is not a sort of millions of entries in one batch.
+  static void sort_entries(std::vector<Entry>& entries, std::size_t from) {
+    constexpr std::size_t kLarge = 4096;
+    const auto begin = entries.begin() + static_cast<std::ptrdiff_t>(from);
+    if (entries.size() - from < kLarge) {
+      std::sort(begin, entries.end());
+      return;
+    }
+    std::vector<Entry> rest;
+    auto kept = begin;  // [begin, kept): the ascending entries, in place
+    for (auto it = begin; it != entries.end(); ++it) {
+      if (kept == begin || !(*it < *(kept - 1))) {
+        *kept++ = *it;
+      } else {
+        rest.push_back(*it);
+      }
+    }
+    std::sort(rest.begin(), rest.end());
+    const auto middle = kept;
+    std::copy(rest.begin(), rest.end(), kept);
+    std::inplace_merge(begin, middle, entries.end());
   }
   // Empties the delta and returns the table to its smallest size.
   void clear() {
