@@ -2,7 +2,7 @@
 // whole pipeline and the index over JSONL pages or WARC response records (docs/records.md,
 // docs/cli.md). Pure stages run on all cores over chunks of records, up to two chunks ahead of
 // the index, which applies each chunk in input order in one transaction while the next ones are
-// fingerprinted.
+// fingerprinted; the last chunk is applied a slice (kSliceLines) at a time as it is ready.
 //
 // Offline defaults: gzip input is read as such (by its magic bytes); an input none of whose
 // first kProbeLines lines is a page stops the run (exit 2) with what the input looks like; the
@@ -33,8 +33,16 @@ namespace {
 // the input is not what dedup reads: stop instead of dead-lettering all of it.
 constexpr std::size_t kProbeLines = 16;
 
-constexpr const char* kSyncHelp =
-    "fsync the index after every batch of pipeline.batch_size pages (store.sync: true). Off by "
+// Lines go to the pool this many at a time as they are read; the input's last chunk goes to the
+// index this many at a time as they are fingerprinted.
+constexpr std::size_t kSliceLines = 32;
+static_assert(kProbeLines <= kSliceLines, "the probe looks at the first slice only");
+
+const std::string kSyncHelp =
+    "fsync the index after every batch of pipeline.batch_size pages (the input's last batch: "
+    "every " +
+    std::to_string(kSliceLines) +
+    " pages at most; store.sync: true). Off by "
     "default for offline runs: an interrupted run is simply run again, and each fsync waits for "
     "the disk (0.1 ms to 14 ms measured on one VM, far more on a busy disk; README, \"Offline "
     "runs\"). Without it a crash of the machine may lose the last batches, never corrupt the "
@@ -168,8 +176,6 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
       }
     };
     constexpr std::size_t kChunksAhead = 2;
-    constexpr std::size_t kSliceLines = 32;
-    static_assert(kProbeLines <= kSliceLines, "the probe looks at the first slice only");
     std::deque<InFlight> ahead;
     FifoPool pool(config->pipeline.threads);
     bool input_done = false;
