@@ -45,11 +45,7 @@ class Delta {
   void presize() {
     size_ += added_.size();
     added_.clear();
-    const std::vector<Entry> all = entries();
-    resize(std::max(bucket_bits_, bits_for(capacity_)));
-    std::memset(static_cast<void*>(slots_.get()), 0, buckets_ * slots_per_bucket_ * sizeof(Entry));
-    for (const Entry& e : all) add(e);
-    added_.clear();
+    rehash(std::max(bucket_bits_, bits_for(capacity_)), /*touch=*/true);
   }
 
   void add(const Entry& entry) {
@@ -99,10 +95,7 @@ class Delta {
     size_ += added_.size();
     added_.clear();
     if (bucket_bits_ < max_bucket_bits_ && size_ > buckets_ * slots_per_bucket_ / 2) {
-      std::vector<Entry> all = entries();
-      resize(std::max(bucket_bits_, bits_for(all.size())));
-      for (const Entry& e : all) add(e);
-      added_.clear();
+      rehash(std::max(bucket_bits_, bits_for(size_)), /*touch=*/false);
     }
   }
   void undo() {
@@ -226,6 +219,19 @@ class Delta {
     slots_ = allocate<Entry>(buckets_ * slots_per_bucket_);
     spill_.clear();
     spilled_ = 0;
+  }
+
+  // Moves every entry (none added since the last mark) into a new table of 2^bits buckets;
+  // `touch` writes every page of its slots first (no page faults later).
+  void rehash(std::uint32_t bits, bool touch) {
+    const std::vector<Entry> all = entries();
+    resize(bits);
+    if (touch) {
+      std::memset(static_cast<void*>(slots_.get()), 0,
+                  buckets_ * slots_per_bucket_ * sizeof(Entry));
+    }
+    for (const Entry& e : all) add(e);
+    added_.clear();
   }
 
   void append_bucket(std::size_t b, std::vector<Entry>& out) const {

@@ -61,16 +61,12 @@ __attribute__((target("avx512f,avx512dq"))) void fold_minima_avx512(
 
 }  // namespace
 
-bool fold_minima_vectorised() { return cpu_has_avx512(); }
-
 void fold_minima(std::span<const std::uint64_t> shingles, std::span<const std::uint64_t> salts,
                  std::span<std::uint64_t> minima) {
-  if (fold_minima_vectorised()) return fold_minima_avx512(shingles, salts, minima);
+  if (cpu_has_avx512()) return fold_minima_avx512(shingles, salts, minima);
   fold_minima_portable(shingles, salts, minima);
 }
 #else
-bool fold_minima_vectorised() { return false; }
-
 void fold_minima(std::span<const std::uint64_t> shingles, std::span<const std::uint64_t> salts,
                  std::span<std::uint64_t> minima) {
   fold_minima_portable(shingles, salts, minima);

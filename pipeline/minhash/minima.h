@@ -2,7 +2,7 @@
 //   minima[j] = min(minima[j], mix64(s ^ salts[j])).
 // Two loops give identical minima: a portable one, and one with AVX-512 (F and DQ: eight 64-bit
 // multiplies an instruction, about five times fewer cycles a shingle), taken at run time when
-// the CPU and the OS have it. Pure; any number of threads.
+// the CPU and the OS have it (common/cpu.h). Pure; any number of threads.
 #pragma once
 
 #include <cstdint>
@@ -17,8 +17,5 @@ void fold_minima(std::span<const std::uint64_t> shingles, std::span<const std::u
 // The portable loop, which fold_minima must equal.
 void fold_minima_portable(std::span<const std::uint64_t> shingles,
                           std::span<const std::uint64_t> salts, std::span<std::uint64_t> minima);
-
-// Whether fold_minima takes the AVX-512 loop here.
-bool fold_minima_vectorised();
 
 }  // namespace neardup::minhash_internal
