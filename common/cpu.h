@@ -1,6 +1,6 @@
 // What the CPU running us can do beyond the x86-64 baseline the build targets, for the loops
 // that have a vectorised version beside their portable one (pipeline/minhash/minima.h,
-// pipeline/fingerprint/fingerprint.cc). Header-only.
+// pipeline/fingerprint/fingerprint.cc, pipeline/denoise/collapse.h, common/base64.cc). Header-only.
 #pragma once
 
 namespace neardup {
@@ -10,6 +10,19 @@ namespace neardup {
 inline bool cpu_has_avx512() {
 #if defined(__x86_64__)
   static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq");
+  return has;
+#else
+  return false;
+#endif
+}
+
+// AVX-512 BW, VBMI and VBMI2 (64 byte compares a vector, permutes of bytes, and compressing
+// the bytes a mask keeps), with the OS saving their registers; false off x86-64.
+inline bool cpu_has_avx512_bytes() {
+#if defined(__x86_64__)
+  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                          __builtin_cpu_supports("avx512vbmi") &&
+                          __builtin_cpu_supports("avx512vbmi2");
   return has;
 #else
   return false;

@@ -18,7 +18,11 @@ struct Converted {
 // the bytes is kept as U+FEFF: callers strip it. Returns nullopt only when ICU cannot open the
 // converter. "iso-2022-kr" is converted as windows-949 after undoing its SO/SI shifts: ICU's own
 // ISO-2022-KR converter maps KS X 1001 A1A4 to U+30FB, where EUC-KR decoders give U+00B7.
-std::optional<Converted> convert_to_utf8(std::string_view bytes, const std::string& converter);
+// Runs of ASCII bytes are copied past ICU where the charset leaves them unchanged (stateless
+// single- and multi-byte charsets); `in_one_pass` hands ICU every byte instead, which gives the
+// same text and errors (to compare).
+std::optional<Converted> convert_to_utf8(std::string_view bytes, const std::string& converter,
+                                         bool in_one_pass = false);
 
 // True when ICU can open `converter` (the result is cached per thread).
 bool converter_available(const std::string& converter);

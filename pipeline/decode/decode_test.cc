@@ -3,9 +3,14 @@
 #include <gtest/gtest.h>
 #include <unicode/ucnv.h>
 
+#include <random>
 #include <string>
 #include <thread>
 #include <vector>
+
+#include "pipeline/decode/convert.h"
+#include "pipeline/decode/detect.h"
+#include "pipeline/decode/sniff.h"
 
 namespace neardup {
 namespace {
@@ -518,6 +523,75 @@ TEST(CanonicalCharset, UnknownLabelsGiveEmpty) {
   EXPECT_EQ(canonical_charset(""), "");
   EXPECT_EQ(canonical_charset("   "), "");
   EXPECT_EQ(canonical_charset("no-such-charset"), "");
+}
+
+// Events counted per call (non_ascii_bytes 1): a run of kanji and kana adds none, and what
+// stands beside a run is judged against the run's last character and the one before it.
+TEST(Implausibility, KanjiAndKanaRunsAddNothingAndTheirNeighboursCount) {
+  using decode_internal::implausibility;
+  EXPECT_EQ(implausibility("\u65E5\u672C\u8A9E\u306E\u30C6\u30AD\u30B9\u30C8", 1), 0);
+  // Latin between kanji and katakana: two changes of script.
+  EXPECT_EQ(implausibility("\u65E5\u672C\u8A9EA\u30C6\u30AD", 1), 2);
+  // Hangul after a run of kanji: one change of script.
+  EXPECT_EQ(implausibility("\u65E5\u672C\u8A9E\uD55C\uAE00", 1), 1);
+  // A symbol glued between the run's last kanji and another one.
+  EXPECT_EQ(implausibility("\u65E5\u672C\u00BF\u8A9E", 1), 1);
+  // U+FFFD inside a run; a private-use character after one.
+  EXPECT_EQ(implausibility("\u65E5\uFFFD\u672C", 1), 4);
+  EXPECT_EQ(implausibility("\u65E5\u672C\uE000", 1), 1);
+}
+
+// Decoding by the charset's tables (char_tables.h) where it can gives ICU's own text and error
+// count: random bytes of ASCII runs (with the trail bytes of Shift_JIS, Big5 and GB18030: '@',
+// digits, '\\', '~'; the controls IBM's Shift_JIS swaps; NUL), stray high bytes and valid
+// multi-byte text, for single-byte, multi-byte and stateful charsets.
+TEST(ConvertToUtf8, TheTablesGiveIcusTextAndErrors) {
+  const char* converters[] = {"windows-1252", "windows-1251", "koi8-r",      "gb18030",
+                              "big5-hkscs",   "euc-jp",       "windows-31j", "windows-949",
+                              "iso-2022-jp",  "hz-gb-2312",   "UTF-16LE",    "iso-2022-kr"};
+  const std::string ascii = std::string("<a href=\"x\">@09\\~ text</a>\n\x1A\x1C\x7F") + '\0';
+  std::mt19937 rng(5);
+  for (const char* converter : converters) {
+    const std::string sample = converter == std::string("iso-2022-kr")
+                                   ? std::string()
+                                   : encode("\u65E5\u672C\u8A9E \u0416\u00E9 \uD55C", converter);
+    for (int round = 0; round < 2000; ++round) {
+      std::string bytes;
+      for (int piece = rng() % 12; piece > 0; --piece) {
+        switch (rng() % 4) {
+          case 0:
+          case 1:
+            for (int n = rng() % 40; n > 0; --n) bytes += ascii[rng() % ascii.size()];
+            break;
+          case 2:
+            for (int n = rng() % 4; n > 0; --n) bytes += static_cast<char>(0x80 + rng() % 0x80);
+            break;
+          default:
+            bytes += sample;
+        }
+      }
+      auto fast = decode_internal::convert_to_utf8(bytes, converter);
+      auto whole = decode_internal::convert_to_utf8(bytes, converter, /*in_one_pass=*/true);
+      ASSERT_TRUE(fast && whole) << converter;
+      ASSERT_EQ(fast->text, whole->text) << converter << " round " << round;
+      ASSERT_EQ(fast->errors, whole->errors) << converter << " round " << round;
+    }
+  }
+}
+
+// More than 1 % of C0 controls (not \t \n \f \r SO SI ESC) make bytes binary: counted
+// exactly across the counting blocks, wherever the controls are.
+TEST(LooksBinary, CountsControlsOtherThanTheTextOnes) {
+  using decode_internal::looks_binary;
+  std::string sample(1000, 'a');
+  for (std::size_t i = 0; i < 10; ++i) sample[i * 97] = '\x01';
+  EXPECT_FALSE(looks_binary(sample));  // 10 in 1000: not more than 1 %
+  sample[999] = '\x02';
+  EXPECT_TRUE(looks_binary(sample));
+  std::string text(1000, 'a');
+  for (std::size_t i = 0; i < 1000; i += 7) text[i] = "\t\n\f\r\x0E\x0F\x1B"[i / 7 % 7];
+  EXPECT_FALSE(looks_binary(text));
+  EXPECT_TRUE(looks_binary(std::string(600, '\0')));
 }
 
 }  // namespace

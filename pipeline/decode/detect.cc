@@ -44,12 +44,27 @@ CharClass classify_ascii(UChar32 c) {
   return {.letter = upper || lower, .upper = upper, .lower = lower, .script = USCRIPT_LATIN};
 }
 
+// CJK unified ideographs, hiragana and katakana: a letter of script Han and nothing else.
+bool is_kanji_or_kana(UChar32 c) {
+  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3041 && c <= 0x3096) ||
+         (c >= 0x30A1 && c <= 0x30FA);
+}
+
+// The end of the run of kanji and kana starting at text[i] (three-byte UTF-8 sequences only:
+// no other encoding of these code points is valid).
+int32_t skip_kanji_and_kana(const uint8_t* text, int32_t i, int32_t length) {
+  while (i + 3 <= length && (text[i] & 0xF0) == 0xE0 && (text[i + 1] & 0xC0) == 0x80 &&
+         (text[i + 2] & 0xC0) == 0x80) {
+    const UChar32 c = ((text[i] & 0x0F) << 12) | ((text[i + 1] & 0x3F) << 6) | (text[i + 2] & 0x3F);
+    if (!is_kanji_or_kana(c)) break;
+    i += 3;
+  }
+  return i;
+}
+
 CharClass classify(UChar32 c) {
   // The scripts that fill most legacy-charset pages, without ICU property lookups.
-  if ((c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3041 && c <= 0x3096) ||
-      (c >= 0x30A1 && c <= 0x30FA)) {
-    return {.letter = true, .script = USCRIPT_HAN};
-  }
+  if (is_kanji_or_kana(c)) return {.letter = true, .script = USCRIPT_HAN};
   if (c >= 0xAC00 && c <= 0xD7A3) return {.letter = true, .script = USCRIPT_HANGUL};
   if (c >= 0x410 && c <= 0x44F) {
     return {.letter = true, .upper = c < 0x430, .lower = c >= 0x430, .script = USCRIPT_CYRILLIC};
@@ -131,6 +146,13 @@ double implausibility(std::string_view utf8_text, std::size_t non_ascii_bytes) {
     before_previous = previous;
     previous = current;
     previous_ascii = c < 0x80;
+    if (is_kanji_or_kana(c)) {
+      // Kanji or kana after kanji or kana: no event (letters of one script, neither upper
+      // nor lower case), so the rest of the run is skipped.
+      const int32_t end = skip_kanji_and_kana(text, i, length);
+      if (end > i) before_previous = previous;
+      i = end;
+    }
   }
   return events / static_cast<double>(non_ascii_bytes == 0 ? 1 : non_ascii_bytes);
 }

@@ -326,7 +326,7 @@ class OutlineBuilder {
   };
 
   static void on_start(void* ctx, const xmlChar* name, const xmlChar** attrs) {
-    static_cast<OutlineBuilder*>(ctx)->start(as_view(name), attrs);
+    static_cast<OutlineBuilder*>(ctx)->start(name, attrs);
   }
   static void on_end(void* ctx, const xmlChar*) { static_cast<OutlineBuilder*>(ctx)->end(); }
   static void on_text(void* ctx, const xmlChar* ch, int len) {
@@ -335,8 +335,9 @@ class OutlineBuilder {
   }
   static void on_ignored(void*, const xmlChar*, int) {}
 
-  void start(std::string_view name, const xmlChar** attrs);
+  void start(const xmlChar* name, const xmlChar** attrs);
   void end();
+  TagInfo tag_of(const xmlChar* name);
   void characters(std::string_view text);
   void break_block() {
     ++block_;
@@ -356,6 +357,14 @@ class OutlineBuilder {
   std::uint32_t block_ = 0;
   bool last_space_ = true;
   std::string scratch_, scratch2_;
+  // lookup_tag's answers by the name's address: libxml2 hands a start tag's name from its
+  // dictionary (or a string literal, for the tags it implies), so a name keeps its address for
+  // the whole parse. The name is compared too: an address that held another name is a miss.
+  struct CachedTag {
+    const xmlChar* name = nullptr;
+    TagInfo info;
+  };
+  std::array<CachedTag, 64> tag_cache_{};
 };
 
 void OutlineBuilder::parse(std::string_view html) {
@@ -456,9 +465,16 @@ std::uint16_t OutlineBuilder::classify(const xmlChar** attrs, std::int8_t& weigh
   return flags;
 }
 
-void OutlineBuilder::start(std::string_view name, const xmlChar** attrs) {
+TagInfo OutlineBuilder::tag_of(const xmlChar* name) {
+  CachedTag& cached = tag_cache_[(reinterpret_cast<std::uintptr_t>(name) >> 3) % tag_cache_.size()];
+  const std::string_view view = as_view(name);
+  if (cached.name != name || cached.info.name != view) cached = {name, lookup_tag(view)};
+  return cached.info;
+}
+
+void OutlineBuilder::start(const xmlChar* name, const xmlChar** attrs) {
   if (stopped_) return;
-  const TagInfo info = lookup_tag(name);
+  const TagInfo info = tag_of(name);
   const Tag tag = info.tag;
   Open open{-1, stack_.empty() ? -1 : stack_.back().owner, 0};
   bool hidden = (info.traits & kHidden) != 0;
@@ -568,16 +584,6 @@ void OutlineBuilder::end() {
   }
 }
 
-// The bytes characters() copies as they are: all but whitespace, ',' and the first bytes of
-// U+00A0 (C2), U+FF0C (EF), U+3001 (E3) and U+060C (D8).
-constexpr std::array<bool, 256> kOrdinaryByte = [] {
-  std::array<bool, 256> ordinary{};
-  ordinary.fill(true);
-  for (unsigned char c : {' ', '\n', '\t', '\r', '\f', ','}) ordinary[c] = false;
-  for (unsigned char c : {0xC2, 0xEF, 0xE3, 0xD8}) ordinary[c] = false;
-  return ordinary;
-}();
-
 void OutlineBuilder::characters(std::string_view text) {
   if (stopped_) return;
   if (title_ > 0) append_collapsed(text, out_.title);
@@ -588,56 +594,10 @@ void OutlineBuilder::characters(std::string_view text) {
   const std::int32_t owner = stack_.empty() ? -1 : stack_.back().owner;
   std::string& buf = out_.text;
   const auto begin = static_cast<std::uint32_t>(buf.size());
-  std::uint32_t chars = 0;
-  std::uint16_t commas = 0;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    // A run of bytes that are neither spaces nor the start of a no-break space or a comma goes
-    // over whole: appended at once, its characters counted by their first bytes.
-    std::size_t run_end = i;
-    while (run_end < text.size() && kOrdinaryByte[static_cast<unsigned char>(text[run_end])]) {
-      ++run_end;
-    }
-    if (run_end > i) {
-      buf.append(text, i, run_end - i);
-      for (std::size_t k = i; k < run_end; ++k) {
-        chars += (static_cast<unsigned char>(text[k]) & 0xC0) != 0x80;
-      }
-      last_space_ = false;
-      i = run_end;
-      if (i == text.size()) break;
-    }
-    const auto c = static_cast<unsigned char>(text[i]);
-    bool space = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f';
-    if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) == 0xA0) {
-      space = true;  // U+00A0 no-break space
-      ++i;
-    }
-    if (space) {
-      if (!last_space_) {
-        buf += ' ';
-        ++chars;
-        last_space_ = true;
-      }
-      continue;
-    }
-    last_space_ = false;
-    buf += static_cast<char>(c);
-    if ((c & 0xC0) != 0x80) ++chars;
-    if (c == ',') {
-      ++commas;
-    } else if (c == 0xEF && i + 2 < text.size() &&
-               static_cast<unsigned char>(text[i + 1]) == 0xBC &&
-               static_cast<unsigned char>(text[i + 2]) == 0x8C) {
-      ++commas;  // U+FF0C fullwidth comma
-    } else if (c == 0xE3 && i + 2 < text.size() &&
-               static_cast<unsigned char>(text[i + 1]) == 0x80 &&
-               static_cast<unsigned char>(text[i + 2]) == 0x81) {
-      ++commas;  // U+3001 ideographic comma
-    } else if (c == 0xD8 && i + 1 < text.size() &&
-               static_cast<unsigned char>(text[i + 1]) == 0x8C) {
-      ++commas;  // U+060C Arabic comma
-    }
-  }
+  const Collapsed written = append_collapsed(text, buf, last_space_);
+  last_space_ = written.space;
+  const std::uint32_t chars = written.chars;
+  const auto commas = static_cast<std::uint16_t>(written.commas);
   const auto end = static_cast<std::uint32_t>(buf.size());
   if (end == begin) return;
   if (!out_.runs.empty()) {
@@ -658,25 +618,6 @@ void lower_into(std::string_view s, std::string& out) {
   out.assign(s);
   for (char& c : out) {
     if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
-}
-
-void append_collapsed(std::string_view text, std::string& out) {
-  bool space = out.empty() || out.back() == ' ';
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    const auto c = static_cast<unsigned char>(text[i]);
-    bool is_space = c == ' ' || c == '\n' || c == '\t' || c == '\r' || c == '\f';
-    if (c == 0xC2 && i + 1 < text.size() && static_cast<unsigned char>(text[i + 1]) == 0xA0) {
-      is_space = true;
-      ++i;
-    }
-    if (is_space) {
-      if (!space) out += ' ';
-      space = true;
-    } else {
-      out += static_cast<char>(c);
-      space = false;
-    }
   }
 }
 

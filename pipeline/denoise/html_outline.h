@@ -15,6 +15,8 @@
 #include <string_view>
 #include <vector>
 
+#include "pipeline/denoise/collapse.h"
+
 namespace neardup::denoise_internal {
 
 // The tags the extractor tells apart; everything else is kOther.
@@ -154,10 +156,6 @@ Outline parse_outline(std::string_view utf8_html, std::uint32_t max_nodes,
 template <typename Keep>
 void append_paragraphs(const Outline& outline, std::size_t begin, std::size_t end, Keep keep,
                        std::vector<std::string>& paragraphs);
-
-// Appends text to out, collapsing whitespace runs (including no-break spaces) to one space and
-// never starting out with a space.
-void append_collapsed(std::string_view text, std::string& out);
 
 // Copies s into out (reused, so no allocation per call) with ASCII letters lower-cased.
 void lower_into(std::string_view s, std::string& out);
