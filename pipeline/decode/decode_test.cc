@@ -532,6 +532,9 @@ TEST(Implausibility, KanjiAndKanaRunsAddNothingAndTheirNeighboursCount) {
   EXPECT_EQ(implausibility("\u65E5\u672C\u8A9E\u306E\u30C6\u30AD\u30B9\u30C8", 1), 0);
   // Latin between kanji and katakana: two changes of script.
   EXPECT_EQ(implausibility("\u65E5\u672C\u8A9EA\u30C6\u30AD", 1), 2);
+  // A longer ASCII run there (skipped eight bytes at a time): the same two, judged by its ends.
+  EXPECT_EQ(implausibility("\u65E5\u672C\u8A9Eabcdefghij klmnopqrstuvwxyZ\u30C6\u30AD", 1), 2);
+  EXPECT_EQ(implausibility("\u65E5\u672C\u8A9Eabcdefghij klmnopqrstuvwxy1\u30C6\u30AD", 1), 1);
   // Hangul after a run of kanji: one change of script.
   EXPECT_EQ(implausibility("\u65E5\u672C\u8A9E\uD55C\uAE00", 1), 1);
   // A symbol glued between the run's last kanji and another one.

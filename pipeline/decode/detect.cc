@@ -5,6 +5,7 @@
 #include <unicode/uscript.h>
 #include <unicode/utf8.h>
 
+#include <cstring>
 #include <memory>
 
 namespace neardup::decode_internal {
@@ -48,6 +49,16 @@ CharClass classify_ascii(UChar32 c) {
 bool is_kanji_or_kana(UChar32 c) {
   return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3041 && c <= 0x3096) ||
          (c >= 0x30A1 && c <= 0x30FA);
+}
+
+// The end of the run of ASCII bytes starting at text[i], eight bytes a step.
+int32_t skip_ascii(const uint8_t* text, int32_t i, int32_t length) {
+  for (uint64_t word; i + 8 <= length; i += 8) {
+    std::memcpy(&word, text + i, 8);
+    if ((word & 0x8080808080808080ull) != 0) break;
+  }
+  while (i < length && text[i] < 0x80) ++i;
+  return i;
 }
 
 // The end of the run of kanji and kana starting at text[i] (three-byte UTF-8 sequences only:
@@ -123,7 +134,7 @@ double implausibility(std::string_view utf8_text, std::size_t non_ascii_bytes) {
     UChar32 c;
     U8_NEXT(text, i, length, c);
     if (c < 0x80 && previous_ascii) {  // ASCII after ASCII: nothing to learn, skip the run
-      while (i < length && text[i] < 0x80) ++i;
+      i = skip_ascii(text, i, length);
       before_previous = i >= 2 ? classify_ascii(text[i - 2]) : previous;
       previous = classify_ascii(text[i - 1]);
       continue;
