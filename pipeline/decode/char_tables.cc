@@ -65,23 +65,22 @@ std::vector<char32_t> decode_units(UConverter* converter, const std::string& uni
   return code_points;
 }
 
-char* append_utf8(char32_t c, char* out) {
+// c's UTF-8, packed; 0 for kNone and for characters beyond the BMP.
+PackedUtf8 pack_utf8(char32_t c) {
+  if (c == kNone || c >= 0x10000) return 0;
+  std::uint32_t bytes;
+  std::uint32_t length;
   if (c < 0x80) {
-    *out++ = static_cast<char>(c);
+    bytes = c;
+    length = 1;
   } else if (c < 0x800) {
-    *out++ = static_cast<char>(0xC0 | (c >> 6));
-    *out++ = static_cast<char>(0x80 | (c & 0x3F));
-  } else if (c < 0x10000) {
-    *out++ = static_cast<char>(0xE0 | (c >> 12));
-    *out++ = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    *out++ = static_cast<char>(0x80 | (c & 0x3F));
+    bytes = (0xC0 | (c >> 6)) | (0x80 | (c & 0x3F)) << 8;
+    length = 2;
   } else {
-    *out++ = static_cast<char>(0xF0 | (c >> 18));
-    *out++ = static_cast<char>(0x80 | ((c >> 12) & 0x3F));
-    *out++ = static_cast<char>(0x80 | ((c >> 6) & 0x3F));
-    *out++ = static_cast<char>(0x80 | (c & 0x3F));
+    bytes = (0xE0 | (c >> 12)) | (0x80 | ((c >> 6) & 0x3F)) << 8 | (0x80 | (c & 0x3F)) << 16;
+    length = 3;
   }
-  return out;
+  return bytes | length << 24;
 }
 
 }  // namespace
@@ -101,8 +100,7 @@ CharTables read_char_tables(UConverter* converter) {
     if (bytes[c] == kNone) return tables;  // an ASCII byte that is not a character alone
     if (bytes[c] != c) tables.ascii_is_itself = false;
   }
-  for (std::size_t b = 0; b < bytes.size(); ++b)
-    tables.singles[b] = bytes[b] == kNone ? 0 : bytes[b];
+  for (std::size_t b = 0; b < bytes.size(); ++b) tables.singles[b] = pack_utf8(bytes[b]);
   if (ucnv_getMaxCharSize(converter) > 1) {
     units.clear();
     for (unsigned lead = kLeadFirst; lead <= kLeadLast; ++lead) {
@@ -110,8 +108,9 @@ CharTables read_char_tables(UConverter* converter) {
         units += {static_cast<char>(lead), static_cast<char>(trail), '\n'};
       }
     }
-    tables.pairs = decode_units(converter, units, 2);
-    for (char32_t& c : tables.pairs) c = c == kNone ? 0 : c;
+    const std::vector<char32_t> pairs = decode_units(converter, units, 2);
+    tables.pairs.resize(pairs.size());
+    for (std::size_t i = 0; i < pairs.size(); ++i) tables.pairs[i] = pack_utf8(pairs[i]);
   }
   tables.usable = true;
   return tables;
@@ -135,12 +134,7 @@ TableDecoded decode_by_tables(std::string_view bytes, std::size_t pos, const Cha
       while (pos < n && s[pos] < 0x80) *o++ = static_cast<char>(s[pos++]);
       continue;
     }
-    if (b == 0) {
-      *o++ = '\0';
-      ++pos;
-      continue;
-    }
-    char32_t c = tables.singles[b];
+    PackedUtf8 c = tables.singles[b];
     std::size_t length = 1;
     if (c == 0) {
       if (tables.pairs.empty() || pos + 1 >= n || b < kLeadFirst || b > kLeadLast ||
@@ -151,7 +145,8 @@ TableDecoded decode_by_tables(std::string_view bytes, std::size_t pos, const Cha
       if (c == 0) break;
       length = 2;
     }
-    o = append_utf8(c, o);
+    std::memcpy(o, &c, 4);  // the character's bytes, and one or more bytes overwritten next
+    o += c >> 24;
     pos += length;
   }
   return {pos, static_cast<std::size_t>(o - out)};

@@ -14,16 +14,21 @@
 
 #include <array>
 #include <cstddef>
+#include <cstdint>
 #include <string_view>
 #include <vector>
 
 namespace neardup::decode_internal {
 
+// A character as the tables hold it: its UTF-8 bytes in memory order, their count in the top
+// byte (1 to 3: characters beyond the BMP are left to ICU); 0: not in the table.
+using PackedUtf8 = std::uint32_t;
+
 struct CharTables {
-  bool usable = false;                  // stateless, and every ASCII byte is a character alone
-  bool ascii_is_itself = false;         // and each stands for itself (then runs of them are copied)
-  std::array<char32_t, 256> singles{};  // by byte; 0: not a character alone (byte 0 is U+0000)
-  std::vector<char32_t> pairs;          // (lead - 0x81) * 191 + (trail - 0x40); 0: not one
+  bool usable = false;           // stateless, and every ASCII byte is a character alone
+  bool ascii_is_itself = false;  // and each stands for itself (then runs of them are copied)
+  std::array<PackedUtf8, 256> singles{};  // by byte: the bytes that are a character alone
+  std::vector<PackedUtf8> pairs;          // (lead - 0x81) * 191 + (trail - 0x40)
 };
 
 // Reads the tables of a converter: about a millisecond and 96 KiB for a double-byte charset,
@@ -33,7 +38,8 @@ CharTables read_char_tables(UConverter* converter);
 
 // Decodes bytes[pos..] into UTF-8 at out while they are in the tables; stops at the end or at
 // the first byte that is not (a character ICU must read). Writes at most 3 bytes per input
-// byte. Returns the position reached and the bytes written.
+// byte, and may write up to 3 bytes past what it reports written. Returns the position reached and
+// the bytes written.
 struct TableDecoded {
   std::size_t pos;
   std::size_t written;
