@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <span>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "pipeline/denoise/html_outline.h"
 
@@ -59,31 +61,40 @@ constexpr auto kNoticePhrases = std::to_array<std::string_view>({
 
 constexpr auto kCreditMarks = std::to_array<std::string_view>({"©", "copyright"});
 
-// A list of phrases searched for in one pass over a text: only where the text's next two bytes
-// begin some phrase are the phrases compared (every phrase is two bytes or more).
+// A list of phrases searched for in one pass over a text (every phrase is two bytes or more): a
+// position is looked at only when its next two bytes begin some phrase (a bit of `starts_`),
+// and then only the phrases that begin with them are compared (`by_pair_`, sorted by those two
+// bytes).
 class PhraseSet {
  public:
-  explicit PhraseSet(std::span<const std::string_view> phrases) : phrases_(phrases) {
-    for (std::string_view phrase : phrases) starts_.set(pair_at(phrase, 0));
+  explicit PhraseSet(std::span<const std::string_view> phrases) {
+    for (std::string_view phrase : phrases) {
+      starts_.set(pair_at(phrase, 0));
+      by_pair_.emplace_back(pair_at(phrase, 0), phrase);
+    }
+    std::ranges::sort(by_pair_);
   }
 
   bool found_in(std::string_view text) const {
     for (std::size_t i = 0; i + 1 < text.size(); ++i) {
-      if (!starts_[pair_at(text, i)]) continue;
+      const std::size_t pair = pair_at(text, i);
+      if (!starts_[pair]) continue;
       const std::string_view rest = text.substr(i);
-      if (std::ranges::any_of(phrases_, [&](std::string_view p) { return rest.starts_with(p); })) {
-        return true;
+      for (auto it = std::ranges::lower_bound(by_pair_, pair, {}, &Entry::first);
+           it != by_pair_.end() && it->first == pair; ++it) {
+        if (rest.starts_with(it->second)) return true;
       }
     }
     return false;
   }
 
  private:
+  using Entry = std::pair<std::size_t, std::string_view>;
   static std::size_t pair_at(std::string_view text, std::size_t i) {
     return static_cast<unsigned char>(text[i]) << 8 | static_cast<unsigned char>(text[i + 1]);
   }
 
-  std::span<const std::string_view> phrases_;
+  std::vector<Entry> by_pair_;
   std::bitset<1 << 16> starts_;
 };
 

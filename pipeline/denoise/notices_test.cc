@@ -48,6 +48,20 @@ TEST(Notices, NoticesInOtherLanguagesAreRecognised) {
   }
 }
 
+// Phrases that begin with the same two bytes are each compared, whichever sorts first.
+TEST(Notices, PhrasesSharingTheirFirstBytesAreEachFound) {
+  for (const std::string notice :
+       {"It may not be copied.", "It may not be published.", "It may not be reproduced.",
+        "It may not be republished.", "\u514D\u8D23\u58F0\u660E", "\u514D\u8CAC\u8072\u660E",
+        "\u514D\u8CAC\u4E8B\u9805", "\u4E0D\u5F97\u8F6C\u8F7D", "\u4E0D\u5F97\u8F49\u8F09"}) {
+    EXPECT_THAT(dropped({notice, kProse, kProse + " Again."}),
+                ElementsAre(kProse, kProse + " Again."))
+        << notice;
+  }
+  EXPECT_THAT(dropped({"It may not be.", kProse, kProse + " Again."}),
+              ElementsAre("It may not be.", kProse, kProse + " Again."));
+}
+
 TEST(Notices, PhrasesAreFoundAtEitherEndOfAParagraphAndAloneInIt) {
   for (const std::string credit :
        {"©", "copyright", "Copyright by the author", "Photo: copyright", "x©"}) {
