@@ -138,8 +138,12 @@ std::expected<kafka::Properties, std::string> consumer_properties(const Config& 
       {"enable.auto.offset.store", "false"},
       {"enable.auto.commit", config.kafka.exactly_once ? "false" : "true"},
       {"auto.commit.interval.ms", "1000"},
-      // Bound the prefetch queue per partition: memory stays bounded while paused.
-      {"queued.max.messages.kbytes", "16384"},
+      // The prefetch queue (one for all partitions) holds about a second of input at full
+      // speed. When it is full the fetcher stops, and librdkafka 2.0 looks at it again only
+      // when its broker thread wakes (I/O, an operation, or once a second): a queue that
+      // drains sooner leaves the daemon waiting for records. At 16 MiB that cost 0.25-0.5 s
+      // stalls and half the throughput (daemon/README.md, Backpressure).
+      {"queued.max.messages.kbytes", "65536"},
       {"isolation.level", "read_committed"},
       // Per-partition consumer_lag for neardup_consumer_lag (event_cb, EVENT_STATS).
       {"statistics.interval.ms", std::to_string(kStatisticsMillis)},
