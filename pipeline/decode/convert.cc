@@ -140,11 +140,13 @@ std::optional<Converted> convert_to_utf8(std::string_view bytes, const std::stri
                       nullptr, &status);
   if (U_FAILURE(status)) return std::nullopt;
 
-  // Legacy charsets need at most 3 UTF-8 bytes per input byte; start at 2x and grow on demand.
-  result.text.resize(bytes.size() * 2 + 16);
+  // Legacy charsets need at most 3 UTF-8 bytes per input byte (the tables' loop asks for that
+  // room); ICU alone starts at 2x and grows on demand.
+  const bool by_tables = source.tables.usable && !in_one_pass;
+  result.text.resize(bytes.size() * (by_tables ? 3 : 2) + 16);
   std::size_t used = 0;
   std::size_t done = 0;  // bytes[..done) are converted
-  if (source.tables.usable && !in_one_pass) {
+  if (by_tables) {
     // Characters in the tables are looked up; ICU reads the others.
     while (done < bytes.size()) {
       const std::size_t room = used + 3 * (bytes.size() - done) + 16;

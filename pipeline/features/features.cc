@@ -22,6 +22,7 @@
 #include <unordered_set>
 
 #include "pipeline/features/ascii_words.h"
+#include "pipeline/features/casefold.h"
 #include "pipeline/features/stop_words.h"
 #include "pipeline/features/typography.h"
 
@@ -89,19 +90,20 @@ std::string_view clip_utf8(std::string_view text, std::uint64_t max_bytes) {
 }
 
 void append_utf8(const char16_t* s, int32_t length, std::string& out) {
-  out.clear();
-  for (int32_t i = 0; i < length;) {
-    UChar32 c;
-    U16_NEXT(s, i, length, c);
-    if (c < 0x80) {
-      out.push_back(static_cast<char>(c));
-    } else {
-      char bytes[U8_MAX_LENGTH];
-      int32_t n = 0;
-      U8_APPEND_UNSAFE(bytes, n, c);
-      out.append(bytes, static_cast<std::size_t>(n));
+  // At most three UTF-8 bytes a UTF-16 unit (four for the two units of a surrogate pair).
+  out.resize_and_overwrite(static_cast<std::size_t>(length) * 3, [&](char* bytes, std::size_t) {
+    int32_t n = 0;
+    for (int32_t i = 0; i < length;) {
+      UChar32 c;
+      U16_NEXT(s, i, length, c);
+      if (c < 0x80) {
+        bytes[n++] = static_cast<char>(c);
+      } else {
+        U8_APPEND_UNSAFE(bytes, n, c);
+      }
     }
-  }
+    return static_cast<std::size_t>(n);
+  });
 }
 
 // ICU reports letter-digit mixtures ending in a digit ("covid19", "mp3") as numbers too; those
@@ -203,8 +205,13 @@ void for_each_token(std::string_view text, const FeaturesConfig& config, Scratch
   scratch.utf16.releaseBuffer(U_SUCCESS(status) ? utf16_length : 0);
   if (U_FAILURE(status)) icu_unusable("UTF-8 conversion", status);
 
-  nfkc_casefold().normalize(scratch.utf16, scratch.normalized, status);
-  if (U_FAILURE(status)) icu_unusable("nfkc_cf normalisation", status);
+  if (!features_internal::simple_casefold(
+          std::u16string_view(scratch.utf16.getBuffer(),
+                              static_cast<std::size_t>(scratch.utf16.length())),
+          scratch.normalized)) {
+    nfkc_casefold().normalize(scratch.utf16, scratch.normalized, status);
+    if (U_FAILURE(status)) icu_unusable("nfkc_cf normalisation", status);
+  }
 
   const char16_t* chars = scratch.normalized.getBuffer();
   const int32_t length = scratch.normalized.length();
