@@ -7,10 +7,6 @@
 
 #include "common/cpu.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace neardup {
 namespace {
 
@@ -60,10 +56,7 @@ void decode_quanta(std::string_view in, std::size_t& i, char* out, std::size_t& 
 }
 
 #if defined(__x86_64__)
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's AVX-512 headers
-#endif
+NEARDUP_AVX512_LOOPS_BEGIN
 
 // kTable's first 128 entries with 0x80 for a character outside the alphabet, as the two halves
 // a byte permute reads, and the byte order that packs sixteen 24-bit groups into 48 bytes.
@@ -100,9 +93,7 @@ __attribute__((target("avx512f,avx512bw,avx512vbmi"))) void decode_steps(std::st
   }
 }
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+NEARDUP_AVX512_LOOPS_END
 #endif
 
 }  // namespace

@@ -4,6 +4,21 @@
 // common/base64.cc). Header-only.
 #pragma once
 
+#if defined(__x86_64__)
+#include <immintrin.h>
+#endif
+
+// Around the AVX-512 loops: GCC 12's AVX-512 intrinsics start some results from a deliberately
+// undefined vector, which -Wmaybe-uninitialized reports inside its own headers.
+#if defined(__GNUC__) && !defined(__clang__)
+#define NEARDUP_AVX512_LOOPS_BEGIN \
+  _Pragma("GCC diagnostic push") _Pragma("GCC diagnostic ignored \"-Wmaybe-uninitialized\"")
+#define NEARDUP_AVX512_LOOPS_END _Pragma("GCC diagnostic pop")
+#else
+#define NEARDUP_AVX512_LOOPS_BEGIN
+#define NEARDUP_AVX512_LOOPS_END
+#endif
+
 namespace neardup {
 
 // AVX-512 F and DQ (512-bit vectors, 64-bit lane multiplies), with the OS saving their

@@ -6,10 +6,6 @@
 
 #include "common/cpu.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace neardup::decode_internal {
 namespace {
 
@@ -54,10 +50,7 @@ bool is_binary_control(unsigned char c) {
 }
 
 #if defined(__x86_64__)
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's AVX-512 headers
-#endif
+NEARDUP_AVX512_LOOPS_BEGIN
 __attribute__((target("avx512f,avx512bw"))) inline __m512i byte(char c) {
   return _mm512_set1_epi8(c);
 }
@@ -79,9 +72,7 @@ __attribute__((target("avx512f,avx512bw"))) std::size_t count_controls_avx512(
   for (; i < bytes.size(); ++i) count += is_binary_control(static_cast<unsigned char>(bytes[i]));
   return count;
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+NEARDUP_AVX512_LOOPS_END
 #endif
 
 std::size_t count_controls(std::string_view bytes) {

@@ -5,10 +5,6 @@
 
 #include "common/cpu.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace neardup::denoise_internal {
 namespace {
 
@@ -77,10 +73,7 @@ Collapsed append_collapsed_portable(std::string_view text, std::string& out, boo
 #if defined(__x86_64__)
 namespace {
 
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"  // GCC 12's AVX-512 headers
-#endif
+NEARDUP_AVX512_LOOPS_BEGIN
 
 #define NEARDUP_COLLAPSE_TARGET __attribute__((target("avx512f,avx512bw,avx512vbmi2,bmi2")))
 
@@ -140,9 +133,7 @@ NEARDUP_COLLAPSE_TARGET std::size_t collapse_avx512(std::string_view text, char*
 }
 
 #undef NEARDUP_COLLAPSE_TARGET
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+NEARDUP_AVX512_LOOPS_END
 
 }  // namespace
 

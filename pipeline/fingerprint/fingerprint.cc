@@ -6,10 +6,6 @@
 
 #include "common/cpu.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace neardup {
 
 namespace fingerprint_internal {

@@ -5,10 +5,6 @@
 #include "common/cpu.h"
 #include "common/mix.h"
 
-#if defined(__x86_64__)
-#include <immintrin.h>
-#endif
-
 namespace neardup::minhash_internal {
 
 void fold_minima_portable(std::span<const std::uint64_t> shingles,
@@ -24,12 +20,7 @@ void fold_minima_portable(std::span<const std::uint64_t> shingles,
 #if defined(__x86_64__)
 namespace {
 
-// GCC 12's AVX-512 intrinsics start some results from a deliberately undefined vector, which
-// -Wmaybe-uninitialized reports inside its own headers.
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#endif
+NEARDUP_AVX512_LOOPS_BEGIN
 
 // Eight hashes a register: for each block of eight, its minima stay in a register while every
 // shingle passes; the hashes past the last whole block take the portable loop.
@@ -55,9 +46,7 @@ __attribute__((target("avx512f,avx512dq"))) void fold_minima_avx512(
   }
   fold_minima_portable(shingles, salts.subspan(8 * blocks), minima.subspan(8 * blocks));
 }
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic pop
-#endif
+NEARDUP_AVX512_LOOPS_END
 
 }  // namespace
 
