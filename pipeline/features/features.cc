@@ -23,6 +23,7 @@
 
 #include "pipeline/features/ascii_words.h"
 #include "pipeline/features/casefold.h"
+#include "pipeline/features/shingle_order.h"
 #include "pipeline/features/stop_words.h"
 #include "pipeline/features/typography.h"
 
@@ -58,11 +59,6 @@ std::unique_ptr<icu::BreakIterator> clone_word_breaker() {
   return std::unique_ptr<icu::BreakIterator>(prototype->clone());
 }
 
-struct WeightedHash {
-  std::uint64_t hash;
-  double share;  // the paragraph-length factor of this occurrence
-};
-
 // Per-thread state reused across calls, so a call allocates only its result. The break
 // iterator refers to `normalized`, hence both live (and die) together.
 struct Scratch {
@@ -71,7 +67,8 @@ struct Scratch {
   icu::UnicodeString normalized;
   std::string token;
   std::vector<int32_t> run_starts;
-  std::vector<WeightedHash> shingles;
+  std::vector<features_internal::WeightedHash> shingles;
+  features_internal::ShingleOrderScratch shingle_order;
   std::unordered_set<std::uint64_t> seen_paragraphs;  // token-sequence hashes
 };
 
@@ -311,7 +308,7 @@ std::vector<Feature> features_of(const TokenHashes& token_hashes, const Features
   if (tokens.empty()) return {};
   Scratch& scratch = thread_scratch();
   const std::size_t ngram = std::max<std::uint32_t>(config.ngram, 1);
-  std::vector<WeightedHash>& shingles = scratch.shingles;
+  std::vector<features_internal::WeightedHash>& shingles = scratch.shingles;
   shingles.clear();
   std::unordered_set<std::uint64_t>& seen = scratch.seen_paragraphs;
   seen.clear();
@@ -333,12 +330,9 @@ std::vector<Feature> features_of(const TokenHashes& token_hashes, const Features
     begin = end;
   }
 
-  // Sorting groups equal shingles for counting and fixes the output order. The order among
-  // equal shingles is std::sort's (summed in another order, the shares can round differently
-  // and tip a SimHash bit whose votes cancel out: 13 of the 1,610 evaluation pages with a
-  // stable radix sort).
-  std::sort(shingles.begin(), shingles.end(),
-            [](const WeightedHash& a, const WeightedHash& b) { return a.hash < b.hash; });
+  // Equal shingles stand together for counting, in the order std::sort gives them (their
+  // shares summed in another order can round differently: shingle_order.h).
+  features_internal::order_shingles(shingles, scratch.shingle_order);
   const Weighting weighting = parse_weighting(config.weighting).value_or(Weighting::kTf);
   std::vector<Feature> features;
   for (std::size_t i = 0; i < shingles.size();) {
