@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -59,17 +60,18 @@ bool LineReader::fill() {
     start_ = 0;
   }
   const std::size_t old_size = buffer_.size();
-  buffer_.resize(old_size + kChunk);
-  int n = ::gzread(file_, buffer_.data() + old_size, kChunk);
+  int n = 0;
+  buffer_.resize_and_overwrite(old_size + kChunk, [&](char* data, std::size_t) {
+    n = ::gzread(file_, data + old_size, kChunk);
+    return old_size + static_cast<std::size_t>(std::max(n, 0));
+  });
   if (n < 0) {
     int code = 0;
     const char* message = ::gzerror(file_, &code);
     error_ = name_ + ": read error: " + (code == Z_ERRNO ? std::strerror(errno) : message);
-    buffer_.resize(old_size);
     eof_ = true;
     return false;
   }
-  buffer_.resize(old_size + static_cast<std::size_t>(n));
   if (head_.size() < kHeadBytes) {
     head_.append(buffer_, old_size, std::min<std::size_t>(n, kHeadBytes - head_.size()));
   }

@@ -16,6 +16,9 @@ ProcessedRecord process(Parse parse, std::shared_ptr<const Config> config, std::
   if (processed.page) {
     processed.result =
         fingerprint_page(processed.page->body, processed.page->content_type, c, {.times = times});
+    // Nothing reads the body again (the output is the record's own bytes): a record waiting
+    // for the index holds its record alone.
+    std::string().swap(processed.page->body);
   }
   return processed;
 }
