@@ -23,6 +23,7 @@
 
 #include "store/coding.h"
 #include "store/column.h"
+#include "store/distinct.h"
 #include "store/key_filter.h"
 #include "store/lmdb.h"
 #include "store/pending.h"
@@ -1129,9 +1130,7 @@ class LmdbIndex final : public Index {
       }
     }
     probes_.clear();
-    std::sort(out.band_docs.begin(), out.band_docs.end());
-    out.band_docs.erase(std::unique(out.band_docs.begin(), out.band_docs.end()),
-                        out.band_docs.end());
+    sort_distinct(out.band_docs, distinct_scratch_);
     out.checked += out.band_docs.size();
     return {};
   }
@@ -1191,6 +1190,16 @@ class LmdbIndex final : public Index {
   // The nearest live document among the SimHash hits (ties: the lowest document number).
   StoreResult<std::optional<Hit>> nearest(const lmdb::Txn& txn,
                                           std::vector<std::pair<int, std::uint64_t>>& hits) {
+    // The nearest hit is the answer when it is live: a page with many copies in the index has
+    // a hit per copy and table, and the sort is needed only when it is not.
+    if (hits.empty()) return std::nullopt;
+    const auto first = std::min_element(hits.begin(), hits.end());
+    auto first_record = get_doc(txn, first->second);
+    if (!first_record) return std::unexpected(first_record.error());
+    if (live(*first_record)) {
+      return Hit{
+          .doc = first->second, .record = std::move(*first_record), .distance = first->first};
+    }
     std::sort(hits.begin(), hits.end());
     hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
     for (const auto& [distance, doc] : hits) {
@@ -1209,14 +1218,22 @@ class LmdbIndex final : public Index {
                                                const IndexItem::Page& page,
                                                const std::vector<std::uint64_t>& docs) {
     std::vector<std::pair<double, std::uint64_t>> matches;
-    for (std::uint64_t doc : docs) {
+    for (std::uint64_t doc : docs) {  // ascending
       auto sketch = get_sketch(txn, doc);
       if (!sketch) return std::unexpected(sketch.error());
       if (!minhash_match(page.sketch, *sketch, scheme.state.bands, scheme.state.rows,
                          page.min_similarity)) {
         continue;
       }
-      matches.emplace_back(-estimate_jaccard(page.sketch, *sketch), doc);
+      const double similarity = estimate_jaccard(page.sketch, *sketch);
+      if (similarity == 1.0) {
+        // Nothing is more similar, and every later document has a higher number: the first
+        // live one is the answer, without reading the sketches of a page's other copies.
+        auto record = get_doc(txn, doc);
+        if (!record) return std::unexpected(record.error());
+        if (live(*record)) return Hit{.doc = doc, .record = std::move(*record), .similarity = 1.0};
+      }
+      matches.emplace_back(-similarity, doc);
     }
     std::sort(matches.begin(), matches.end());
     for (const auto& [negative, doc] : matches) {
@@ -1495,6 +1512,7 @@ class LmdbIndex final : public Index {
   std::vector<std::vector<std::uint64_t>> keys_;  // apply_batch: each item's band keys
   std::vector<std::pair<Column*, Column::Slice>> slices_;  // written, not yet committed
   Candidates candidates_;
+  std::vector<std::uint64_t> distinct_scratch_;  // sort_distinct's table
   TableDesign design_;
   std::uint32_t bucket_bits_ = 20;
   // Held while a writable index is open. Declared before env_, so released after the
