@@ -858,6 +858,10 @@ class LmdbIndex final : public Index {
     if (doc > ids_->watermark()) {
       ids_->add({XXH3_64bits(record.id.data(), record.id.size()), doc});
     }
+    if (record.flags & DocRecord::kUnindexed) {
+      if (doc > members_->watermark()) members_->add({record.cluster, doc});
+      return;
+    }
     Scheme& scheme = schemes_[record.scheme];
     for (std::size_t t = 0; t < scheme.tables.size(); ++t) {
       if (doc > scheme.tables[t]->watermark()) {
@@ -1039,6 +1043,11 @@ class LmdbIndex final : public Index {
       record.method = verdict->method;
       record.similarity = records::quantize_similarity(verdict->similarity);
     }
+    if (verdict->status == Verdict::Status::kDuplicate) {
+      auto full = indexed_copies_full(txn, page, found.hits);
+      if (!full) return std::unexpected(full.error());
+      if (*full) record.flags |= DocRecord::kUnindexed;
+    }
     auto put = lift(docs_.put(txn, coding::be64_key(doc), record.encode(), MDB_APPEND));
     if (!put) return std::unexpected(put.error());
     if (!page.sketch.empty()) {
@@ -1049,6 +1058,31 @@ class LmdbIndex final : public Index {
     add_entries(doc, record, band_keys);
     if (doc % kStoredSampleEvery == 0) stored_samples_.emplace_back(doc, record.stored_at_s);
     return verdict;
+  }
+
+  // Whether kIndexedCopies live documents among the SimHash hits are exact copies of the page
+  // (the same fingerprint and the same sketch): then the page is stored unindexed (index.h).
+  StoreResult<bool> indexed_copies_full(const lmdb::Txn& txn, const IndexItem::Page& page,
+                                        const std::vector<std::pair<int, std::uint64_t>>& hits) {
+    exact_docs_.clear();
+    for (const auto& [distance, doc] : hits) {
+      if (distance == 0) exact_docs_.push_back(doc);
+    }
+    sort_distinct(exact_docs_, distinct_scratch_);
+    if (exact_docs_.size() < kIndexedCopies) return false;  // too few to read them
+    std::size_t copies = 0;
+    for (std::uint64_t doc : exact_docs_) {
+      auto record = get_doc(txn, doc);
+      if (!record) return std::unexpected(record.error());
+      if (!live(*record) || record->fingerprint != page.fingerprint) continue;
+      if (!page.sketch.empty()) {
+        auto sketch = get_sketch(txn, doc);
+        if (!sketch) return std::unexpected(sketch.error());
+        if (*sketch != page.sketch) continue;
+      }
+      if (++copies == kIndexedCopies) return true;
+    }
+    return false;
   }
 
   // The verdict a document got when it was stored, replayed.
@@ -1513,6 +1547,7 @@ class LmdbIndex final : public Index {
   std::vector<std::pair<Column*, Column::Slice>> slices_;  // written, not yet committed
   Candidates candidates_;
   std::vector<std::uint64_t> distinct_scratch_;  // sort_distinct's table
+  std::vector<std::uint64_t> exact_docs_;        // indexed_copies_full's scratch
   TableDesign design_;
   std::uint32_t bucket_bits_ = 20;
   // Held while a writable index is open. Declared before env_, so released after the

@@ -29,6 +29,18 @@
 
 namespace neardup {
 
+// Exact copies of a page (the same SimHash fingerprint and the same sketch) are found through
+// the entries of each of them, so a page copied N times would cost O(N) entries at every probe
+// and the N copies O(N^2): crawls hold such clusters by the thousand (soft 404s, login walls,
+// parked domains, mirrors). Once kIndexedCopies live copies of a page are indexed, a further
+// copy is stored (its document, id and cluster, its verdict) without SimHash table and MinHash
+// band entries (DocRecord::kUnindexed): lookups find the indexed copies, which tie-break before
+// it (the lowest document number wins, and theirs are lower). When indexed copies leave
+// (superseded, forgotten, past retention) the count falls and the next copy is indexed again.
+// The one verdict this changes: a page whose indexed copies have all left while an unindexed
+// copy is still live, with no copy seen in between, is unique instead of that copy's duplicate.
+inline constexpr std::size_t kIndexedCopies = 16;
+
 // One record of a batch, in input order.
 struct IndexItem {
   // Set for a fingerprinted page; unset for a skipped/dead-lettered record, whose verdict is

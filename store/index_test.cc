@@ -489,6 +489,61 @@ TEST(Index, ASketchThatDoesNotFitItsSchemeIsAClearError) {
 
 // ---- Questions to the index ----
 
+TEST(Index, ExactCopiesPastKIndexedCopiesAreStoredWithoutEntriesAndStillMatched) {
+  TempDir dir;
+  const auto config = store_config(dir.path());
+  auto index = open_or_die(config);
+  const Sketch sketch = random_sketch(5);
+  const std::size_t copies = 2 * kIndexedCopies + 8;
+  std::vector<Verdict> v;
+  for (std::size_t i = 0; i < copies; ++i) {
+    v.push_back(apply_or_die(*index, {sketched(numbered("c", i), kA, sketch)})[0]);
+  }
+  for (std::size_t i = 1; i < copies; ++i) {
+    ASSERT_EQ(v[i].status, Status::kDuplicate) << i;
+    EXPECT_EQ(v[i].matched, "c0") << i;
+    EXPECT_EQ(v[i].duplicate_of, "c0") << i;
+  }
+  // Copy i compares the copies indexed before it: their number grows up to kIndexedCopies and
+  // then stays.
+  EXPECT_LT(v[kIndexedCopies - 1].candidates, v[kIndexedCopies].candidates);
+  EXPECT_EQ(v[kIndexedCopies + 1].candidates, v[kIndexedCopies].candidates);
+  EXPECT_EQ(v[copies - 1].candidates, v[kIndexedCopies].candidates);
+  for (std::size_t i = 0; i < copies; ++i) {
+    EXPECT_TRUE(index->find(numbered("c", i))->has_value()) << i;  // every copy is stored
+  }
+
+  // Reopened, the deltas are rebuilt from the documents without the unindexed copies' entries.
+  index.reset();
+  index = open_or_die(config);
+  auto reopened = apply_or_die(*index, {sketched("r", kA, sketch)});
+  EXPECT_EQ(reopened[0].matched, "c0");
+  EXPECT_EQ(reopened[0].candidates, v[kIndexedCopies].candidates);
+
+  // When an indexed copy leaves (its page re-crawled with other content), the next copy is
+  // indexed in its place: the count of indexed copies is back at kIndexedCopies.
+  apply_or_die(*index, {sketched("c0", ~kA, random_sketch(6))});
+  auto next = apply_or_die(*index, {sketched("n", kA, sketch), sketched("after", kA, sketch)});
+  EXPECT_EQ(next[0].matched, "c1");
+  EXPECT_EQ(next[0].duplicate_of, "c0");  // the cluster keeps its first page's name
+  EXPECT_EQ(next[1].matched, "c1");
+  // Compared: n and the 15 copies indexed with it, and c0's entries under its old signatures.
+  const std::uint32_t per_copy = v[kIndexedCopies].candidates / kIndexedCopies;
+  EXPECT_EQ(next[1].candidates, (kIndexedCopies + 1) * per_copy);
+
+  // The one verdict the bound changes: once every indexed copy has left, a copy finds none of
+  // the unindexed ones, is unique, and is indexed (the next copy is its duplicate).
+  std::vector<IndexItem> recrawls;
+  for (std::size_t i = 1; i < kIndexedCopies; ++i) {
+    recrawls.push_back(sketched(numbered("c", i), ~kA ^ i, random_sketch(100 + i)));
+  }
+  recrawls.push_back(sketched("n", ~kA ^ 0xffff, random_sketch(99)));
+  apply_or_die(*index, recrawls);
+  auto alone = apply_or_die(*index, {sketched("x", kA, sketch), sketched("y", kA, sketch)});
+  EXPECT_EQ(alone[0].status, Status::kUnique);
+  EXPECT_EQ(alone[1].matched, "x");
+}
+
 TEST(Index, FindReportsAStoredPageWithItsClusterAndClustersListTheirMembers) {
   TempDir dir;
   auto config = store_config(dir.path());

@@ -20,6 +20,9 @@ inline constexpr std::uint32_t kFormatVersion = 4;
 struct DocRecord {
   static constexpr std::uint8_t kSuperseded = 1;  // flags: the id was re-indexed since
   static constexpr std::uint8_t kForgotten = 2;   // flags: removed by Index::forget
+  // flags: an exact copy stored without SimHash table and MinHash band entries (index.h,
+  // kIndexedCopies): lookups find its live copies instead.
+  static constexpr std::uint8_t kUnindexed = 4;
   static constexpr std::uint16_t kNoSimilarity = 0xffff;
 
   std::uint64_t fingerprint = 0;
