@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -30,7 +31,8 @@ std::vector<WeightedHash> random_shingles(std::mt19937_64& random, std::size_t c
   for (std::uint64_t& h : hashes) h = random();
   std::vector<WeightedHash> shingles;
   for (std::size_t i = 0; i < count; ++i) {
-    const std::size_t pick = random() % 4 == 0 ? random() % repeats : random() % distinct;
+    const std::size_t pick =
+        random() % 4 == 0 ? random() % std::min(repeats, distinct) : random() % distinct;
     const double length = static_cast<double>(1 + random() % 30);
     shingles.push_back({hashes[pick], std::min(1.0, length / 24)});
   }
