@@ -1180,7 +1180,11 @@ class LmdbIndex final : public Index {
     if (!by_simhash) return std::unexpected(by_simhash.error());
     std::optional<Hit> by_minhash;
     if (scheme.bands && !page.sketch.empty()) {
-      auto best = most_similar(txn, scheme, page, found.band_docs);
+      // With a SimHash hit, the MinHash search decides only whether the verdict says both
+      // methods (the similarity reported is the hit's either way): the first live match is
+      // enough, and a page with many near copies reads one sketch, not every copy's.
+      auto best = most_similar(txn, scheme, page, found.band_docs,
+                               /*first_match=*/by_simhash->has_value());
       if (!best) return std::unexpected(best.error());
       by_minhash = std::move(*best);
     }
@@ -1247,10 +1251,12 @@ class LmdbIndex final : public Index {
   }
 
   // The most similar live document among the band candidates that really shares a band with
-  // the page and reaches its min_similarity (ties: the lowest document number).
+  // the page and reaches its min_similarity (ties: the lowest document number); with
+  // `first_match`, the live matching document of the lowest number.
   StoreResult<std::optional<Hit>> most_similar(const lmdb::Txn& txn, const Scheme& scheme,
                                                const IndexItem::Page& page,
-                                               const std::vector<std::uint64_t>& docs) {
+                                               const std::vector<std::uint64_t>& docs,
+                                               bool first_match) {
     std::vector<std::pair<double, std::uint64_t>> matches;
     for (std::uint64_t doc : docs) {  // ascending
       auto sketch = get_sketch(txn, doc);
@@ -1260,12 +1266,15 @@ class LmdbIndex final : public Index {
         continue;
       }
       const double similarity = estimate_jaccard(page.sketch, *sketch);
-      if (similarity == 1.0) {
-        // Nothing is more similar, and every later document has a higher number: the first
-        // live one is the answer, without reading the sketches of a page's other copies.
+      if (similarity == 1.0 || first_match) {
+        // Nothing is more similar (or any live match will do), and every later document has a
+        // higher number: the first live one is the answer, without reading the other copies'
+        // sketches.
         auto record = get_doc(txn, doc);
         if (!record) return std::unexpected(record.error());
-        if (live(*record)) return Hit{.doc = doc, .record = std::move(*record), .similarity = 1.0};
+        if (live(*record)) {
+          return Hit{.doc = doc, .record = std::move(*record), .similarity = similarity};
+        }
       }
       matches.emplace_back(-similarity, doc);
     }

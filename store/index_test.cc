@@ -399,6 +399,19 @@ TEST(Index, BothSignaturesAgreeingSayBothAndSimHashChoosesTheMatch) {
   EXPECT_NEAR(v[2].similarity, 96.0 / 128, 0.0001);
 }
 
+TEST(Index, WithASimHashMatchTheSimilarityIsTheMatchsEvenWhenAnEarlierPageMatchesByMinHash) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  const Sketch s = random_sketch(4);
+  // a: far in SimHash, a MinHash match of c at 7/8; b: c's SimHash match (1 bit), the same sketch.
+  auto v = apply_or_die(
+      *index, {sketched("a", ~kA, changed(s, 8)), sketched("b", kA ^ 1, s), sketched("c", kA, s)});
+  EXPECT_EQ(v[2].method, Verdict::kBoth);
+  EXPECT_EQ(v[2].matched, "b");
+  EXPECT_EQ(v[2].distance, 1);
+  EXPECT_DOUBLE_EQ(v[2].similarity, 1.0);  // b's, not a's
+}
+
 TEST(Index, BelowTheThresholdOrWithoutASharedBandIsUnique) {
   TempDir dir;
   auto index = open_or_die(store_config(dir.path()));
