@@ -37,7 +37,7 @@ constexpr std::size_t kProbeLines = 16;
 // is smaller): a commit without fsync costs little, and the chunks read ahead of the index keep
 // their records in memory until their outputs are written. Over synthetic-dev's pages, chunks
 // of 512 records (the default batch) kept about 60 MB in flight and ran 3-5 % slower than
-// chunks of 64 (about 8 MB), which fault in half the pages; 32 left cores waiting.
+// chunks of 64 (about 8 MB), and faulted in two to three times the pages; 32 left cores waiting.
 constexpr std::size_t kUnsyncedBatchPages = 64;
 
 // Lines go to the pool this many at a time as they are read; the input's last chunk goes to the
