@@ -37,8 +37,10 @@ namespace neardup {
 // band entries (DocRecord::kUnindexed): lookups find the indexed copies, which tie-break before
 // it (the lowest document number wins, and theirs are lower). When indexed copies leave
 // (superseded, forgotten, past retention) the count falls and the next copy is indexed again.
-// The one verdict this changes: a page whose indexed copies have all left while an unindexed
-// copy is still live, with no copy seen in between, is unique instead of that copy's duplicate.
+// What this changes, only once indexed copies have left: `matched` can name a copy indexed in
+// their place rather than an earlier unindexed one (same cluster); and a page whose indexed
+// copies have all left while an unindexed copy is still live, with no copy seen in between, is
+// unique instead of that copy's duplicate (docs/index.md, "Exact copies").
 inline constexpr std::size_t kIndexedCopies = 16;
 
 // One record of a batch, in input order.

@@ -544,14 +544,20 @@ TEST(Index, ExactCopiesPastKIndexedCopiesAreStoredWithoutEntriesAndStillMatched)
   const std::uint32_t per_copy = v[kIndexedCopies].candidates / kIndexedCopies;
   EXPECT_EQ(next[1].candidates, (kIndexedCopies + 1) * per_copy);
 
-  // The one verdict the bound changes: once every indexed copy has left, a copy finds none of
-  // the unindexed ones, is unique, and is indexed (the next copy is its duplicate).
+  // What the bound changes. With the earliest indexed copies gone, a copy matches the one
+  // indexed in their place (n), not the earliest unindexed one (c16): the same cluster.
   std::vector<IndexItem> recrawls;
   for (std::size_t i = 1; i < kIndexedCopies; ++i) {
     recrawls.push_back(sketched(numbered("c", i), ~kA ^ i, random_sketch(100 + i)));
   }
-  recrawls.push_back(sketched("n", ~kA ^ 0xffff, random_sketch(99)));
   apply_or_die(*index, recrawls);
+  auto m = apply_or_die(*index, {sketched("m", kA, sketch)});
+  EXPECT_EQ(m[0].matched, "n");
+  EXPECT_EQ(m[0].duplicate_of, "c0");
+  // Once every indexed copy has left (n, and m indexed beside it), a copy finds none of the
+  // unindexed ones, is unique, and is indexed (the next copy is its duplicate).
+  apply_or_die(*index, {sketched("n", ~kA ^ 0xffff, random_sketch(99)),
+                        sketched("m", ~kA ^ 0xfffe, random_sketch(98))});
   auto alone = apply_or_die(*index, {sketched("x", kA, sketch), sketched("y", kA, sketch)});
   EXPECT_EQ(alone[0].status, Status::kUnique);
   EXPECT_EQ(alone[1].matched, "x");
