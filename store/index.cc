@@ -473,6 +473,11 @@ class LmdbIndex final : public Index {
   // Whether a stored document can still be matched and found: not superseded by a re-crawl,
   // not forgotten, and (store.retention) first seen recently enough. now_ms_ is the time of
   // the current request.
+  // Whether the document has table and band entries (not an exact copy stored without them).
+  static bool indexed(const DocRecord& record) {
+    return (record.flags & DocRecord::kUnindexed) == 0;
+  }
+
   bool live(const DocRecord& record) const {
     if (record.flags & (DocRecord::kSuperseded | DocRecord::kForgotten)) return false;
     return config_.retention_seconds == 0 ||
@@ -858,18 +863,16 @@ class LmdbIndex final : public Index {
     if (doc > ids_->watermark()) {
       ids_->add({XXH3_64bits(record.id.data(), record.id.size()), doc});
     }
-    if (record.flags & DocRecord::kUnindexed) {
-      if (doc > members_->watermark()) members_->add({record.cluster, doc});
-      return;
-    }
-    Scheme& scheme = schemes_[record.scheme];
-    for (std::size_t t = 0; t < scheme.tables.size(); ++t) {
-      if (doc > scheme.tables[t]->watermark()) {
-        scheme.tables[t]->add({design_.permute(t, record.fingerprint), doc});
+    if (indexed(record)) {
+      Scheme& scheme = schemes_[record.scheme];
+      for (std::size_t t = 0; t < scheme.tables.size(); ++t) {
+        if (doc > scheme.tables[t]->watermark()) {
+          scheme.tables[t]->add({design_.permute(t, record.fingerprint), doc});
+        }
       }
-    }
-    if (scheme.bands && doc > scheme.bands->watermark()) {
-      for (std::uint64_t key : band_keys) scheme.bands->add({key, doc});
+      if (scheme.bands && doc > scheme.bands->watermark()) {
+        for (std::uint64_t key : band_keys) scheme.bands->add({key, doc});
+      }
     }
     if (doc > members_->watermark()) members_->add({record.cluster, doc});
   }
@@ -1537,7 +1540,7 @@ class LmdbIndex final : public Index {
       }
       std::vector<std::uint64_t> keys;
       const Scheme& scheme = schemes_[record->scheme];
-      if (scheme.bands && doc > scheme.bands->watermark()) {
+      if (scheme.bands && doc > scheme.bands->watermark() && indexed(*record)) {
         auto sketch = get_sketch(txn, doc);
         if (!sketch) return std::unexpected(sketch.error());
         if (!sketch->empty()) band_keys(*sketch, scheme.state.bands, scheme.state.rows, keys);
