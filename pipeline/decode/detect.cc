@@ -5,8 +5,10 @@
 #include <unicode/uscript.h>
 #include <unicode/utf8.h>
 
-#include <cstring>
 #include <memory>
+
+#include "common/cjk.h"
+#include "pipeline/decode/text_runs.h"
 
 namespace neardup::decode_internal {
 namespace {
@@ -45,33 +47,9 @@ CharClass classify_ascii(UChar32 c) {
   return {.letter = upper || lower, .upper = upper, .lower = lower, .script = USCRIPT_LATIN};
 }
 
-// CJK unified ideographs, hiragana and katakana: a letter of script Han and nothing else.
-bool is_kanji_or_kana(UChar32 c) {
-  return (c >= 0x4E00 && c <= 0x9FFF) || (c >= 0x3041 && c <= 0x3096) ||
-         (c >= 0x30A1 && c <= 0x30FA);
-}
-
-// The end of the run of ASCII bytes starting at text[i], eight bytes a step.
-int32_t skip_ascii(const uint8_t* text, int32_t i, int32_t length) {
-  for (uint64_t word; i + 8 <= length; i += 8) {
-    std::memcpy(&word, text + i, 8);
-    if ((word & 0x8080808080808080ull) != 0) break;
-  }
-  while (i < length && text[i] < 0x80) ++i;
-  return i;
-}
-
-// The end of the run of kanji and kana starting at text[i] (three-byte UTF-8 sequences only:
-// no other encoding of these code points is valid).
-int32_t skip_kanji_and_kana(const uint8_t* text, int32_t i, int32_t length) {
-  while (i + 3 <= length && (text[i] & 0xF0) == 0xE0 && (text[i + 1] & 0xC0) == 0x80 &&
-         (text[i + 2] & 0xC0) == 0x80) {
-    const UChar32 c = ((text[i] & 0x0F) << 12) | ((text[i + 1] & 0x3F) << 6) | (text[i + 2] & 0x3F);
-    if (!is_kanji_or_kana(c)) break;
-    i += 3;
-  }
-  return i;
-}
+// CJK unified ideographs, hiragana and katakana (common/cjk.h): a letter of script Han (for
+// this check) and nothing else.
+bool is_kanji_or_kana(UChar32 c) { return is_common_han_or_kana(static_cast<char32_t>(c)); }
 
 CharClass classify(UChar32 c) {
   // The scripts that fill most legacy-charset pages, without ICU property lookups.

@@ -10,6 +10,8 @@
 #include <unicode/utext.h>
 #include <unicode/utf16.h>
 #include <unicode/utf8.h>
+// Inlined: a shingle or token hash is a short input, where the call costs as much as the hash.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <algorithm>
@@ -21,6 +23,7 @@
 #include <span>
 #include <unordered_set>
 
+#include "common/cjk.h"
 #include "pipeline/features/ascii_words.h"
 #include "pipeline/features/casefold.h"
 #include "pipeline/features/shingle_order.h"
@@ -115,9 +118,11 @@ bool has_letter(const char16_t* s, int32_t length) {
 }
 
 // Han and kana (the scripts features.cjk tokenises as character bigrams). Everything below
-// U+2E80, where the CJK blocks begin, is answered without a property lookup.
+// U+2E80, where the CJK blocks begin, and the ideographs and kana most text is made of are
+// answered without a property lookup.
 bool is_han_or_kana(UChar32 c) {
   if (c < 0x2E80) return false;
+  if (is_common_han_or_kana(static_cast<char32_t>(c))) return true;
   if (c == 0x30FC) return true;  // the prolonged sound mark ー, Common script, written in kana
   UErrorCode status = U_ZERO_ERROR;
   const UScriptCode script = uscript_getScript(c, &status);

@@ -1,5 +1,7 @@
 #include "pipeline/minhash/minhash.h"
 
+// Inlined: a shingle or token hash is a short input, where the call costs as much as the hash.
+#define XXH_INLINE_ALL
 #include <xxhash.h>
 
 #include <algorithm>
