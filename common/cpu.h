@@ -1,8 +1,7 @@
 // What the CPU running us can do beyond the x86-64 baseline the build targets, for the loops
 // that have a vectorised version beside their portable one (pipeline/minhash/minima.h,
 // pipeline/fingerprint/fingerprint.cc, pipeline/denoise/collapse.h, pipeline/decode/sniff.cc,
-// pipeline/decode/text_runs.h,
-// common/base64.cc). Header-only.
+// pipeline/decode/text_runs.h, common/base64.cc). Header-only.
 #pragma once
 
 #if defined(__x86_64__)
