@@ -275,6 +275,50 @@ TEST(Column, ABusyColumnsTablesAreFullSizeAtOpenAndAnIdleOnesStaySmall) {
   EXPECT_EQ(idle->delta().size(), 4096 / Column::kBusyShare - 1);
 }
 
+// Copies of a page add equal keys, more than a bucket has slots: the overflow is scanned with
+// the bucket, an aborted batch's entries are undone from the overflow first, and every entry
+// is visited once.
+TEST(Delta, OverflowingBucketsAreScannedAndUndone) {
+  Delta delta(20, 1 << 21);  // four slots a bucket
+  std::mt19937_64 rng(5);
+  std::vector<Entry> kept;
+  const std::uint64_t copied = 0x1234567890abcdefull;
+  for (std::uint64_t doc = 1; doc <= 2000; ++doc) {
+    const Entry e{doc % 3 == 0 ? copied + doc % 2 : rng(), doc};
+    delta.add(e);
+    kept.push_back(e);
+  }
+  delta.mark();
+  for (std::uint64_t doc = 2001; doc <= 2100; ++doc) delta.add({copied, doc});
+  delta.undo();
+  auto scanned = [&](std::uint64_t lo, std::uint64_t hi) {
+    std::vector<Entry> found;
+    delta.scan(lo, hi, [&](const Entry& e) { found.push_back(e); });
+    std::sort(found.begin(), found.end());
+    return found;
+  };
+  std::vector<Entry> expected;
+  for (const Entry& e : kept) {
+    if (e.key >= copied && e.key <= copied + 1) expected.push_back(e);
+  }
+  std::sort(expected.begin(), expected.end());
+  EXPECT_EQ(scanned(copied, copied + 1), expected);
+  EXPECT_EQ(delta.size(), kept.size());
+  std::vector<Entry> visited;
+  delta.for_each([&](const Entry& e) { visited.push_back(e); });
+  std::sort(visited.begin(), visited.end());
+  std::sort(kept.begin(), kept.end());
+  EXPECT_EQ(visited, kept);
+  EXPECT_EQ(delta.sorted(), kept);
+  for (std::uint64_t doc = 2101; doc <= 2110; ++doc) delta.add({copied, doc});
+  expected.clear();
+  for (const Entry& e : delta.sorted()) {
+    if (e.key == copied) expected.push_back(e);
+  }
+  EXPECT_EQ(scanned(copied, copied), expected);
+  EXPECT_EQ(expected.back().doc, 2110u);
+}
+
 // Keys that are document numbers (the index's `members` column) all fall in a delta's first
 // bucket, mostly ascending: that bucket, and buckets in any order, sort exactly as std::sort
 // would (equal entries included).

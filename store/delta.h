@@ -19,10 +19,10 @@
 #include <cstring>
 #include <memory>
 #include <new>
-#include <unordered_map>
 #include <vector>
 
 #include "store/run.h"
+#include "store/spill_map.h"
 
 namespace neardup {
 
@@ -76,8 +76,8 @@ class Delta {
       if (slots[i].key >= lo && slots[i].key <= hi) fn(slots[i]);
     }
     if (counts_[b] == slots_per_bucket_ && !spill_.empty()) {
-      if (auto it = spill_.find(b); it != spill_.end()) {
-        for (const Entry& e : it->second) {
+      if (const std::vector<Entry>* spilled = spill_.find(b)) {
+        for (const Entry& e : *spilled) {
           if (e.key >= lo && e.key <= hi) fn(e);
         }
       }
@@ -101,10 +101,9 @@ class Delta {
   void undo() {
     for (auto key = added_.rbegin(); key != added_.rend(); ++key) {
       const std::size_t b = bucket(*key);
-      if (auto it = spill_.find(b); it != spill_.end()) {
-        it->second.pop_back();
+      if (std::vector<Entry>* spilled = spill_.find(b); spilled != nullptr && !spilled->empty()) {
+        spilled->pop_back();  // the bucket was full when these were added: they go first
         --spilled_;
-        if (it->second.empty()) spill_.erase(it);
       } else {
         --counts_[b];
       }
@@ -125,9 +124,9 @@ class Delta {
     for (std::size_t b = 0; b < buckets_; ++b) {
       for (std::uint32_t i = 0; i < counts_[b]; ++i) fn(slots_[b * slots_per_bucket_ + i]);
     }
-    for (const auto& [b, spilled] : spill_) {
+    spill_.for_each([&](std::size_t, const std::vector<Entry>& spilled) {
       for (const Entry& e : spilled) fn(e);
-    }
+    });
   }
 
   // All entries in ascending (key, doc) order.
@@ -238,8 +237,8 @@ class Delta {
     out.insert(out.end(), &slots_[b * slots_per_bucket_],
                &slots_[b * slots_per_bucket_ + counts_[b]]);
     if (counts_[b] < slots_per_bucket_ || spill_.empty()) return;  // only a full bucket spills
-    if (auto it = spill_.find(b); it != spill_.end()) {
-      out.insert(out.end(), it->second.begin(), it->second.end());
+    if (const std::vector<Entry>* spilled = spill_.find(b)) {
+      out.insert(out.end(), spilled->begin(), spilled->end());
     }
   }
   // Every entry, in bucket order (insertion order within a bucket).
@@ -270,7 +269,7 @@ class Delta {
   std::size_t buckets_ = 0;
   Array<std::uint8_t> counts_;
   Array<Entry> slots_;
-  std::unordered_map<std::size_t, std::vector<Entry>> spill_;
+  SpillMap spill_;
   std::size_t spilled_ = 0;
   std::vector<std::uint64_t> added_;
   std::size_t size_ = 0;  // entries before the last mark()
