@@ -2,6 +2,7 @@
 
 #include <simdjson.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "common/base64.h"
@@ -335,6 +336,67 @@ nlohmann::json tag_to_json(const Tag& tag) {
   return out;
 }
 
+namespace {
+
+// Whether s needs no escaping in JSON and is valid UTF-8 as it is: printable ASCII other than
+// a quote or a backslash.
+bool plain_ascii(std::string_view s) {
+  return std::all_of(s.begin(), s.end(),
+                     [](char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; });
+}
+
+void append_member(std::string& out, std::string_view key, std::string_view quoted_value) {
+  out += out.size() > 1 ? ",\"" : "\"";
+  out += key;
+  out += "\":";
+  out += quoted_value;
+}
+
+void append_string_member(std::string& out, std::string_view key, std::string_view value) {
+  out += out.size() > 1 ? ",\"" : "\"";
+  out += key;
+  out += "\":\"";
+  out += value;
+  out += '"';
+}
+
+}  // namespace
+
+std::string tag_json_text(const Tag& tag) {
+  const bool duplicate = tag.status == "duplicate";
+  const bool plain =
+      plain_ascii(tag.status) && plain_ascii(tag.fingerprint) && plain_ascii(tag.scheme) &&
+      plain_ascii(tag.reason) && plain_ascii(tag.charset) && plain_ascii(tag.charset_source) &&
+      (!duplicate ||
+       (plain_ascii(tag.duplicate_of) && plain_ascii(tag.matched) && plain_ascii(tag.method)));
+  if (!plain) {
+    return tag_to_json(tag).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  }
+  // tag_to_json's members in the order its object keeps them (by name).
+  std::string out = "{";
+  if (!tag.charset.empty()) {
+    append_string_member(out, "charset", tag.charset);
+    append_string_member(out, "charset_source", tag.charset_source);
+  }
+  if (duplicate) {
+    append_member(out, "distance", std::to_string(tag.distance));
+    append_string_member(out, "duplicate_of", tag.duplicate_of);
+  }
+  if (!tag.fingerprint.empty()) append_string_member(out, "fingerprint", tag.fingerprint);
+  if (duplicate) {
+    append_string_member(out, "matched", tag.matched);
+    if (!tag.method.empty()) append_string_member(out, "method", tag.method);
+  }
+  if (!tag.reason.empty()) append_string_member(out, "reason", tag.reason);
+  append_string_member(out, "scheme", tag.scheme);
+  if (duplicate && tag.similarity >= 0) {
+    append_member(out, "similarity", nlohmann::json(tag.similarity).dump());
+  }
+  append_string_member(out, "status", tag.status);
+  out += '}';
+  return out;
+}
+
 bool body_omitted(const Tag& tag) { return tag.status == "skipped" && tag.reason == "too_large"; }
 
 std::string OutputParts::joined() const {
@@ -346,8 +408,7 @@ std::string OutputParts::joined() const {
 
 OutputParts render_output_parts(const Page& page, const Tag& tag, const OutputConfig& output,
                                 const InputFields& fields) {
-  const std::string tag_text =
-      tag_to_json(tag).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  const std::string tag_text = tag_json_text(tag);
   const bool drop_body = !output.include_body || body_omitted(tag);
   const std::size_t close = page.record.find_last_of('}');
   if (!drop_body && !page.has_neardup_field && close != std::string::npos) {

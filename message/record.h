@@ -75,6 +75,10 @@ struct Tag {
 };
 
 nlohmann::json tag_to_json(const Tag& tag);
+// tag_to_json(tag) as compact JSON text (invalid UTF-8 replaced), byte for byte; written
+// directly, without building the object, when every string in the tag is printable ASCII
+// without quotes or backslashes (the common tag: ids that are URLs).
+std::string tag_json_text(const Tag& tag);
 
 // True for a page skipped as too_large (input.max_body_bytes): its output never carries the
 // body, whatever output.include_body says, so that the output record stays small even when the

@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <random>
+
 namespace neardup {
 
 TEST(Record, ReadsUrlBodyAndDefaultsIdToUrl) {
@@ -200,6 +203,59 @@ TEST(Record, FetchedAtOutOfRangeOrNotACalendarDateIsRefused) {
   EXPECT_EQ(*parse_fetched_at(nlohmann::json::parse(R"("2024-02-29T12:00:00+01:30")")),
             1709202600000);
   EXPECT_EQ(*parse_fetched_at(nlohmann::json(1.7e12)), 1700000000000);
+}
+
+// The tag written directly is tag_to_json's text byte for byte, for every kind of tag and for
+// strings that take the direct path and strings that do not (quotes, backslashes, controls,
+// non-ASCII, invalid UTF-8), similarities of every kind included.
+TEST(Record, TagTextIsTagToJsonsDump) {
+  std::mt19937 rng(3);
+  const std::vector<std::string> pieces = {"https://example.com/a?b=c&d",
+                                           "p00001",
+                                           "",
+                                           "\"",
+                                           "\\",
+                                           "\n",
+                                           "\x01",
+                                           "\x7f",
+                                           "\xc3\xa9",
+                                           "\xe4\xb8\xad",
+                                           "\xff",
+                                           "\xc3",
+                                           "/",
+                                           "s-254f7b7c"};
+  auto text = [&] {
+    std::string s;
+    const int n = std::uniform_int_distribution<int>(0, 3)(rng);
+    for (int i = 0; i < n; ++i) {
+      s += pieces[std::uniform_int_distribution<std::size_t>(0, pieces.size() - 1)(rng)];
+    }
+    return s;
+  };
+  const std::vector<std::string> statuses = {"unique", "duplicate", "skipped"};
+  const std::vector<double> similarities = {-1, 0, 1, 0.5, 0.9921875, 1.0 / 3, 1e-5, 0.1};
+  int direct = 0;
+  for (int i = 0; i < 20000; ++i) {
+    Tag tag;
+    tag.status = statuses[static_cast<std::size_t>(i) % statuses.size()];
+    tag.fingerprint = i % 5 == 0 ? "" : "0123456789abcdef";
+    tag.scheme = i % 7 == 0 ? text() : "s-254f7b7c";
+    tag.duplicate_of = text();
+    tag.matched = text();
+    tag.distance = std::uniform_int_distribution<int>(0, 64)(rng);
+    tag.method = i % 3 == 0 ? "" : "both";
+    tag.similarity = similarities[static_cast<std::size_t>(i) % similarities.size()];
+    tag.reason = i % 4 == 0 ? text() : "";
+    tag.charset = i % 6 == 0 ? "" : "utf-8";
+    tag.charset_source = i % 6 == 0 ? "" : (i % 11 == 0 ? text() : "meta");
+    const std::string expected =
+        tag_to_json(tag).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    ASSERT_EQ(tag_json_text(tag), expected) << i;
+    direct += std::all_of(expected.begin(), expected.end(),
+                          [](char c) { return c >= 0x20 && c < 0x7F && c != '\\'; });
+  }
+  EXPECT_GT(direct, 5000);  // both paths were taken
+  EXPECT_LT(direct, 15000);
 }
 
 }  // namespace
