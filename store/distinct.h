@@ -16,10 +16,34 @@
 namespace neardup {
 
 inline constexpr std::size_t kDistinctSortDirectly = 256;
+// Most probes find a few documents, each once per band they share (a hundred values, four
+// distinct, on synthetic-dev): while at most this many are distinct, repeats are dropped by
+// comparing each value with the distinct ones kept so far, a few predictable comparisons, and
+// only those are sorted.
+inline constexpr std::size_t kFewDistinct = 16;
 
 // Sorts `values` ascending and removes repeats. ~0 is not a value (the set's empty slot).
 inline void sort_distinct(std::vector<std::uint64_t>& values, std::vector<std::uint64_t>& table) {
   constexpr std::uint64_t kEmpty = ~std::uint64_t{0};
+  std::size_t few = 0;  // values[0, few): the distinct values of values[0, i)
+  std::size_t i = 0;
+  for (; i < values.size(); ++i) {
+    const std::uint64_t value = values[i];
+    if (std::find(values.begin(), values.begin() + static_cast<std::ptrdiff_t>(few), value) !=
+        values.begin() + static_cast<std::ptrdiff_t>(few)) {
+      continue;
+    }
+    if (few == kFewDistinct) break;
+    values[few++] = value;
+  }
+  if (i == values.size()) {
+    values.resize(few);
+    std::sort(values.begin(), values.end());
+    return;
+  }
+  // More than a few: the repeats dropped so far leave a gap, closed before going on.
+  values.erase(values.begin() + static_cast<std::ptrdiff_t>(few),
+               values.begin() + static_cast<std::ptrdiff_t>(i));
   if (values.size() > kDistinctSortDirectly) {
     // The set starts at four slots a value of the first kDistinctSortDirectly and doubles when
     // half full, so it follows the distinct values, not all of them.

@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <set>
 
@@ -20,6 +21,28 @@ TEST(SortDistinct, EqualsASetOfTheValues) {
       sort_distinct(values, table);
       EXPECT_EQ(values, std::vector<std::uint64_t>(expected.begin(), expected.end()))
           << size << " values below " << range;
+    }
+  }
+}
+
+// Around kFewDistinct distinct values, repeated per band in a varying order: the values first
+// kept by comparison and those seen after the count passes it end up sorted and distinct alike.
+TEST(SortDistinct, FewDistinctValuesRepeatedPerBand) {
+  std::mt19937_64 random(9);
+  std::vector<std::uint64_t> table;
+  for (std::size_t distinct = 0; distinct <= 2 * kFewDistinct + 1; ++distinct) {
+    for (std::size_t bands : {1u, 3u, 42u, 300u}) {
+      std::vector<std::uint64_t> docs(distinct);
+      for (std::uint64_t& d : docs) d = random() % 100000;
+      std::vector<std::uint64_t> values;
+      for (std::size_t b = 0; b < bands; ++b) {
+        std::shuffle(docs.begin(), docs.end(), random);
+        values.insert(values.end(), docs.begin(), docs.begin() + random() % (docs.size() + 1));
+      }
+      const std::set<std::uint64_t> expected(values.begin(), values.end());
+      sort_distinct(values, table);
+      EXPECT_EQ(values, std::vector<std::uint64_t>(expected.begin(), expected.end()))
+          << distinct << " distinct, " << bands << " bands";
     }
   }
 }
