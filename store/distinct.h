@@ -1,9 +1,10 @@
 // Sorting a probe's candidate documents and dropping repeats. A page finds a document once per
 // band (and per table) it shares with it, so a page with many exact copies in the index finds
 // each of them tens of times: 3,000 copies and 16 bands are 48,000 entries for 3,000 documents,
-// and sorting them all was half the time of such a page. Past kDistinctSortDirectly values the
-// repeats are dropped first with a hash set that grows with the distinct values (one pass), and
-// only those are sorted.
+// and sorting them all was half the time of such a page. The repeats are dropped first, and
+// only the distinct values sorted: while there are at most kFewDistinct of them, by comparison
+// with those kept; past that, when there are more than kDistinctSortDirectly values, with a hash
+// set that grows with the distinct values (one pass).
 // Pure; the scratch table is the caller's, reused from call to call.
 #pragma once
 
