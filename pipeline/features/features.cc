@@ -69,6 +69,7 @@ struct Scratch {
   icu::UnicodeString utf16;
   icu::UnicodeString normalized;
   std::string token;
+  std::string run_utf8;
   std::vector<int32_t> run_starts;
   std::vector<features_internal::WeightedHash> shingles;
   features_internal::ShingleOrderScratch shingle_order;
@@ -222,7 +223,10 @@ void for_each_token(std::string_view text, const FeaturesConfig& config, Scratch
     visit_words(chars, length, config, scratch, paragraph, visit);
     return;
   }
-  std::vector<int32_t>& starts = scratch.run_starts;  // of the characters in a run, then its end
+  // A run of Han and kana in UTF-8, each character converted once, and where each character
+  // begins in it, then its end: the run's bigrams are views of two characters' bytes.
+  std::string& run_utf8 = scratch.run_utf8;
+  std::vector<int32_t>& starts = scratch.run_starts;
   for (int32_t i = 0; i < length;) {
     int32_t run = i;  // where the next Han or kana run begins
     for (int32_t next = run; run < length; run = next) {
@@ -237,15 +241,28 @@ void for_each_token(std::string_view text, const FeaturesConfig& config, Scratch
       UChar32 c;
       U16_NEXT(chars, next, length, c);
       if (!is_han_or_kana(c)) break;
-      starts.push_back(end);
     }
-    if (!starts.empty()) {
+    if (end > run) {
+      // At most three UTF-8 bytes a UTF-16 unit (four for the two units of a surrogate pair).
+      run_utf8.resize_and_overwrite(static_cast<std::size_t>(end - run) * 3,
+                                    [&](char* bytes, std::size_t) {
+                                      int32_t n = 0;
+                                      for (int32_t k = run; k < end;) {
+                                        starts.push_back(n);
+                                        UChar32 c;
+                                        U16_NEXT(chars, k, end, c);
+                                        U8_APPEND_UNSAFE(bytes, n, c);
+                                      }
+                                      return static_cast<std::size_t>(n);
+                                    });
       const std::size_t characters = starts.size();
-      starts.push_back(end);
+      starts.push_back(static_cast<int32_t>(run_utf8.size()));
       const std::size_t width = characters >= 2 ? 2 : 1;
+      const std::string_view utf8 = run_utf8;
       for (std::size_t a = 0; a + width <= characters; ++a) {
-        append_utf8(chars + starts[a], starts[a + width] - starts[a], scratch.token);
-        visit(std::string_view(scratch.token), paragraph);  // not a word: no stop words
+        const auto from = static_cast<std::size_t>(starts[a]);
+        const auto to = static_cast<std::size_t>(starts[a + width]);
+        visit(utf8.substr(from, to - from), paragraph);  // not a word: no stop words
       }
     }
     i = end;
