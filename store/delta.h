@@ -1,8 +1,9 @@
 // The in-memory part of an index column: entries of documents newer than the column's runs.
 //
-// Entries are bucketed by their top bits into fixed slots per bucket (the rare overflow goes to
-// a per-bucket spill vector), so a prefix probe (a table's prefix is at least as wide as the
-// bucket bits) reads one contiguous run of memory, usually one or two cache lines. The table
+// Entries are bucketed by their top bits into fixed slots per bucket (the overflow, which copies
+// of a page cause at once with their equal keys, goes to a per-bucket list in a SpillMap), so a
+// prefix probe (a table's prefix is at least as wide as the bucket bits) reads one contiguous
+// run of memory, usually one or two cache lines. The table
 // starts small and doubles its buckets (up to 2^max_bucket_bits) as entries arrive, so memory
 // follows what the delta holds, not what it may hold: a store of a thousand pages keeps a few
 // KiB per column, a full delta of the default capacity 64 to 128 MiB.
