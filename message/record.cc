@@ -345,17 +345,16 @@ bool plain_ascii(std::string_view s) {
                      [](char c) { return c >= 0x20 && c < 0x7F && c != '"' && c != '\\'; });
 }
 
-void append_member(std::string& out, std::string_view key, std::string_view quoted_value) {
+// Appends `"key":` to an object being written, after a comma unless it is the first member.
+void append_key(std::string& out, std::string_view key) {
   out += out.size() > 1 ? ",\"" : "\"";
   out += key;
   out += "\":";
-  out += quoted_value;
 }
 
 void append_string_member(std::string& out, std::string_view key, std::string_view value) {
-  out += out.size() > 1 ? ",\"" : "\"";
-  out += key;
-  out += "\":\"";
+  append_key(out, key);
+  out += '"';
   out += value;
   out += '"';
 }
@@ -379,7 +378,8 @@ std::string tag_json_text(const Tag& tag) {
     append_string_member(out, "charset_source", tag.charset_source);
   }
   if (duplicate) {
-    append_member(out, "distance", std::to_string(tag.distance));
+    append_key(out, "distance");
+    out += std::to_string(tag.distance);
     append_string_member(out, "duplicate_of", tag.duplicate_of);
   }
   if (!tag.fingerprint.empty()) append_string_member(out, "fingerprint", tag.fingerprint);
@@ -390,7 +390,8 @@ std::string tag_json_text(const Tag& tag) {
   if (!tag.reason.empty()) append_string_member(out, "reason", tag.reason);
   append_string_member(out, "scheme", tag.scheme);
   if (duplicate && tag.similarity >= 0) {
-    append_member(out, "similarity", nlohmann::json(tag.similarity).dump());
+    append_key(out, "similarity");
+    out += nlohmann::json(tag.similarity).dump();  // nlohmann's shortest form of a double
   }
   append_string_member(out, "status", tag.status);
   out += '}';

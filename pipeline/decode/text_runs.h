@@ -2,7 +2,7 @@
 // mostly such runs (markup, and the words of a Chinese or Japanese page), and the plausibility
 // check (detect.h) learns nothing inside one (ASCII after ASCII; letters of one script, neither
 // upper nor lower case), so it skips them whole, 64 or 48 bytes a step where the CPU has
-// AVX-512 BW.
+// AVX-512's byte instructions (common/cpu.h, cpu_has_avx512_bytes).
 #pragma once
 
 #include <cstdint>
