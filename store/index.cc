@@ -470,14 +470,14 @@ class LmdbIndex final : public Index {
         .count();
   }
 
-  // Whether a stored document can still be matched and found: not superseded by a re-crawl,
-  // not forgotten, and (store.retention) first seen recently enough. now_ms_ is the time of
-  // the current request.
   // Whether the document has table and band entries (not an exact copy stored without them).
   static bool indexed(const DocRecord& record) {
     return (record.flags & DocRecord::kUnindexed) == 0;
   }
 
+  // Whether a stored document can still be matched and found: not superseded by a re-crawl,
+  // not forgotten, and (store.retention) first seen recently enough. now_ms_ is the time of
+  // the current request.
   bool live(const DocRecord& record) const {
     if (record.flags & (DocRecord::kSuperseded | DocRecord::kForgotten)) return false;
     return config_.retention_seconds == 0 ||
