@@ -32,7 +32,7 @@ struct CharTables {
 };
 
 // Reads the tables of a converter: about a millisecond and 96 KiB for a double-byte charset,
-// once per thread that meets it (convert.cc keeps them with the thread's converters). Leaves
+// once per process for each charset (convert.cc shares them among its threads). Leaves
 // the converter's to-Unicode side reset, with ICU's default callback.
 CharTables read_char_tables(UConverter* converter);
 

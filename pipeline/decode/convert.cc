@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <mutex>
 #include <unordered_map>
 
 #include "pipeline/decode/char_tables.h"
@@ -22,8 +23,21 @@ using ConverterPtr = std::unique_ptr<UConverter, ConverterCloser>;
 // A converter, and the tables of its characters (char_tables.h).
 struct CachedConverter {
   ConverterPtr converter;
-  CharTables tables;
+  std::shared_ptr<const CharTables> tables;  // set when converter is
 };
+
+// The tables of the charset `name`, read from `converter` (one of its converters) the first time
+// any thread asks: they are the same for every converter of the charset, and reading them costs
+// about a millisecond for a double-byte charset. Threads share them read-only.
+std::shared_ptr<const CharTables> shared_tables(const std::string& name, UConverter* converter) {
+  static std::mutex mutex;
+  static auto* const tables =
+      new std::unordered_map<std::string, std::shared_ptr<const CharTables>>;
+  std::lock_guard lock(mutex);
+  std::shared_ptr<const CharTables>& entry = (*tables)[name];
+  if (!entry) entry = std::make_shared<const CharTables>(read_char_tables(converter));
+  return entry;
+}
 
 // Opening a converter parses ICU's alias tables and allocates state, so each thread keeps the
 // ones it has used; a null entry remembers that ICU cannot open the name. A converter carries
@@ -35,7 +49,7 @@ const CachedConverter& cached_converter(const std::string& name) {
     UErrorCode status = U_ZERO_ERROR;
     CachedConverter entry{ConverterPtr(ucnv_open(name.c_str(), &status))};
     if (U_FAILURE(status)) entry.converter.reset();
-    if (entry.converter) entry.tables = read_char_tables(entry.converter.get());
+    if (entry.converter) entry.tables = shared_tables(name, entry.converter.get());
     it = cache.emplace(name, std::move(entry)).first;
   }
   return it->second;
@@ -142,7 +156,7 @@ std::optional<Converted> convert_to_utf8(std::string_view bytes, const std::stri
 
   // Legacy charsets need at most 3 UTF-8 bytes per input byte (the tables' loop asks for that
   // room); ICU alone starts at 2x and grows on demand.
-  const bool by_tables = source.tables.usable && !in_one_pass;
+  const bool by_tables = source.tables->usable && !in_one_pass;
   result.text.resize(bytes.size() * (by_tables ? 3 : 2) + 16);
   std::size_t used = 0;
   std::size_t done = 0;  // bytes[..done) are converted
@@ -152,7 +166,7 @@ std::optional<Converted> convert_to_utf8(std::string_view bytes, const std::stri
       const std::size_t room = used + 3 * (bytes.size() - done) + 16;
       if (result.text.size() < room) result.text.resize(std::max(room, 2 * result.text.size()));
       const TableDecoded decoded =
-          decode_by_tables(bytes, done, source.tables, result.text.data() + used);
+          decode_by_tables(bytes, done, *source.tables, result.text.data() + used);
       used += decoded.written;
       done = decoded.pos;
       if (done == bytes.size()) break;

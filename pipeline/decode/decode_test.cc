@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unicode/ucnv.h>
 
+#include <latch>
 #include <random>
 #include <string>
 #include <thread>
@@ -579,6 +580,41 @@ TEST(ConvertToUtf8, TheTablesGiveIcusTextAndErrors) {
       ASSERT_EQ(fast->text, whole->text) << converter << " round " << round;
       ASSERT_EQ(fast->errors, whole->errors) << converter << " round " << round;
     }
+  }
+}
+
+// A charset's tables are read once and shared by the threads (convert.cc): threads that meet
+// charsets no thread has met yet, all at the same moment, each get ICU's own text. (Charsets
+// that no other test here converts, so that their tables are read during this test.)
+TEST(ConvertToUtf8, ThreadsMeetingACharsetAtOnceShareItsTables) {
+  const char* converters[] = {"ibm-1386", "ibm-970", "windows-1250", "ibm-943_P130-1999"};
+  std::vector<std::string> inputs;
+  for (const char* converter : converters) {
+    inputs.push_back(
+        encode("<p>\u65E5\u672C\u8A9E \u4E2D\u6587 \uD55C\uAD6D\uC5B4 "
+               "\u0160\u00E9\u0107 abc</p>",
+               converter));
+  }
+  constexpr int kThreads = 4;
+  std::vector<std::vector<std::string>> texts(kThreads);
+  std::latch start(kThreads);
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      texts[t].resize(inputs.size());
+      start.arrive_and_wait();
+      for (std::size_t i = 0; i < inputs.size(); ++i) {
+        const std::size_t c = (i + t) % inputs.size();  // each thread starts on another charset
+        auto converted = decode_internal::convert_to_utf8(inputs[c], converters[c]);
+        texts[t][c] = converted ? converted->text : "(failed)";
+      }
+    });
+  }
+  for (std::thread& thread : threads) thread.join();
+  for (std::size_t c = 0; c < inputs.size(); ++c) {
+    auto whole = decode_internal::convert_to_utf8(inputs[c], converters[c], /*in_one_pass=*/true);
+    ASSERT_TRUE(whole) << converters[c];
+    for (int t = 0; t < kThreads; ++t) EXPECT_EQ(texts[t][c], whole->text) << converters[c];
   }
 }
 
