@@ -129,7 +129,9 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     }
     RecordInput& in = **input;
     const auto shared_config = std::make_shared<const Config>(*config);
-    auto index = Index::open(config->store);
+    // A run's pages may be few beside what the store holds: its tables grow with what it adds
+    // rather than being made full-size at open (store/index.h, OpenOptions).
+    auto index = Index::open(config->store, {.presize_busy_deltas = false});
     if (!index) {
       std::cerr << "neardup dedup: " << index.error().message << "\n";
       return kExitFailure;

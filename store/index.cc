@@ -1398,7 +1398,9 @@ class LmdbIndex final : public Index {
     auto txn = lift(lmdb::Txn::begin(env_, MDB_RDONLY));
     if (!txn) return std::unexpected(txn.error());
     if (auto rebuilt = rebuild_deltas(*txn); !rebuilt) return rebuilt;
-    for (Column* column : all_columns()) column->presize_if_busy();
+    if (options_.presize_busy_deltas) {
+      for (Column* column : all_columns()) column->presize_if_busy();
+    }
     return {};
   }
 
@@ -1529,6 +1531,8 @@ class LmdbIndex final : public Index {
     if (!cursor) return std::unexpected(cursor.error());
     const std::string start = coding::be64_key(from + 1);
     MDB_val key = lmdb::to_val(start), value{};
+    constexpr std::uint64_t kRebuildMarkEvery = 4096;  // documents
+    std::uint64_t rebuilt = 0;
     for (auto found = lift(cursor->get(key, value, MDB_SET_RANGE));;
          found = lift(cursor->get(key, value, MDB_NEXT))) {
       if (!found) return std::unexpected(found.error());
@@ -1546,6 +1550,11 @@ class LmdbIndex final : public Index {
         if (!sketch->empty()) band_keys(*sketch, scheme.state.bands, scheme.state.rows, keys);
       }
       add_entries(doc, *record, keys);
+      // A table grows only in mark(): marked as they fill, the tables grow by doubling instead
+      // of sending all but their first entries to the overflow lists.
+      if (++rebuilt % kRebuildMarkEvery == 0) {
+        for (Column* column : all_columns()) column->delta().mark();
+      }
     }
     for (Column* column : all_columns()) column->delta().mark();
     return {};

@@ -112,6 +112,12 @@ struct OpenOptions {
   // on disk (a band column keeps twice as many: a page adds one entry per band). More means
   // fewer, larger merges (less writing) but more memory and a longer rebuild at open.
   std::uint64_t delta_entries = 1ull << 21;
+  // At open, gives the columns that were in use when the store closed their full-size tables at
+  // once (Column::presize_if_busy: a process that applies pages for long, such as neardupd,
+  // then never grows a table in a batch). Off, every table is sized for what it holds and grows
+  // as pages come: a run of few pages over a large store (neardup dedup) opens in a fraction of
+  // the time and memory.
+  bool presize_busy_deltas = true;
   // When set, apply() records where its time goes (benchmarks).
   ApplyTiming* timing = nullptr;
   // The clock of store.retention, ms since the epoch (tests set it; default: the system's).

@@ -770,6 +770,44 @@ TEST(Index, AnIdleSchemesDeltasAreMergedAndFreedAndItsPagesStillMatch) {
   EXPECT_EQ(v[0].duplicate_of, "a77");
 }
 
+// Opened without presizing (neardup dedup), a busy column's tables hold what its delta holds
+// instead of its full capacity, and the index answers alike.
+TEST(Index, OpenedWithoutPresizingABusyStoresTablesHoldWhatTheyHoldAndMatchAlike) {
+  TempDir dir;
+  const StoreConfig config = store_config(dir.path() + "/store");
+  const OpenOptions presized{.delta_entries = 1u << 12};
+  const OpenOptions lean{.delta_entries = 1u << 12, .presize_busy_deltas = false};
+  std::mt19937_64 rng(13);
+  std::vector<std::uint64_t> prints;
+  {
+    auto index = open_or_die(config, presized);
+    for (int batch = 0; batch < 12; ++batch) {  // 6,000 pages: runs, and a delta in use
+      std::vector<IndexItem> items;
+      for (int i = 0; i < 500; ++i) {
+        prints.push_back(rng());
+        items.push_back(page(numbered("a", prints.size() - 1), prints.back(), "s-a"));
+      }
+      apply_or_die(*index, items);
+    }
+  }
+  auto memory_after_open = [&](const OpenOptions& options) {
+    auto index = open_or_die(config, options);
+    apply_or_die(*index, {page(numbered("new", rng() % 1000), rng(), "s-a")});
+    return scheme_memory(*index, "s-a");
+  };
+  const std::uint64_t full = memory_after_open(presized);
+  const std::uint64_t held = memory_after_open(lean);
+  EXPECT_LT(held * 2, full) << "held " << held << " full " << full;
+  auto index = open_or_die(config, lean);
+  auto v = apply_or_die(*index, {page("copy-newest", prints.back() ^ 0b101, "s-a"),
+                                 page("copy-oldest", prints[3] ^ 0b11, "s-a")});
+  ASSERT_EQ(v.size(), 2u);
+  EXPECT_EQ(v[0].status, Status::kDuplicate);
+  EXPECT_EQ(v[0].duplicate_of, numbered("a", prints.size() - 1));
+  EXPECT_EQ(v[1].status, Status::kDuplicate);
+  EXPECT_EQ(v[1].duplicate_of, "a3");
+}
+
 TEST(Index, ADroppedSchemeLosesItsColumnsAndStartsAnewWhileOthersKeepMatching) {
   TempDir dir;
   const StoreConfig config = store_config(dir.path() + "/store");
