@@ -322,6 +322,28 @@ TEST(Delta, OverflowingBucketsAreScannedAndUndone) {
 // Keys that are document numbers (the index's `members` column) all fall in a delta's first
 // bucket, mostly ascending: that bucket, and buckets in any order, sort exactly as std::sort
 // would (equal entries included).
+// reserve(n) makes the table mark() would grow to once n entries are added (not larger), and
+// n entries then fill it without growing it: as the grown table holds them.
+TEST(Delta, ReservedForNEntriesItHoldsThemAsGrowingWouldHave) {
+  std::mt19937_64 rng(31);
+  for (std::size_t n : {0, 100, 5000, 60000}) {
+    std::vector<Entry> entries;
+    for (std::uint64_t doc = 1; doc <= n; ++doc) entries.push_back({rng(), doc});
+    Delta grown(20, 1 << 21);
+    for (const Entry& e : entries) grown.add(e);
+    grown.mark();
+    Delta reserved(20, 1 << 21);
+    reserved.reserve(n);
+    const std::size_t buckets = reserved.buckets();
+    for (const Entry& e : entries) reserved.add(e);
+    reserved.mark();
+    EXPECT_EQ(buckets, grown.buckets()) << n;
+    EXPECT_EQ(reserved.buckets(), buckets) << n;
+    EXPECT_EQ(reserved.memory(), grown.memory()) << n;
+    EXPECT_EQ(reserved.sorted(), grown.sorted()) << n;
+  }
+}
+
 TEST(Delta, ALargeBucketSortsAsAWholeSortWould) {
   std::mt19937_64 rng(21);
   for (int share_out_of_order : {0, 1, 4, 10}) {  // tenths of the entries not in order

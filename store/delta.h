@@ -49,6 +49,16 @@ class Delta {
     rehash(std::max(bucket_bits_, bits_for(capacity_)), /*touch=*/true);
   }
 
+  // Grows the table, now, to the size mark() would grow it to once `entries` more are added:
+  // one table for a rebuild that knows how many it adds, instead of a doubling every time it
+  // fills up. Ends the batch, as mark() does.
+  void reserve(std::size_t entries) {
+    size_ += added_.size();
+    added_.clear();
+    const std::uint32_t bits = bits_for(size_ + entries);
+    if (bits > bucket_bits_) rehash(bits, /*touch=*/false);
+  }
+
   void add(const Entry& entry) {
     const std::size_t b = bucket(entry.key);
     if (counts_[b] < slots_per_bucket_) {

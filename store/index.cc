@@ -19,7 +19,9 @@
 #include <mutex>
 #include <set>
 #include <shared_mutex>
+#include <span>
 #include <tuple>
+#include <unordered_map>
 
 #include "store/coding.h"
 #include "store/column.h"
@@ -859,22 +861,27 @@ class LmdbIndex final : public Index {
 
   // Adds a stored document's entries to the deltas of the columns whose watermark it passed.
   void add_entries(std::uint64_t doc, const DocRecord& record,
-                   const std::vector<std::uint64_t>& band_keys) {
-    if (doc > ids_->watermark()) {
-      ids_->add({XXH3_64bits(record.id.data(), record.id.size()), doc});
-    }
+                   std::span<const std::uint64_t> band_keys) {
+    for_each_entry(doc, record, band_keys, [](Column& column, const Entry& e) { column.add(e); });
+  }
+  // Calls fn(column, entry) for each entry of document `doc` in a column whose watermark it is
+  // past: its id's, its table keys' and band keys' (when indexed) and its cluster's.
+  template <typename Fn>
+  void for_each_entry(std::uint64_t doc, const DocRecord& record,
+                      std::span<const std::uint64_t> band_keys, Fn&& fn) {
+    if (doc > ids_->watermark()) fn(*ids_, {XXH3_64bits(record.id.data(), record.id.size()), doc});
     if (indexed(record)) {
       Scheme& scheme = schemes_[record.scheme];
       for (std::size_t t = 0; t < scheme.tables.size(); ++t) {
         if (doc > scheme.tables[t]->watermark()) {
-          scheme.tables[t]->add({design_.permute(t, record.fingerprint), doc});
+          fn(*scheme.tables[t], {design_.permute(t, record.fingerprint), doc});
         }
       }
       if (scheme.bands && doc > scheme.bands->watermark()) {
-        for (std::uint64_t key : band_keys) scheme.bands->add({key, doc});
+        for (std::uint64_t key : band_keys) fn(*scheme.bands, {key, doc});
       }
     }
-    if (doc > members_->watermark()) members_->add({record.cluster, doc});
+    if (doc > members_->watermark()) fn(*members_, {record.cluster, doc});
   }
 
   // ---- apply ----
@@ -1522,40 +1529,61 @@ class LmdbIndex final : public Index {
     return {};
   }
 
-  // The docs table (and sketches) are the deltas' log: re-adds every document past a column's
-  // watermark.
-  StoreResult<> rebuild_deltas(const lmdb::Txn& txn) {
+  // Calls fn(doc, record) for every document past the lowest watermark, in order.
+  template <typename Fn>
+  StoreResult<> for_each_unmerged_doc(const lmdb::Txn& txn, Fn&& fn) {
     std::uint64_t from = ids_->watermark();
     for (Column* column : all_columns()) from = std::min(from, column->watermark());
     auto cursor = lift(lmdb::Cursor::open(txn, docs_));
     if (!cursor) return std::unexpected(cursor.error());
     const std::string start = coding::be64_key(from + 1);
     MDB_val key = lmdb::to_val(start), value{};
-    constexpr std::uint64_t kRebuildMarkEvery = 4096;  // documents
-    std::uint64_t rebuilt = 0;
     for (auto found = lift(cursor->get(key, value, MDB_SET_RANGE));;
          found = lift(cursor->get(key, value, MDB_NEXT))) {
       if (!found) return std::unexpected(found.error());
-      if (!*found) break;
+      if (!*found) return {};
       const std::uint64_t doc = coding::decode_be64(static_cast<const char*>(key.mv_data));
       auto record = DocRecord::decode(lmdb::to_view(value));
       if (!record || record->scheme >= schemes_.size()) {
         return corrupt("docs record " + std::to_string(doc));
       }
-      std::vector<std::uint64_t> keys;
-      const Scheme& scheme = schemes_[record->scheme];
-      if (scheme.bands && doc > scheme.bands->watermark() && indexed(*record)) {
+      if (auto done = fn(doc, *record); !done) return done;
+    }
+  }
+
+  // The docs table (and sketches) are the deltas' log: re-adds every document past a column's
+  // watermark. A first pass counts each column's entries (a band entry per band, without
+  // reading the sketches), so that each table is made once at the size it ends at: grown as it
+  // filled, it would be zeroed and rehashed over again at every doubling.
+  StoreResult<> rebuild_deltas(const lmdb::Txn& txn) {
+    std::unordered_map<const Column*, std::uint64_t> entries;
+    const Column* counting = nullptr;
+    std::uint64_t* count = nullptr;
+    std::vector<std::uint64_t> no_keys;  // as many as a page has band keys
+    auto counted = for_each_unmerged_doc(txn, [&](std::uint64_t doc, const DocRecord& record) {
+      const Scheme& scheme = schemes_[record.scheme];
+      no_keys.assign(scheme.bands ? scheme.state.bands : 0, 0);
+      for_each_entry(doc, record, no_keys, [&](const Column& column, const Entry&) {
+        if (&column != counting) count = &entries[counting = &column];
+        ++*count;
+      });
+      return StoreResult<>{};
+    });
+    if (!counted) return counted;
+    for (Column* column : all_columns()) column->delta().reserve(entries[column]);
+    std::vector<std::uint64_t> keys;
+    auto added = for_each_unmerged_doc(txn, [&](std::uint64_t doc, const DocRecord& record) {
+      keys.clear();
+      const Scheme& scheme = schemes_[record.scheme];
+      if (scheme.bands && doc > scheme.bands->watermark() && indexed(record)) {
         auto sketch = get_sketch(txn, doc);
-        if (!sketch) return std::unexpected(sketch.error());
+        if (!sketch) return StoreResult<>(std::unexpected(sketch.error()));
         if (!sketch->empty()) band_keys(*sketch, scheme.state.bands, scheme.state.rows, keys);
       }
-      add_entries(doc, *record, keys);
-      // A table grows only in mark(): marked as they fill, the tables grow by doubling instead
-      // of sending all but their first entries to the overflow lists.
-      if (++rebuilt % kRebuildMarkEvery == 0) {
-        for (Column* column : all_columns()) column->delta().mark();
-      }
-    }
+      add_entries(doc, record, keys);
+      return StoreResult<>{};
+    });
+    if (!added) return added;
     for (Column* column : all_columns()) column->delta().mark();
     return {};
   }
