@@ -44,19 +44,18 @@ class Delta {
   // a column that is known to fill its deltas pays for the table when this is called (at open)
   // instead of in the batches that would grow it. Ends the batch, as mark() does.
   void presize() {
-    size_ += added_.size();
-    added_.clear();
+    end_batch();
     rehash(std::max(bucket_bits_, bits_for(capacity_)), /*touch=*/true);
   }
 
-  // Grows the table, now, to the size mark() would grow it to once `entries` more are added:
-  // one table for a rebuild that knows how many it adds, instead of a doubling every time it
-  // fills up. Ends the batch, as mark() does.
+  // Ends the batch, as mark() does, and grows the table, now, to the size mark() would grow it
+  // to once `entries` more are added: one table for a rebuild that knows how many it adds,
+  // instead of a doubling every time it fills up.
   void reserve(std::size_t entries) {
-    size_ += added_.size();
-    added_.clear();
-    const std::uint32_t bits = bits_for(size_ + entries);
-    if (bits > bucket_bits_) rehash(bits, /*touch=*/false);
+    end_batch();
+    if (bucket_bits_ < max_bucket_bits_ && size_ + entries > buckets_ * slots_per_bucket_ / 2) {
+      rehash(bits_for(size_ + entries), /*touch=*/false);
+    }
   }
 
   void add(const Entry& entry) {
@@ -102,13 +101,7 @@ class Delta {
 
   // Starts a batch: undo() removes everything added after the last mark(). Grows the table
   // when its buckets hold more than half their slots on average.
-  void mark() {
-    size_ += added_.size();
-    added_.clear();
-    if (bucket_bits_ < max_bucket_bits_ && size_ > buckets_ * slots_per_bucket_ / 2) {
-      rehash(std::max(bucket_bits_, bits_for(size_)), /*touch=*/false);
-    }
-  }
+  void mark() { reserve(0); }
   void undo() {
     for (auto key = added_.rbegin(); key != added_.rend(); ++key) {
       const std::size_t b = bucket(*key);
@@ -196,6 +189,12 @@ class Delta {
 
  private:
   static constexpr std::uint32_t kMinBucketBits = 8;
+
+  // What was added since the last mark() can no longer be undone.
+  void end_batch() {
+    size_ += added_.size();
+    added_.clear();
+  }
 
   struct Free {
     void operator()(void* p) const { std::free(p); }
