@@ -25,15 +25,16 @@
 
 #include "cli/help.h"
 #include "common/log.h"
+#include "common/thread_name.h"
 #include "config/config.h"
 #include "daemon/daemon.h"
 #include "daemon/queries.h"
-#include "store/table_design.h"
 #include "ops/metrics.h"
 #include "ops/metrics_server.h"
 #include "ops/notify.h"
 #include "ops/reload.h"
 #include "store/index.h"
+#include "store/table_design.h"
 
 namespace {
 
@@ -280,7 +281,10 @@ int main(int argc, char** argv) {
   }
 
   std::string fatal;
-  std::thread runner([&] { fatal = daemon.run(); });
+  std::thread runner([&] {
+    name_this_thread("nd:consume");
+    fatal = daemon.run();
+  });
   StatusReporter status(daemon, metrics);
   bool ready_sent = false;
   // READY=1 once, the first time the daemon is ready; STATUS= says why not until then.

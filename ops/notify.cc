@@ -5,6 +5,8 @@
 #include <cstring>
 #include <ctime>
 
+#include "common/thread_name.h"
+
 namespace neardup::ops {
 
 NotifyResult notify(std::string_view assignments) {
@@ -61,6 +63,7 @@ bool WatchdogPinger::start(std::function<bool()> healthy) {
 }
 
 void WatchdogPinger::run(std::function<bool()> healthy) {
+  name_this_thread("nd:watchdog");
   std::unique_lock lock(mutex_);
   while (!stop_requested_) {
     // Ping first: the first ping is due one interval after start at the latest.

@@ -6,13 +6,15 @@ topic's high watermarks are checked afterwards). Prints pages/s and MB/s (input 
 `neardup dedup`'s pages/s on the same input for comparison.
 
   bench_daemon.py [COUNT] [PARTITIONS] [--in=PAGES.jsonl] [--lookups[=PER_SECOND]]
+                  [--producer=PROPERTY=VALUE ...]
       (NEARDUP, NEARDUPD: binaries; kcat on PATH)
 
 With --in=, the pages are read from a JSONL file in the input format (keyed by url) instead of
 being generated, and COUNT is the number of lines in it. With --lookups, the daemon answers
 queries (metrics.queries) and a client POSTs the input pages to /v1/lookup, one after another
 (at most PER_SECOND a second when given), for as long as the daemon works; the number of
-lookups answered is printed too.
+lookups answered is printed too. Each --producer sets one of the daemon's
+kafka.producer_properties (e.g. --producer=linger.ms=5).
 """
 import os
 import re
@@ -28,6 +30,7 @@ ARGS = [a for a in sys.argv[1:] if not a.startswith("--")]
 LOOKUP_ARGS = [a for a in sys.argv[1:] if a.startswith("--lookups")]
 LOOKUPS = bool(LOOKUP_ARGS)
 LOOKUP_RATE = float(LOOKUP_ARGS[0].split("=", 1)[1]) if LOOKUPS and "=" in LOOKUP_ARGS[0] else 0
+PRODUCER = [a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--producer=")]
 INPUT = next((a.split("=", 1)[1] for a in sys.argv[1:] if a.startswith("--in=")), None)
 COUNT = int(ARGS[0]) if ARGS else 20000
 PARTITIONS = int(ARGS[1]) if len(ARGS) > 1 else 12
@@ -39,6 +42,17 @@ def delivered(port):
         text = response.read().decode()
     return sum(float(value) for value in re.findall(
         r"^neardup_(?:pages_out|dead_letters)_total\{[^}]*\} (\S+)$", text, re.M))
+
+
+def producer_properties():
+    """The --producer settings as the config's kafka.producer_properties lines."""
+    if not PRODUCER:
+        return ""
+    lines = []
+    for setting in PRODUCER:
+        name, value = setting.split("=", 1)
+        lines.append(f'    {name}: "{value}"\n')
+    return "  producer_properties:\n" + "".join(lines)
 
 
 def bench(workdir):
@@ -53,7 +67,7 @@ def bench(workdir):
     megabytes = os.path.getsize(pages) / 1e6
     port = h.free_port()
     config = h.write_config(workdir, broker.bootstrap, metrics_listen=f"127.0.0.1:{port}",
-                            queries=LOOKUPS)
+                            queries=LOOKUPS, kafka_extra=producer_properties())
     start = time.monotonic()
     subprocess.run([h.NEARDUP, "dedup", "--store", workdir.file("dedup-store"), "--config",
                     config, "--in", pages, "--out", os.devnull], check=True,

@@ -4,7 +4,9 @@ drained. The counters must add up: pages_in_total = sum of pages_out_total{statu
 dead_letters_total{reason} = the records fed; index_documents = unique + duplicate outputs of
 this run; the pipeline stage histograms count every page that reached the stage; every
 assigned partition has a consumer_lag (labelled with the group, topic and partition) that falls
-to 0; /healthz answers 200."""
+to 0; /healthz answers 200; the daemon's threads carry their names (daemon/README.md, Threads)."""
+import collections
+import os
 import json
 import time
 import urllib.request
@@ -31,6 +33,12 @@ def test(workdir):
     daemon.wait_assigned()
     with urllib.request.urlopen(url + "/healthz", timeout=5) as response:
         h.check(response.status == 200, f"/healthz answered {response.status}")
+    names = collections.Counter()
+    for task in os.listdir(f"/proc/{daemon.process.pid}/task"):
+        with open(f"/proc/{daemon.process.pid}/task/{task}/comm") as f:
+            names[f.read().strip()] += 1
+    h.check(names["nd:work"] >= 1 and names["nd:index"] == 1 and names["nd:deliver"] == 1 and
+            names["nd:consume"] == 1, f"the daemon's threads are named {dict(names)}")
 
     fed = 0
     during = []
