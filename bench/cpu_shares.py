@@ -36,7 +36,7 @@ def main():
     shares = collections.Counter()
     for comm, pid, when in samples:
         if low <= when <= high:
-            process = "idle" if pid == "0" else process_names.get(pid, "pid " + pid)
+            process = process_names.get(pid, "pid " + pid)
             shares["idle" if pid == "0" else f"{process} {comm}"] += 1
     total = sum(shares.values())
     print(f"window {high - low:.2f} s, {total} samples")
