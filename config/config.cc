@@ -242,6 +242,7 @@ void for_each_key(C& c, F&& f) {
     c.kafka.dead_letter_topic);
   f(Key{.path = "kafka.fingerprint_topic", .check = is_topic_name, .expect = kTopic},
     c.kafka.fingerprint_topic);
+  f(Key{.path = "kafka.fingerprint_key"}, c.kafka.fingerprint_key);
   f(Key{.path = "kafka.exactly_once"}, c.kafka.exactly_once);
   f(Key{.path = "kafka.properties"}, c.kafka.properties);
   f(Key{.path = "kafka.consumer_properties"}, c.kafka.consumer_properties);
@@ -567,6 +568,18 @@ std::optional<PropertyValue> property_value(const YAML::Node& node) {
   return std::nullopt;
 }
 
+void read(const Found& found, const Key& key, PropertyValue& field, Errors& errors) {
+  if (found.value.IsNull()) {
+    field = PropertyValue();
+  } else if (auto value = property_value(found.value)) {
+    field = std::move(*value);
+  } else {
+    errors.add(found.mark(), key.path,
+               cat("must be a string, or {file: PATH} or {env: NAME}, got ",
+                   describe(found.value, false)));
+  }
+}
+
 void read(const Found& found, const Key& key, PropertyMap& field, Errors& errors) {
   const YAML::Node& node = found.value;
   if (node.IsNull()) {
@@ -856,6 +869,12 @@ std::string canonical(const PropertyMap& value) {
 // canonical(), but the text of secret properties is left out: what to_yaml prints.
 template <class T>
 std::string printable(const T& value) {
+  return canonical(value);
+}
+std::string printable(const PropertyValue& value) {  // kafka.fingerprint_key: a secret
+  if (value.source == PropertyValue::Source::kText && !value.text.empty()) {
+    return canonical(PropertyValue("<redacted>"));
+  }
   return canonical(value);
 }
 std::string printable(const PropertyMap& value) {

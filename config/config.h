@@ -48,6 +48,10 @@ struct KafkaConfig {
   // Between the two roles of a scaled-out deployment (neardupd --role fingerprint|index,
   // daemon/README.md): fingerprinted pages, partition for partition of the input topic.
   std::string fingerprint_topic = "pages-fingerprinted";
+  // A secret the fingerprint workers sign their records with and the index role checks
+  // (message/fingerprinted.h): records on the fingerprint topic without its signature are dead
+  // letters. Empty: records are not signed, and the index trusts whoever can write to the topic.
+  PropertyValue fingerprint_key;
   bool exactly_once = false;
   // Extra librdkafka properties, passed through verbatim (e.g. "security.protocol"): `properties`
   // to both clients, then `consumer_properties` to the consumer and `producer_properties` to the

@@ -752,6 +752,22 @@ TEST(ToYaml, NeverPrintsTheTextOfASecret) {
   EXPECT_EQ(restart_only_changes(config, changed), (std::vector<std::string>{"kafka.properties"}));
 }
 
+TEST(Config, FingerprintKeyIsASecretTextFileOrVariable) {
+  EXPECT_EQ(
+      parsed("kafka:\n  fingerprint_key: {file: /etc/neardup/fp.key}\n").kafka.fingerprint_key,
+      PropertyValue(PropertyValue::Source::kFile, "/etc/neardup/fp.key"));
+  EXPECT_EQ(parsed("kafka:\n  fingerprint_key: {env: FP_KEY}\n").kafka.fingerprint_key,
+            PropertyValue(PropertyValue::Source::kEnv, "FP_KEY"));
+  EXPECT_THAT(error_of("kafka:\n  fingerprint_key: [a]\n"),
+              HasSubstr("kafka.fingerprint_key: must be a string, or {file: PATH} or {env: NAME}"));
+  Config config;
+  config.kafka.fingerprint_key = PropertyValue("s3cret");
+  const std::string yaml = to_yaml(config);
+  EXPECT_THAT(yaml, Not(HasSubstr("s3cret")));
+  EXPECT_THAT(yaml, HasSubstr("fingerprint_key: \"<redacted>\""));
+  EXPECT_EQ(parsed(to_yaml(Config{})).kafka.fingerprint_key, PropertyValue());
+}
+
 TEST(ToYaml, PrintsSizesWithSuffixesAndTheSeedInHex) {
   std::string yaml = to_yaml(Config{});
   EXPECT_THAT(yaml, HasSubstr("\n  map_size: 1GiB\n"));

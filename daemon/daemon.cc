@@ -206,9 +206,9 @@ struct Daemon::Impl : public RdKafka::EventCb,
                   {.delivered = [this](const Work& work) { delivered(work); },
                    .fail = [this](const std::string& message) { fail(message); }},
                   role == Role::kFingerprint
-                      ? Publisher::Render([](const Work& work, const Verdict&,
-                                             const KafkaConfig& topics, bool shrunk) {
-                          return render_fingerprinted(work, topics, shrunk);
+                      ? Publisher::Render([this](const Work& work, const Verdict&,
+                                                 const KafkaConfig& topics, bool shrunk) {
+                          return render_fingerprinted(work, topics, shrunk, fingerprint_key);
                         })
                       : Publisher::Render(render_outgoing)) {}
 
@@ -224,6 +224,8 @@ struct Daemon::Impl : public RdKafka::EventCb,
   std::unique_ptr<Index> index;
   ops::DaemonMetrics* metrics;  // may be null
   std::atomic<bool>& stop_requested;
+  // kafka.fingerprint_key, read by create() (empty: records are not signed). Read-only after.
+  std::string fingerprint_key;
   std::shared_ptr<spdlog::logger> log;
   std::unique_ptr<RdKafka::KafkaConsumer> consumer;
   std::unique_ptr<RdKafka::Producer> producer;
@@ -479,6 +481,8 @@ struct Daemon::Impl : public RdKafka::EventCb,
       trims.emplace_back(partition_key(id), next);
       return;
     }
+    // Records dead-lettered against their own fingerprint-topic position.
+    trims.emplace_back(partition_key(id), next);
     auto plan = trim_plans.find(id.second);
     if (plan == trim_plans.end() || next < plan->second.fingerprint_end) return;
     trims.emplace_back(partition_key({startup->kafka.input_topic, id.second}),
@@ -793,6 +797,7 @@ struct Daemon::Impl : public RdKafka::EventCb,
             process_record(work->input.value, config, scheme, metrics ? &times : nullptr);
         if (metrics) observe_stages(*metrics, times);
       }
+      if (role != Role::kFingerprint) work->digest = record_digest(work->source().value);
       lanes.mark_ready(*work);
     }
   }
@@ -800,9 +805,23 @@ struct Daemon::Impl : public RdKafka::EventCb,
   // Index role: the fingerprinted record `work` consumed, as the crawler's record it carries and
   // that record's pipeline result. Bytes that are not a fingerprinted record are a dead letter
   // of their own (bad_fingerprinted_record).
+  // A record that does not decode, does not fit the index (check_fingerprinted) or is not
+  // signed with kafka.fingerprint_key is a dead letter against its own position in the
+  // fingerprint topic, never against the input offset it names.
   void read_fingerprinted(Work& work, std::shared_ptr<const Config> config,
                           const std::string& scheme) {
     auto record = decode_fingerprinted(work.input.value);
+    if (record) {
+      if (auto fits = check_fingerprinted(*record, *config, scheme, work.input.partition.second);
+          !fits) {
+        record = std::unexpected(fits.error());
+      } else if (!fingerprint_key.empty() &&
+                 !signature_matches(fingerprint_key, work.input.key ? &*work.input.key : nullptr,
+                                    work.input.headers, work.input.value)) {
+        record = std::unexpected(std::string("its ") + std::string(kSignatureHeader) +
+                                 " header is missing or not made with kafka.fingerprint_key");
+      }
+    }
     if (!record) {
       work.processed = ProcessedRecord{.config = std::move(config), .scheme = scheme};
       work.processed.page = std::unexpected(RecordError{"bad_fingerprinted_record", record.error()});
@@ -883,9 +902,10 @@ struct Daemon::Impl : public RdKafka::EventCb,
       items.reserve(batch.size());
       for (const WorkPtr& work : batch) {
         const ConsumedRecord& source = work->source();
-        items.push_back(index_item(work->processed,
-                                   SourceOffset{partition_key(source.partition), source.offset},
-                                   source.timestamp_ms));
+        items.push_back(
+            index_item(work->processed,
+                       SourceOffset{partition_key(source.partition), source.offset, work->digest},
+                       source.timestamp_ms));
       }
       const auto apply_start = Clock::now();
       auto verdicts = apply(items);
@@ -898,6 +918,15 @@ struct Daemon::Impl : public RdKafka::EventCb,
       for (std::size_t i = 0; i < batch.size(); ++i) {
         const Verdict& verdict = (*verdicts)[i];
         if (verdict.replayed) replayed += 1;
+        if (verdict.offset_conflict) {
+          const ConsumedRecord& source = batch[i]->source();
+          log->warn(
+              "source offset conflict partition={} offset={} read_from={}/{}: a record applied "
+              "before names the same offset; this one was decided afresh",
+              partition_key(source.partition), source.offset,
+              partition_key(batch[i]->input.partition), batch[i]->input.offset);
+          if (metrics) metrics->source_conflicts.inc();
+        }
         if (metrics && items[i].page && !verdict.replayed) {
           metrics->probe_candidates.observe(verdict.candidates);
         }
@@ -986,6 +1015,9 @@ std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::Co
   auto impl =
       std::make_unique<Impl>(holder, std::move(index), daemon->stop_requested_, metrics, role);
   const std::shared_ptr<const Config>& config = impl->startup;
+  auto fingerprint_key = resolve_property(config->kafka.fingerprint_key);
+  if (!fingerprint_key) return std::unexpected("kafka.fingerprint_key: " + fingerprint_key.error());
+  impl->fingerprint_key = std::move(*fingerprint_key);
 
   auto producer_settings = producer_properties(*config, role);
   if (!producer_settings) return std::unexpected(producer_settings.error());

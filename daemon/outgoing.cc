@@ -48,17 +48,24 @@ Outgoing render_outgoing(const Work& work, const Verdict& verdict, const KafkaCo
   return out;
 }
 
-Outgoing render_fingerprinted(const Work& work, const KafkaConfig& topics, bool shrunk) {
+Outgoing render_fingerprinted(const Work& work, const KafkaConfig& topics, bool shrunk,
+                              std::string_view signing_key) {
   const ConsumedRecord& input = work.input;
   Outgoing out;
   out.topic = topics.fingerprint_topic;
   out.partition = input.partition.second;
   out.label = "fingerprinted";
   out.key = input.key ? &*input.key : nullptr;
-  out.headers = input.headers;
+  for (const auto& header : input.headers) {
+    if (header.first != kSignatureHeader) out.headers.push_back(header);
+  }
   out.value = encode_fingerprinted(make_fingerprinted(work.processed, input.partition.first,
                                                       input.partition.second, input.offset,
                                                       input.timestamp_ms, input.value, shrunk));
+  if (!signing_key.empty()) {
+    out.headers.emplace_back(kSignatureHeader,
+                             fingerprinted_signature(signing_key, out.key, out.headers, out.value));
+  }
   return out;
 }
 

@@ -43,9 +43,12 @@ Outgoing render_outgoing(const Work& work, const Verdict& verdict, const KafkaCo
                          bool shrunk);
 
 // The fingerprint role's record for `work` (message/fingerprinted.h): to kafka.fingerprint_topic,
-// to the partition of the input's number, with the input's key and all its headers; label
+// to the partition of the input's number, with the input's key and its headers; label
 // "fingerprinted". `shrunk`: the topic refused it as too large, so it goes as a dead letter
-// without the input's bytes (fingerprinted_too_large).
-Outgoing render_fingerprinted(const Work& work, const KafkaConfig& topics, bool shrunk);
+// without the input's bytes (fingerprinted_too_large). With a `signing_key`
+// (kafka.fingerprint_key) the record carries its signature in the kSignatureHeader header,
+// which the input's own headers never supply.
+Outgoing render_fingerprinted(const Work& work, const KafkaConfig& topics, bool shrunk,
+                              std::string_view signing_key = {});
 
 }  // namespace neardup::daemon

@@ -41,6 +41,7 @@ struct Work {
   // By one pipeline worker, before Lanes::mark_ready:
   ProcessedRecord processed;
   std::optional<ConsumedRecord> carried;  // index role: the record carried by `input`
+  std::uint64_t digest = 0;               // record_digest(source().value), stored with its verdict
 };
 using WorkPtr = std::shared_ptr<Work>;
 

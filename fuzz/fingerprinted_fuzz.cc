@@ -1,7 +1,8 @@
 // A fingerprinted record (message/fingerprinted.h), as the index role consumes it from
 // kafka.fingerprint_topic: decoding any bytes either fails with a reason or gives a record that
 // encodes and decodes back to itself; a decoded record then goes through what the index role
-// does without the index (the envelope parsed again, the output or the dead letter).
+// does without the index (its checks against the scheme and its position, the signature, the
+// envelope parsed again, the output or the dead letter).
 #include <memory>
 #include <string_view>
 
@@ -23,6 +24,21 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       again->result.sketch != record->result.sketch ||
       again->result.fingerprint != record->result.fingerprint ||
       again->error.has_value() != record->error.has_value()) {
+    __builtin_trap();
+  }
+  // What the index role checks before it applies a record: any bytes give a yes or a reason,
+  // and a record signed with the key is the only one whose signature matches.
+  for (std::int32_t partition : {0, record->source_partition}) {
+    if (auto fits = check_fingerprinted(*record, *config, scheme, partition);
+        !fits && fits.error().empty()) {
+      __builtin_trap();
+    }
+  }
+  const std::string value(reinterpret_cast<const char*>(data), size);
+  RecordHeaders headers = {{"h", record->scheme}};
+  headers.emplace_back(kSignatureHeader, fingerprinted_signature("key", nullptr, headers, value));
+  if (!signature_matches("key", nullptr, headers, value) ||
+      signature_matches("other", nullptr, headers, value)) {
     __builtin_trap();
   }
   const ProcessedRecord processed = processed_from(std::move(*record), config, scheme);

@@ -1,5 +1,9 @@
 #include "message/fingerprinted.h"
 
+#include <openssl/crypto.h>
+#include <openssl/evp.h>
+#include <openssl/hmac.h>
+
 #include "store/coding.h"
 
 namespace neardup {
@@ -119,6 +123,69 @@ FingerprintedRecord make_fingerprinted(const ProcessedRecord& processed, std::st
   }
   record.value = std::string(value);
   return record;
+}
+
+std::expected<void, std::string> check_fingerprinted(const FingerprintedRecord& record,
+                                                     const Config& config, std::string_view scheme,
+                                                     std::int32_t partition) {
+  if (record.source_topic != config.kafka.input_topic) {
+    return std::unexpected("names topic " + record.source_topic + ", not kafka.input_topic " +
+                           config.kafka.input_topic);
+  }
+  if (record.source_partition != partition) {
+    return std::unexpected("names input partition " + std::to_string(record.source_partition) +
+                           " but was read from fingerprint partition " + std::to_string(partition) +
+                           " (workers publish to the same number)");
+  }
+  if (record.source_offset < 0) {
+    return std::unexpected("names offset " + std::to_string(record.source_offset));
+  }
+  if (record.error || record.result.skip || record.scheme != scheme) return {};
+  const std::size_t hashes = config.minhash.enabled ? config.minhash.hashes : 0;
+  if (record.result.sketch.size() != hashes) {
+    return std::unexpected("a page of scheme " + record.scheme + " with a sketch of " +
+                           std::to_string(record.result.sketch.size()) + " values, where the " +
+                           "scheme has " + std::to_string(hashes));
+  }
+  return {};
+}
+
+std::string fingerprinted_signature(std::string_view secret, const std::string* key,
+                                    const RecordHeaders& headers, std::string_view value) {
+  std::string message = "NDFP-SIG1";
+  coding::put_fixed32(message, key ? 1 : 0);
+  if (key) coding::put_length_prefixed(message, *key);
+  for (const auto& [name, text] : headers) {
+    if (name == kSignatureHeader) continue;
+    coding::put_length_prefixed(message, name);
+    coding::put_length_prefixed(message, text);
+  }
+  coding::put_length_prefixed(message, value);
+  unsigned char mac[EVP_MAX_MD_SIZE];
+  unsigned int length = 0;
+  HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+       reinterpret_cast<const unsigned char*>(message.data()), message.size(), mac, &length);
+  static constexpr char kHex[] = "0123456789abcdef";
+  std::string hex;
+  for (unsigned int i = 0; i < length; ++i) {
+    hex.push_back(kHex[mac[i] >> 4]);
+    hex.push_back(kHex[mac[i] & 15]);
+  }
+  return hex;
+}
+
+bool signature_matches(std::string_view secret, const std::string* key,
+                       const RecordHeaders& headers, std::string_view value) {
+  const std::string* given = nullptr;
+  for (const auto& [name, text] : headers) {
+    if (name != kSignatureHeader) continue;
+    if (given != nullptr) return false;
+    given = &text;
+  }
+  if (given == nullptr) return false;
+  const std::string expected = fingerprinted_signature(secret, key, headers, value);
+  return given->size() == expected.size() &&
+         CRYPTO_memcmp(given->data(), expected.data(), expected.size()) == 0;
 }
 
 ProcessedRecord processed_from(FingerprintedRecord record, std::shared_ptr<const Config> config,

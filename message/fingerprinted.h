@@ -23,6 +23,8 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
+#include <vector>
 
 #include "message/processing.h"
 
@@ -54,6 +56,29 @@ FingerprintedRecord make_fingerprinted(const ProcessedRecord& processed, std::st
                                        std::int32_t source_partition, std::int64_t source_offset,
                                        std::int64_t timestamp_ms, std::string_view value,
                                        bool drop_value = false);
+
+// Whether a decoded record may stand for the input record it names, for an index that runs
+// `config` (whose scheme_id is `scheme`) and read it from partition `partition` of the
+// fingerprint topic: its source is the partition of the same number of kafka.input_topic (where
+// every worker publishes), at an offset >= 0; a page of the index's scheme (not skipped) carries a
+// sketch of minhash.hashes values (none when minhash.enabled is false). Otherwise the error says
+// what does not hold. A record that fails must not be applied against the offset it names.
+std::expected<void, std::string> check_fingerprinted(const FingerprintedRecord& record,
+                                                     const Config& config, std::string_view scheme,
+                                                     std::int32_t partition);
+
+// Signed records (kafka.fingerprint_key, docs/configuration.md): a worker puts in the header
+// kSignatureHeader the HMAC-SHA256, under the key, of the record's key, headers (all but that
+// one, in order) and value, as 64 lower-case hex digits; the index role applies only records
+// whose signature matches, so that a record written to the fingerprint topic by anyone without
+// the key is a dead letter, whatever offset it names.
+inline constexpr std::string_view kSignatureHeader = "neardup-signature";
+using RecordHeaders = std::vector<std::pair<std::string, std::string>>;
+std::string fingerprinted_signature(std::string_view secret, const std::string* key,
+                                    const RecordHeaders& headers, std::string_view value);
+// Whether `headers` hold exactly one kSignatureHeader, and it matches.
+bool signature_matches(std::string_view secret, const std::string* key,
+                       const RecordHeaders& headers, std::string_view value);
 
 // The index role's ProcessedRecord for a fingerprinted page, under the index's `config`: the
 // envelope is parsed again from the carried value (the output is rendered from it), the

@@ -123,5 +123,64 @@ TEST(Fingerprinted, DamagedBytesAreRefusedWithTheReason) {
   EXPECT_EQ(decode_fingerprinted(bytes + "x").error(), "trailing bytes after the record");
 }
 
+TEST(Fingerprinted, ARecordIsCheckedAgainstTheIndexsSchemeAndItsOwnPosition) {
+  Fixture f;
+  const std::string value = article("https://a.example/2");
+  FingerprintedRecord record = make_fingerprinted(f.process(value), "pages", 3, 1234, 1, value);
+  EXPECT_TRUE(check_fingerprinted(record, *f.config, f.scheme, 3));
+
+  auto error = check_fingerprinted(record, *f.config, f.scheme, 2);
+  ASSERT_FALSE(error);
+  EXPECT_NE(error.error().find("names input partition 3 but was read from fingerprint partition 2"),
+            std::string::npos)
+      << error.error();
+
+  FingerprintedRecord other_topic = record;
+  other_topic.source_topic = "elsewhere";
+  EXPECT_FALSE(check_fingerprinted(other_topic, *f.config, f.scheme, 3));
+  FingerprintedRecord negative = record;
+  negative.source_offset = -5;
+  EXPECT_FALSE(check_fingerprinted(negative, *f.config, f.scheme, 3));
+
+  // The sketch of a page of the index's scheme has the scheme's length.
+  FingerprintedRecord short_sketch = record;
+  short_sketch.result.sketch.resize(5);
+  error = check_fingerprinted(short_sketch, *f.config, f.scheme, 3);
+  ASSERT_FALSE(error);
+  EXPECT_NE(error.error().find("a sketch of 5 values, where the scheme has 128"), std::string::npos)
+      << error.error();
+  // A skipped page has no sketch.
+  const std::string short_page = R"({"url": "https://a.example/4", "body": "<p>hi</p>"})";
+  FingerprintedRecord skipped =
+      make_fingerprinted(f.process(short_page), "pages", 3, 7, 1, short_page);
+  ASSERT_TRUE(skipped.result.skip);
+  EXPECT_TRUE(check_fingerprinted(skipped, *f.config, f.scheme, 3));
+  // Another scheme's page is left to processed_from (scheme_mismatch), a dead letter to itself.
+  short_sketch.scheme = "s-00000000";
+  EXPECT_TRUE(check_fingerprinted(short_sketch, *f.config, f.scheme, 3));
+}
+
+TEST(Fingerprinted, ASignatureCoversKeyHeadersAndValueAndOnlyTheKeyMakesIt) {
+  const std::string key = "https://a.example/3";
+  RecordHeaders headers = {{"crawler", "c1"}};
+  const std::string value = "NDFP...";
+  headers.emplace_back(kSignatureHeader, fingerprinted_signature("secret", &key, headers, value));
+  EXPECT_EQ(headers.back().second.size(), 64u);
+  EXPECT_TRUE(signature_matches("secret", &key, headers, value));
+  EXPECT_FALSE(signature_matches("other secret", &key, headers, value));
+  EXPECT_FALSE(signature_matches("secret", &key, headers, value + "x"));
+  EXPECT_FALSE(signature_matches("secret", nullptr, headers, value));
+  const std::string other_key = key + "/";
+  EXPECT_FALSE(signature_matches("secret", &other_key, headers, value));
+  RecordHeaders changed = headers;
+  changed[0].second = "c2";
+  EXPECT_FALSE(signature_matches("secret", &key, changed, value));
+  RecordHeaders unsigned_headers = {{"crawler", "c1"}};
+  EXPECT_FALSE(signature_matches("secret", &key, unsigned_headers, value));
+  RecordHeaders twice = headers;
+  twice.push_back(headers.back());
+  EXPECT_FALSE(signature_matches("secret", &key, twice, value));
+}
+
 }  // namespace
 }  // namespace neardup

@@ -63,7 +63,8 @@ Outcome render_outcome(const ProcessedRecord& record, const Verdict& verdict, bo
   }
   if (verdict.status == Verdict::Status::kDeadLetter) {
     outcome.dead_letter = true;
-    outcome.error = RecordError{verdict.reason, "verdict stored for this offset"};
+    outcome.error = RecordError{
+        verdict.reason, verdict.detail.empty() ? "verdict stored for this offset" : verdict.detail};
     return outcome;
   }
   outcome.tag = make_tag(record.result, verdict, record.scheme);

@@ -65,7 +65,8 @@ struct Outcome {
 // The output of a processed record and its verdict, or its dead letter (`output` views the
 // record's page: valid while `record` is): a record that is not a
 // page, or whose verdict is kDeadLetter (a replay of an offset dead-lettered before, e.g. under
-// other input.fields), is a dead letter. `omit_body`: the output without its body fields (for
+// other input.fields, or an item the index refused, with its Verdict::detail), is a dead
+// letter. `omit_body`: the output without its body fields (for
 // a topic that refused the full record as too large).
 Outcome render_outcome(const ProcessedRecord& record, const Verdict& verdict,
                        bool omit_body = false);

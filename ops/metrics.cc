@@ -331,6 +331,10 @@ DaemonMetrics::DaemonMetrics(MetricsRegistry& r)
           "neardup_partial_assignment",
           "Input partitions assigned to other members of the group; consumption paused if > 0.")),
       partial_assignment(partial_assignment_family.get()),
+      source_conflicts_family(r.counter(
+          "neardup_source_conflicts_total",
+          "Records naming a source offset applied before with another record: decided afresh.")),
+      source_conflicts(source_conflicts_family.get()),
       reloads(r.counter("neardup_reloads_total", "Configuration reloads (SIGHUP), by outcome.",
                         {"outcome"})),
       reloads_accepted(reloads.labels({"accepted"})),

@@ -267,6 +267,11 @@ struct DaemonMetrics {
   Family<Gauge>& partial_assignment_family;
   Gauge& partial_assignment;
 
+  // neardup_source_conflicts_total: records that named a source offset already applied with
+  // another record (Verdict::offset_conflict): each was decided afresh, not replayed.
+  Family<Counter>& source_conflicts_family;
+  Counter& source_conflicts;
+
   Family<Counter>& reloads;  // neardup_reloads_total{outcome}
   Counter& reloads_accepted;
   Counter& reloads_rejected;

@@ -35,33 +35,6 @@
 
 namespace neardup {
 
-std::string_view status_name(Verdict::Status status) {
-  switch (status) {
-    case Verdict::Status::kUnique:
-      return "unique";
-    case Verdict::Status::kDuplicate:
-      return "duplicate";
-    case Verdict::Status::kSkipped:
-      return "skipped";
-    case Verdict::Status::kDeadLetter:
-      return "dead_letter";
-  }
-  return "unknown";
-}
-
-std::string_view method_name(std::uint8_t method) {
-  switch (method) {
-    case Verdict::kSimHash:
-      return "simhash";
-    case Verdict::kMinHash:
-      return "minhash";
-    case Verdict::kBoth:
-      return "both";
-    default:
-      return "";
-  }
-}
-
 namespace {
 
 // Writers refuse to open a store on a file system with less free space than this.
@@ -176,11 +149,6 @@ class LmdbIndex final : public Index {
   StoreResult<std::vector<Verdict>> apply(std::span<const IndexItem> items) override {
     std::lock_guard writer(writer_);
     if (options_.read_only) return store_error(Code::kReadOnly, "index opened read-only");
-    for (const IndexItem& item : items) {
-      if (item.page) {
-        if (auto valid = validate(*item.page); !valid) return std::unexpected(valid.error());
-      }
-    }
     ++batches_;
     ApplyTiming* timing = options_.timing;
     const std::size_t timed = timing ? timing->item_ns.size() : 0;
@@ -907,7 +875,7 @@ class LmdbIndex final : public Index {
     keys_.resize(items.size());
     for (std::size_t i = 0; i < items.size(); ++i) {
       keys_[i].clear();
-      if (const auto& page = items[i].page; page && !page->sketch.empty()) {
+      if (const auto& page = items[i].page; page && !page->sketch.empty() && validate(*page)) {
         band_keys(page->sketch, page->bands, page->rows, keys_[i]);
       }
     }
@@ -916,9 +884,10 @@ class LmdbIndex final : public Index {
       const IndexItem& item = items[i];
       if (i + 1 < items.size()) prefetch(items[i + 1], keys_[i + 1]);
       pending::Partition* partition = nullptr;
-      bool record = true;
+      bool record = true, conflict = false;
       if (item.source) {
-        const auto& [name, offset] = *item.source;
+        const std::string& name = item.source->partition;
+        const std::int64_t offset = item.source->offset;
         auto [it, added] = partitions.try_emplace(name);
         if (added) {
           if (auto value = offsets_.get(txn, name)) {
@@ -935,14 +904,15 @@ class LmdbIndex final : public Index {
             if (!found) return std::unexpected(found.error());
             stored = std::move(*found);
           }
-          if (stored) {
-            stored->replayed = true;
-            verdicts.push_back(std::move(*stored));
+          // Trimmed (so committed downstream), or applied with another record: answered
+          // again (deterministically, by id) but not recorded.
+          record = false;
+          if (stored && stored->answers(item.source->digest)) {
+            stored->verdict.replayed = true;
+            verdicts.push_back(std::move(stored->verdict));
             continue;
           }
-          // Trimmed, so committed downstream: answered again (deterministically, by id) but
-          // not recorded.
-          record = false;
+          conflict = stored.has_value();
         }
       }
       Verdict verdict = item.decided;
@@ -952,8 +922,9 @@ class LmdbIndex final : public Index {
         if (!decided) return std::unexpected(decided.error());
         verdict = std::move(*decided);
       }
+      verdict.offset_conflict = conflict;
       if (partition != nullptr && record) {
-        partition->add(item.source->offset, verdict);
+        partition->add(item.source->offset, verdict, item.source->digest);
         if (partition->full()) {
           if (auto put = pending::flush(txn, pending_, item.source->partition, *partition); !put) {
             return put;
@@ -992,8 +963,16 @@ class LmdbIndex final : public Index {
     }
   }
 
+  // A page that does not fit the store (index.h, apply()) is a dead letter of its own.
+  static Verdict unfit(const StoreError& error) {
+    return Verdict{.status = Verdict::Status::kDeadLetter,
+                   .reason = "invalid_index_item",
+                   .detail = error.message};
+  }
+
   StoreResult<Verdict> apply_page(const lmdb::Txn& txn, const IndexItem::Page& page,
                                   const std::vector<std::uint64_t>& band_keys) {
+    if (auto valid = validate(page); !valid) return unfit(valid.error());
     auto it = scheme_numbers_.find(page.scheme);
     if (it == scheme_numbers_.end()) {
       if (auto added = add_scheme(txn, page.scheme, page); !added) return std::unexpected(added.error());
@@ -1001,7 +980,7 @@ class LmdbIndex final : public Index {
     }
     Scheme& scheme = schemes_[it->second];
     scheme.last_batch = batches_;
-    if (auto fits = check_sketch_fits(scheme, page); !fits) return std::unexpected(fits.error());
+    if (auto fits = check_sketch_fits(scheme, page); !fits) return unfit(fits.error());
     const std::uint64_t id_hash = XXH3_64bits(page.id.data(), page.id.size());
 
     Candidates& found = candidates_;
@@ -1320,14 +1299,23 @@ class LmdbIndex final : public Index {
     auto format = meta_.get(txn, "format");
     if (!format) return store_error(Code::kCorrupt, "not a neardup index (no format in meta)");
     const std::uint32_t version = records::decode_u32(*format).value_or(0);
-    if (version != records::kFormatVersion) {
-      return store_error(Code::kFormat,
-                         "format version " + std::to_string(version) +
-                             " on disk, this build reads version " +
-                             std::to_string(records::kFormatVersion) +
-                             " (no conversion: rebuild the index with this build)");
+    if (version < records::kOldestReadableFormat || version > records::kFormatVersion) {
+      return store_error(Code::kFormat, "format version " + std::to_string(version) +
+                                            " on disk, this build reads versions " +
+                                            std::to_string(records::kOldestReadableFormat) +
+                                            " to " + std::to_string(records::kFormatVersion) +
+                                            " (no conversion: rebuild the index with this build)");
     }
     return {};
+  }
+
+  // A writable open marks an older readable store as this build's version (records.h: what
+  // it has is read alike), so that an older build never misreads what this one adds.
+  StoreResult<> upgrade_format(const lmdb::Txn& txn) {
+    auto format = lift(meta_.get(txn, "format"));
+    if (!format) return std::unexpected(format.error());
+    if (records::decode_u32(*format).value_or(0) == records::kFormatVersion) return {};
+    return lift(meta_.put(txn, "format", records::encode_u32(records::kFormatVersion)));
   }
 
   StoreResult<> load_read_only() {
@@ -1378,6 +1366,8 @@ class LmdbIndex final : public Index {
             if (auto d = lift(meta_.put(txn, "design", want.encode())); !d) return d;
           } else if (auto checked = check_format(txn); !checked) {
             return checked;
+          } else if (auto upgraded = upgrade_format(txn); !upgraded) {
+            return upgraded;
           }
           if (auto opened = open_dbis(txn, MDB_CREATE); !opened) return opened;
           auto stored = records::DesignState::decode(meta_.get(txn, "design").value_or(""));

@@ -159,11 +159,14 @@ class Index {
 
   // Looks up and inserts a batch in one write transaction (group commit), in order: a later
   // item sees the earlier ones. For items with a source at or below the partition's applied
-  // offset, the stored verdict is returned (replayed = true) and nothing is applied again.
-  // Returns one verdict per item. On failure nothing of the batch is committed. Errors:
-  // kInvalidArgument (a page's max_distance above the design's k, a sketch that does not fit
-  // its scheme's LSH design), kReadOnly, kFull (the map reached store.max_map_size after
-  // growing and retrying), kCorrupt, kLmdb.
+  // offset, the verdict stored for that offset is returned (replayed = true) and nothing is
+  // applied again, when it was stored for the same record (SourceOffset::digest); a different
+  // record at an applied offset is applied as new, not recorded, with offset_conflict set.
+  // An item the store cannot take (a page's max_distance above the design's k, a sketch that
+  // does not fit its scheme's LSH design) gets a kDeadLetter verdict "invalid_index_item" with
+  // the reason in `detail`: one item never fails a batch. Returns one verdict per item. On
+  // failure nothing of the batch is committed. Errors: kReadOnly, kFull (the map reached
+  // store.max_map_size after growing and retrying), kCorrupt, kLmdb.
   virtual StoreResult<std::vector<Verdict>> apply(std::span<const IndexItem> items) = 0;
 
   // Last applied offset of a partition, if any.

@@ -8,6 +8,7 @@
 #include <thread>
 
 #include "store/lmdb.h"
+#include "store/records.h"
 #include "store/test_util.h"
 
 namespace neardup {
@@ -91,16 +92,18 @@ TEST(Index, LiveDistanceBelowTheDesignIsHonoured) {
   EXPECT_EQ(v[1].status, Status::kDuplicate);
 }
 
-TEST(Index, MaxDistanceAboveTheDesignIsAnErrorAndCommitsNothing) {
+TEST(Index, MaxDistanceAboveTheDesignIsADeadLetterAndTheBatchGoesOn) {
   TempDir dir;
   auto index = open_or_die(store_config(dir.path()));
-  auto v = index->apply(std::vector{page("a", kA), page("b", kA, "s-test", 4)});
-  ASSERT_FALSE(v.has_value());
-  EXPECT_NE(v.error().message.find("max_distance 4"), std::string::npos) << v.error();
-  EXPECT_EQ(index->stats().documents, 0u);
-  auto again = apply_or_die(*index, {page("a", kA)});
-  EXPECT_EQ(again[0].status, Status::kUnique);
-  EXPECT_FALSE(again[0].replayed);
+  auto v = apply_or_die(*index, {page("a", kA), page("b", kA, "s-test", 4), page("c", kA ^ 1)});
+  ASSERT_EQ(v.size(), 3u);
+  EXPECT_EQ(v[0].status, Status::kUnique);
+  EXPECT_EQ(v[1].status, Status::kDeadLetter);
+  EXPECT_EQ(v[1].reason, "invalid_index_item");
+  EXPECT_NE(v[1].detail.find("max_distance 4"), std::string::npos) << v[1].detail;
+  EXPECT_EQ(v[2].status, Status::kDuplicate);
+  EXPECT_EQ(v[2].matched, "a");
+  EXPECT_EQ(index->stats().documents, 2u);  // b was never stored
 }
 
 TEST(Index, PersistsAcrossReopenIncludingMergedRuns) {
@@ -204,6 +207,39 @@ TEST(Index, FormatVersionMismatchAtOpenIsAClearError) {
   EXPECT_NE(index.error().message.find("format version 99"), std::string::npos) << index.error();
   auto read_only = Index::open(config, {.read_only = true});
   EXPECT_FALSE(read_only.has_value());
+}
+
+TEST(Index, AVersionFourStoreIsReadAndAWritableOpenMarksItVersionFive) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  auto format_on_disk = [&] {
+    auto env = lmdb::Env::open(dir.path(), {});
+    auto txn = lmdb::Txn::begin(*env, MDB_RDONLY);
+    auto meta = lmdb::Dbi::open(*txn, "meta", 0);
+    auto value = meta->get(*txn, "format");
+    return records::decode_u32(*value).value_or(0);
+  };
+  {
+    auto index = open_or_die(config);
+    apply_or_die(*index, {at(page("a", kA), "pages/0", 1)});
+  }
+  {
+    auto env = lmdb::Env::open(dir.path(), {});
+    auto txn = lmdb::Txn::begin(*env, 0);
+    auto meta = lmdb::Dbi::open(*txn, "meta", 0);
+    ASSERT_TRUE(meta->put(*txn, "format", records::encode_u32(4)));
+    ASSERT_TRUE(txn->commit());
+  }
+  ASSERT_EQ(format_on_disk(), 4u);
+  {
+    auto read_only = open_or_die(config, {.read_only = true});
+    EXPECT_EQ(read_only->stats().documents, 1u);
+  }
+  EXPECT_EQ(format_on_disk(), 4u);
+  auto index = open_or_die(config);
+  EXPECT_EQ(format_on_disk(), 5u);
+  auto replay = apply_or_die(*index, {at(page("a", kA), "pages/0", 1)});
+  EXPECT_TRUE(replay[0].replayed);
 }
 
 std::vector<IndexItem> numbered_pages(std::size_t from, std::size_t count) {
@@ -484,20 +520,79 @@ TEST(Index, MinHashVerdictsPersistReplayAndStayInTheirScheme) {
   EXPECT_EQ(stats.schemes[0].rows, kRows);
 }
 
-TEST(Index, ASketchThatDoesNotFitItsSchemeIsAClearError) {
+TEST(Index, ASketchThatDoesNotFitItsSchemeIsADeadLetterAndTheBatchGoesOn) {
   TempDir dir;
   auto index = open_or_die(store_config(dir.path()));
   apply_or_die(*index, {sketched("a", kA, random_sketch(1))});
   Sketch shorter = random_sketch(2);
   shorter.resize(64);
-  auto v = index->apply(std::vector{testing::sketched("b", kA, shorter, 21, 3, kThreshold, "s-mh")});
-  ASSERT_FALSE(v.has_value());
-  EXPECT_EQ(v.error().code, StoreError::Code::kInvalidArgument);
-  EXPECT_NE(v.error().message.find("scheme s-mh stores 128-value sketches in 42 x 3 bands"),
+  Sketch five(5, 7);
+  auto v = apply_or_die(
+      *index,
+      {at(testing::sketched("b", kA, shorter, 21, 3, kThreshold, "s-mh"), "p/0", 1),
+       at(testing::sketched("x", kA, five, kBands, kRows, kThreshold, "s-mh"), "p/0", 2),
+       at(page("c", kA, "s-mh"), "p/0", 3), at(sketched("d", kA ^ 1, random_sketch(1)), "p/0", 4)});
+  ASSERT_EQ(v.size(), 4u);
+  for (int i : {0, 1, 2}) {
+    EXPECT_EQ(v[i].status, Status::kDeadLetter) << i;
+    EXPECT_EQ(v[i].reason, "invalid_index_item") << i;
+  }
+  EXPECT_NE(v[0].detail.find("scheme s-mh stores 128-value sketches in 42 x 3 bands"),
             std::string::npos)
-      << v.error();
-  auto no_sketch = index->apply(std::vector{page("c", kA, "s-mh")});
-  ASSERT_FALSE(no_sketch.has_value());
+      << v[0].detail;
+  EXPECT_NE(v[1].detail.find("a sketch of 5 values cannot hold 42 bands of 3 rows"),
+            std::string::npos)
+      << v[1].detail;
+  EXPECT_EQ(v[3].status, Status::kDuplicate);
+  EXPECT_EQ(v[3].matched, "a");
+  // Replayed, a dead letter stays one.
+  auto again = apply_or_die(*index, {at(page("c", kA, "s-mh"), "p/0", 3)});
+  EXPECT_EQ(again[0].status, Status::kDeadLetter);
+  EXPECT_TRUE(again[0].replayed);
+}
+
+TEST(Index, OnAnEmptyStoreAMalformedFirstPageDoesNotDefineItsScheme) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  Sketch five(5, 7);
+  auto v =
+      apply_or_die(*index, {testing::sketched("x", kA, five, kBands, kRows, kThreshold, "s-mh"),
+                            sketched("a", kA, random_sketch(1))});
+  EXPECT_EQ(v[0].status, Status::kDeadLetter);
+  EXPECT_EQ(v[1].status, Status::kUnique);
+  auto stats = index->stats();
+  ASSERT_EQ(stats.schemes.size(), 1u);
+  EXPECT_EQ(stats.schemes[0].hashes, 128u);
+}
+
+TEST(Index, AnAppliedOffsetNamedByAnotherRecordNeverGivesItTheStoredVerdict) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  auto with_digest = [](IndexItem item, std::int64_t offset, std::uint64_t digest) {
+    item = at(std::move(item), "pages/0", offset);
+    item.source->digest = digest;
+    return item;
+  };
+  // A record claims offset 7 before the one that is really there.
+  auto first = apply_or_die(*index, {with_digest(page("forged", ~kA), 7, 111)});
+  EXPECT_EQ(first[0].status, Status::kUnique);
+  auto real = apply_or_die(*index, {with_digest(page("real7", kA), 7, 222)});
+  EXPECT_EQ(real[0].status, Status::kUnique);
+  EXPECT_FALSE(real[0].replayed);
+  EXPECT_TRUE(real[0].offset_conflict);
+  // It was stored: a copy of it is its duplicate.
+  auto copy = apply_or_die(*index, {with_digest(page("copy", kA ^ 1), 8, 333)});
+  EXPECT_EQ(copy[0].status, Status::kDuplicate);
+  EXPECT_EQ(copy[0].matched, "real7");
+  // The record the offset was applied with still gets its verdict back.
+  auto replay = apply_or_die(*index, {with_digest(page("forged", ~kA), 7, 111)});
+  EXPECT_TRUE(replay[0].replayed);
+  EXPECT_FALSE(replay[0].offset_conflict);
+  // So does the real record when replayed: by its id, the verdict it got.
+  auto real_again = apply_or_die(*index, {with_digest(page("real7", kA), 7, 222)});
+  EXPECT_EQ(real_again[0].status, Status::kUnique);
+  EXPECT_TRUE(real_again[0].replayed);
+  EXPECT_EQ(index->stats().documents, 3u);
 }
 
 // ---- Questions to the index ----
@@ -662,9 +757,13 @@ TEST(Index, PagesPastRetentionAreNotMatchedAndTheirIdIsSeenAnew) {
 TEST(Index, ASchemeCreatedInAnAbortedBatchLeavesNoTrace) {
   TempDir dir;
   auto config = store_config(dir.path());
+  config.map_size = config.max_map_size = 1 << 20;
   auto index = open_or_die(config);
-  auto failed = index->apply(std::vector{page("a", kA, "s-new"), page("b", kA, "s-new", 9)});
+  // The second page's id does not fit the map: the batch fails as a whole.
+  auto failed = index->apply(
+      std::vector{page("a", kA, "s-new"), page(std::string(4 << 20, 'b'), ~kA, "s-new")});
   ASSERT_FALSE(failed.has_value());
+  EXPECT_EQ(failed.error().code, StoreError::Code::kFull) << failed.error();
   EXPECT_TRUE(index->stats().schemes.empty());
   auto v = apply_or_die(*index, {page("a", kA, "s-new")});
   EXPECT_FALSE(v[0].replayed);

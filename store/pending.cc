@@ -6,14 +6,14 @@
 
 namespace neardup::pending {
 
-void Partition::add(std::int64_t offset, const Verdict& verdict) {
-  records::append_pending_entry(record, offset, records::encode_verdict(verdict));
-  fresh.emplace_back(offset, verdict);
+void Partition::add(std::int64_t offset, const Verdict& verdict, std::uint64_t digest) {
+  records::append_pending_entry(record, offset, records::encode_verdict(verdict, digest));
+  fresh.emplace_back(offset, Stored{verdict, digest});
   applied = offset;
   dirty = true;
 }
 
-std::optional<Verdict> Partition::find(std::int64_t offset) const {
+std::optional<Stored> Partition::find(std::int64_t offset) const {
   for (auto it = fresh.rbegin(); it != fresh.rend(); ++it) {
     if (it->first == offset) return it->second;
   }
@@ -28,8 +28,8 @@ StoreResult<> flush(const lmdb::Txn& txn, lmdb::Dbi pending, std::string_view pa
   return put;
 }
 
-StoreResult<std::optional<Verdict>> find(const lmdb::Txn& txn, lmdb::Dbi pending,
-                                         std::string_view partition, std::int64_t offset) {
+StoreResult<std::optional<Stored>> find(const lmdb::Txn& txn, lmdb::Dbi pending,
+                                        std::string_view partition, std::int64_t offset) {
   auto cursor = lift(lmdb::Cursor::open(txn, pending));
   if (!cursor) return std::unexpected(cursor.error());
   const std::string probe = records::pending_key(partition, offset);
@@ -39,16 +39,18 @@ StoreResult<std::optional<Verdict>> find(const lmdb::Txn& txn, lmdb::Dbi pending
   if (!*found || !lmdb::to_view(key).starts_with(records::pending_prefix(partition))) {
     return std::nullopt;
   }
-  std::optional<Verdict> verdict;
+  std::optional<Stored> stored;
   bool bad_verdict = false;
   const bool ok = records::for_each_pending_entry(
       lmdb::to_view(value), [&](std::int64_t at, std::string_view v) {
         if (at != offset) return;
-        verdict = records::decode_verdict(v);
+        std::uint64_t digest = 0;
+        auto verdict = records::decode_verdict(v, &digest);
         bad_verdict = !verdict;
+        if (verdict) stored = Stored{std::move(*verdict), digest};
       });
   if (!ok || bad_verdict) return corrupt("pending record of " + std::string(partition));
-  return verdict;
+  return stored;
 }
 
 StoreResult<> trim(const lmdb::Txn& txn, lmdb::Dbi pending, const std::string& partition,

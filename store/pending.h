@@ -16,6 +16,18 @@
 
 namespace neardup::pending {
 
+// A stored verdict and the digest of the record it was given to (0: unknown, version 4).
+struct Stored {
+  Verdict verdict;
+  std::uint64_t digest = 0;
+
+  // Whether a record of digest `digest` may be answered with this verdict: the same record, or
+  // either digest unknown.
+  bool answers(std::uint64_t record) const {
+    return digest == 0 || record == 0 || digest == record;
+  }
+};
+
 // A partition's state during one batch: its applied mark and the verdicts not yet written.
 struct Partition {
   // A record is cut at about this many bytes so that it stays inline in a leaf page.
@@ -24,10 +36,10 @@ struct Partition {
   std::optional<std::int64_t> applied;
   bool dirty = false;
   std::string record;  // pending entries of offsets after the last written record
-  std::vector<std::pair<std::int64_t, Verdict>> fresh;  // this batch's verdicts
+  std::vector<std::pair<std::int64_t, Stored>> fresh;  // this batch's verdicts
 
-  void add(std::int64_t offset, const Verdict& verdict);
-  std::optional<Verdict> find(std::int64_t offset) const;
+  void add(std::int64_t offset, const Verdict& verdict, std::uint64_t digest);
+  std::optional<Stored> find(std::int64_t offset) const;
   bool full() const { return record.size() >= kRecordBytes; }
 };
 
@@ -36,8 +48,8 @@ StoreResult<> flush(const lmdb::Txn& txn, lmdb::Dbi pending, std::string_view pa
                     Partition& state);
 
 // The stored verdict of an offset, if its record was not trimmed. Errors: LMDB's; kCorrupt.
-StoreResult<std::optional<Verdict>> find(const lmdb::Txn& txn, lmdb::Dbi pending,
-                                         std::string_view partition, std::int64_t offset);
+StoreResult<std::optional<Stored>> find(const lmdb::Txn& txn, lmdb::Dbi pending,
+                                        std::string_view partition, std::int64_t offset);
 
 // Deletes the records whose last offset is below committed_offset and rewrites the record that
 // straddles it without its older entries. Errors: LMDB's; kCorrupt.

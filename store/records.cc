@@ -62,7 +62,7 @@ double similarity_value(std::uint16_t stored) {
   return stored == DocRecord::kNoSimilarity ? -1 : stored / 10000.0;
 }
 
-std::string encode_verdict(const Verdict& v) {
+std::string encode_verdict(const Verdict& v, std::uint64_t digest) {
   std::string out;
   out.push_back(static_cast<char>(v.status));
   out.push_back(static_cast<char>(std::clamp(v.distance, 0, 255)));
@@ -71,10 +71,11 @@ std::string encode_verdict(const Verdict& v) {
   for (const std::string* s : {&v.matched, &v.duplicate_of, &v.reason}) {
     coding::put_length_prefixed(out, *s);
   }
+  put_fixed64(out, digest);
   return out;
 }
 
-std::optional<Verdict> decode_verdict(std::string_view bytes) {
+std::optional<Verdict> decode_verdict(std::string_view bytes, std::uint64_t* digest) {
   ByteReader in(bytes);
   Verdict v;
   const std::uint8_t status = in.u8();
@@ -84,6 +85,8 @@ std::optional<Verdict> decode_verdict(std::string_view bytes) {
   for (std::string* s : {&v.matched, &v.duplicate_of, &v.reason}) {
     *s = std::string(in.length_prefixed());
   }
+  const std::uint64_t stored_digest = in.ok() && !in.done() ? in.u64() : 0;
+  if (digest != nullptr) *digest = stored_digest;
   if (!in.done() || status > static_cast<std::uint8_t>(Verdict::Status::kDeadLetter) ||
       v.method > Verdict::kBoth) {
     return std::nullopt;

@@ -13,8 +13,11 @@
 
 namespace neardup::records {
 
-// The on-disk format version these layouts make (meta "format").
-inline constexpr std::uint32_t kFormatVersion = 4;
+// The on-disk format version these layouts make (meta "format"), and the oldest this build
+// still opens: a version-4 store differs only in that its pending verdicts carry no digest of
+// their record, which reads as "unknown"; a writable open marks it version 5 (FORMAT.md).
+inline constexpr std::uint32_t kFormatVersion = 5;
+inline constexpr std::uint32_t kOldestReadableFormat = 4;
 
 // docs: document number -> page. A 48-byte header, then the id bytes.
 struct DocRecord {
@@ -47,9 +50,10 @@ std::uint16_t quantize_similarity(double similarity);
 double similarity_value(std::uint16_t stored);  // -1 for kNoSimilarity
 
 // pending: a verdict stored against an offset. status, distance, method, similarity (u16),
-// then matched, duplicate_of, reason as (u32 length, bytes).
-std::string encode_verdict(const Verdict& verdict);
-std::optional<Verdict> decode_verdict(std::string_view bytes);
+// then matched, duplicate_of, reason as (u32 length, bytes), then the u64 digest of the record
+// it was given to (SourceOffset::digest; absent in version 4, and then decoded as 0).
+std::string encode_verdict(const Verdict& verdict, std::uint64_t digest);
+std::optional<Verdict> decode_verdict(std::string_view bytes, std::uint64_t* digest = nullptr);
 
 // pending key: partition length (u8), partition, the record's last offset as big-endian u64
 // with the sign bit flipped (a partition's records are contiguous and in offset order).

@@ -78,8 +78,10 @@ TEST(Records, VerdictRoundTripsWithSimilarityRoundedToFourDecimals) {
   v.distance = 9;
   v.method = Verdict::kMinHash;
   v.similarity = 0.73456;
-  auto back = decode_verdict(encode_verdict(v));
+  std::uint64_t digest = 0;
+  auto back = decode_verdict(encode_verdict(v, 0xfeed), &digest);
   ASSERT_TRUE(back);
+  EXPECT_EQ(digest, 0xfeedu);
   EXPECT_EQ(back->status, v.status);
   EXPECT_EQ(back->matched, "m");
   EXPECT_EQ(back->duplicate_of, "first");
@@ -87,12 +89,18 @@ TEST(Records, VerdictRoundTripsWithSimilarityRoundedToFourDecimals) {
   EXPECT_EQ(back->method, Verdict::kMinHash);
   EXPECT_DOUBLE_EQ(back->similarity, 0.7346);
   Verdict skipped{.status = Verdict::Status::kSkipped, .reason = "low_content"};
-  auto s = decode_verdict(encode_verdict(skipped));
+  auto s = decode_verdict(encode_verdict(skipped, 1));
   ASSERT_TRUE(s);
   EXPECT_EQ(s->reason, "low_content");
   EXPECT_EQ(s->similarity, -1);
-  EXPECT_FALSE(decode_verdict(encode_verdict(v) + "x"));  // trailing bytes
+  EXPECT_FALSE(decode_verdict(encode_verdict(v, 1) + "x"));  // trailing bytes
   EXPECT_FALSE(decode_verdict("\x09"));
+  // Version 4 stored no digest: it reads as unknown.
+  std::string v4 = encode_verdict(skipped, 0);
+  v4.resize(v4.size() - 8);
+  digest = 7;
+  ASSERT_TRUE(decode_verdict(v4, &digest));
+  EXPECT_EQ(digest, 0u);
 }
 
 TEST(Records, PendingKeysSortByPartitionThenOffsetAndEntriesRoundTrip) {

@@ -29,6 +29,13 @@ struct Verdict {
   // Entries the probe compared with this page (permuted-table candidates and LSH band
   // candidates); 0 when no probe ran (replays, skipped pages). Not stored.
   std::uint32_t candidates = 0;
+  // kDeadLetter decided by the index itself (an item that does not fit the store, Index::apply):
+  // what was wrong. Not stored: a replay says "verdict stored for this offset".
+  std::string detail;
+  // The item's source offset was applied before with a different record (its digest differs
+  // from the one stored, SourceOffset::digest): the verdict was decided afresh, not replayed,
+  // and not recorded against the offset. Not stored.
+  bool offset_conflict = false;
 };
 
 std::string_view status_name(Verdict::Status status);
@@ -39,6 +46,13 @@ std::string_view method_name(std::uint8_t method);
 struct SourceOffset {
   std::string partition;  // "topic/partition"
   std::int64_t offset = 0;
+  // A digest of the record at that offset (XXH3-64 of its bytes; 0: unknown), stored with its
+  // verdict: a replay of the offset gets the stored verdict only from the same record, so a
+  // record that names another record's offset never takes its verdict.
+  std::uint64_t digest = 0;
 };
+
+// The digest of a record's bytes for SourceOffset::digest (never 0).
+std::uint64_t record_digest(std::string_view bytes);
 
 }  // namespace neardup

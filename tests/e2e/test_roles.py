@@ -12,7 +12,8 @@ worker, three of the index, and a third worker that joins and later leaves (SIGT
 every input has an output, all copies of a page carry one verdict, none is a duplicate of
 itself, and every verdict equals `neardup dedup`'s over the same pages (so precision and recall
 against the planted clusters are a single process's; both are printed). With exactly_once, both
-hops are transactional and a read_committed consumer sees exactly one output per input."""
+hops are transactional (and the fingerprinted records signed) and a read_committed consumer
+sees exactly one output per input."""
 import random
 import sys
 import time
@@ -54,8 +55,10 @@ def test(workdir):
     broker = h.Broker(workdir, [f"pages:{PARTITIONS}", f"fingerprinted:{PARTITIONS}", "tagged:8",
                                 "dead:1"])
     pages, urls = h.generate_pages(workdir, COUNT, seed=5, truncate_rate=0.2)
+    # The exactly-once run also signs the fingerprinted records (kafka.fingerprint_key).
     kafka_extra = '  fingerprint_topic: "fingerprinted"\n' + \
-        ("  exactly_once: true\n" if EXACTLY_ONCE else "")
+        ('  exactly_once: true\n  fingerprint_key: "the workers\' and the index\'s"\n'
+         if EXACTLY_ONCE else "")
     config = h.write_config(workdir, broker.bootstrap, kafka_extra=kafka_extra,
                             extra="output:\n  include_body: false\n"
                                   "pipeline:\n  threads: 1\n  batch_delay_ms: 5\n")
