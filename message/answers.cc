@@ -49,11 +49,9 @@ nlohmann::json cluster_json(const Cluster& cluster, std::size_t max_members) {
     members.push_back(
         {{"id", member.id}, {"first_seen", format_rfc3339_ms(member.first_seen_ms)}});
   }
-  nlohmann::json out{{"root", cluster.root},
-                     {"scheme", cluster.scheme},
-                     {"size", cluster.members.size()},
-                     {"members", std::move(members)}};
-  if (cluster.members.size() > max_members) out["truncated"] = true;
+  nlohmann::json out{{"root", cluster.root}, {"scheme", cluster.scheme}, {"size", cluster.size}};
+  if (cluster.size > members.size()) out["truncated"] = true;
+  out["members"] = std::move(members);
   return out;
 }
 
@@ -62,7 +60,7 @@ StoreResult<std::optional<nlohmann::json>> describe_page(Index& index, const std
   auto page = index.find(id);
   if (!page) return std::unexpected(page.error());
   if (!*page) return std::nullopt;
-  auto cluster = index.cluster((*page)->cluster_doc);
+  auto cluster = index.cluster((*page)->cluster_doc, max_members);
   if (!cluster) return std::unexpected(cluster.error());
   return nlohmann::json{{"page", stored_page_json(**page)},
                         {"cluster", cluster_json(*cluster, max_members)}};

@@ -10,8 +10,12 @@
 // (id -> signatures, cluster, first-seen time, scheme) and the per-partition offsets and pending
 // verdicts the daemon needs for replay. Each column of keys (tables, ids, bands) is an LSM tree
 // over LMDB (store/column.h).
-// LMDB allows one writer: apply() is called by one thread only; stats() and other readers may
-// run on any thread and never block it. Knows nothing of Kafka or HTML.
+// LMDB allows one writer: apply() is called by one thread only; stats() and the queries may
+// run on any thread and never hold it up for long (a query waits for the batch being applied,
+// probes, and reads what it found without the writer). Knows nothing of Kafka or HTML.
+// The parts: store_env.h (the environment and its growth), catalog.h and recovery.cc (what is
+// kept in memory, and opening), write_path.h (apply), read_path.h (probes, verdicts, pages and
+// clusters), admin.h (stats, trimming, forget, drop-scheme); docs/architecture.md draws them.
 #pragma once
 
 #include <cstdint>
@@ -144,7 +148,8 @@ struct Cluster {
   std::string root;
   std::uint64_t root_doc = 0;
   std::string scheme;
-  std::vector<StoredPage> members;
+  std::size_t size = 0;             // live members, all counted
+  std::vector<StoredPage> members;  // the first of them (Index::cluster's max_members)
 };
 
 class Index {
@@ -182,17 +187,22 @@ class Index {
   virtual IndexStats stats() = 0;
 
   // The verdict apply() would give the page now, without inserting anything (and without
-  // recognising the page's own id: a stored copy of it is a match like any other). Serialized
-  // with apply(). Errors: those of apply() but kReadOnly.
+  // recognising the page's own id: a stored copy of it is a match like any other). Waits for
+  // the batch being applied to probe. Errors: kInvalidArgument (the page does not fit the store:
+  // apply() would dead-letter it), kCorrupt, kLmdb.
   virtual StoreResult<Verdict> lookup(const IndexItem::Page& page) = 0;
 
   // The live page stored under an id (not superseded by a re-crawl, forgotten or past
   // store.retention), if any.
   virtual StoreResult<std::optional<StoredPage>> find(const std::string& id) = 0;
 
-  // The cluster whose first-seen page is document root_doc. Errors: kInvalidArgument when no
-  // such document exists.
-  virtual StoreResult<Cluster> cluster(std::uint64_t root_doc) = 0;
+  // The cluster whose first-seen page is document root_doc, with its first max_members live
+  // members read whole (and all of them counted). The members are read from a transaction of
+  // the query's own, without holding up apply(): however large the cluster, a batch waits at
+  // most for the probe of the members column. Errors: kInvalidArgument when no such document
+  // exists.
+  virtual StoreResult<Cluster> cluster(std::uint64_t root_doc,
+                                       std::size_t max_members = SIZE_MAX) = 0;
 
   // Calls fn for every cluster with at least min_size live members (of `scheme` only, when not
   // empty), in order of their first-seen pages. Streams: memory stays bounded by the members

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <chrono>
 #include <filesystem>
 #include <random>
 #include <thread>
@@ -790,6 +791,53 @@ TEST(Index, ReaderOnAnotherThreadDoesNotBlockTheWriter) {
   EXPECT_GT(reads.load(), 0);
   EXPECT_TRUE(monotonic);
   EXPECT_EQ(index->stats().documents, 20000u);
+}
+
+TEST(Index, ALargeClusterIsReadWithoutHoldingUpTheWriter) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  config.map_size = 1ull << 30;
+  auto index = open_or_die(config);
+  constexpr std::size_t kCopies = 60000;
+  for (std::size_t i = 0; i < kCopies; i += 2000) {
+    std::vector<IndexItem> items;
+    for (std::size_t j = i; j < i + 2000; ++j) items.push_back(page(numbered("copy", j), kA));
+    apply_or_die(*index, items);
+  }
+  auto root = index->find("copy0");
+  ASSERT_TRUE(root.has_value() && root->has_value());
+  const std::uint64_t root_doc = (*root)->cluster_doc;
+
+  // Bounded: the first members read whole, all of them counted.
+  auto few = index->cluster(root_doc, 10);
+  ASSERT_TRUE(few.has_value()) << few.error();
+  EXPECT_EQ(few->members.size(), 10u);
+  EXPECT_EQ(few->size, kCopies);
+  EXPECT_EQ(few->members[3].id, "copy3");
+
+  // A whole walk on another thread: a batch applied meanwhile waits for the probe of the
+  // members column at most, not for the members to be read.
+  using Clock = std::chrono::steady_clock;
+  std::atomic<bool> started{false};
+  Clock::duration walk{};
+  std::size_t walked = 0;
+  std::thread reader([&] {
+    const auto start = Clock::now();
+    started = true;
+    auto all = index->cluster(root_doc);
+    walk = Clock::now() - start;
+    walked = all ? all->members.size() : 0;
+  });
+  while (!started) std::this_thread::yield();
+  std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  const auto apply_start = Clock::now();
+  apply_or_die(*index, {page("another", ~kA)});
+  const Clock::duration apply = Clock::now() - apply_start;
+  reader.join();
+  EXPECT_EQ(walked, kCopies);
+  EXPECT_LT(apply * 4, walk) << "the batch took " << std::chrono::duration<double>(apply).count()
+                             << " s beside a walk of "
+                             << std::chrono::duration<double>(walk).count() << " s";
 }
 
 TEST(Index, ReadOnlyOpenNeverCreatesAStore) {

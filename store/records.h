@@ -1,6 +1,7 @@
 // The byte layouts of the store's LMDB records (store/FORMAT.md), each with its encoder and a
 // decoder that rejects malformed bytes instead of reading past them. Pure functions over bytes:
-// the index (index.cc) and the column (column.h) read and write through these alone.
+// the index (catalog.h and its paths) and the column (column.h) read and write through these
+// alone.
 #pragma once
 
 #include <cstdint>

@@ -1,0 +1,172 @@
+#include "store/admin.h"
+
+#include <algorithm>
+
+#include "store/coding.h"
+#include "store/pending.h"
+#include "store/read_path.h"
+
+namespace neardup::admin {
+namespace {
+
+using Code = StoreError::Code;
+using records::DocRecord;
+
+}  // namespace
+
+IndexStats stats(StoreEnv& env, const Catalog& catalog) {
+  const TableDesign& design = catalog.design;
+  IndexStats s{.design_k = design.k,
+               .design_r = design.r,
+               .blocks = static_cast<std::uint32_t>(design.block_width.size()),
+               .tables = static_cast<std::uint32_t>(design.tables()),
+               .block_widths = design.block_width,
+               .format_version = records::kFormatVersion};
+  s.bytes_on_disk = env.bytes_on_disk();
+  s.map_size = env.map_size();
+  auto read = env.begin_read();
+  if (!read) return s;
+  const lmdb::Txn& txn = (*read)->txn;
+  const StoreTables& tables = env.tables();
+  if (auto docs = tables.meta.get(txn, "documents")) {
+    s.documents = records::decode_u64(*docs).value_or(0);
+  }
+  std::vector<std::pair<std::uint32_t, IndexStats::Scheme>> schemes;
+  (void)for_each_prefixed(
+      txn, tables.meta, "scheme/", [&](std::string_view key, std::string_view value) {
+        auto state = records::SchemeState::decode(value);
+        if (!state) return;
+        schemes.push_back({state->number,
+                           {std::string(key.substr(7)), state->hashes, state->bands, state->rows}});
+      });
+  std::sort(schemes.begin(), schemes.end(),
+            [](const auto& a, const auto& b) { return a.first < b.first; });
+  const std::vector<std::uint64_t> memory = catalog.scheme_memory();
+  for (auto& [number, scheme] : schemes) {
+    if (number < memory.size()) scheme.memory_bytes = memory[number];
+    s.schemes.push_back(std::move(scheme));
+  }
+  (void)for_each_prefixed(
+      txn, tables.meta, "column/", [&](std::string_view key, std::string_view value) {
+        auto state = records::ColumnState::decode(value);
+        if (!state) return;
+        IndexStats::Column column{std::string(key.substr(7)), state->watermark, state->runs.size()};
+        for (const auto& run : state->runs) column.entries += run.entries;
+        s.runs += column.runs;
+        s.columns.push_back(std::move(column));
+      });
+  (void)for_each_prefixed(
+      txn, tables.offsets, "", [&](std::string_view key, std::string_view value) {
+        s.applied_offsets.emplace_back(
+            key, static_cast<std::int64_t>(records::decode_u64(value).value_or(0)));
+      });
+  (void)for_each_prefixed(txn, tables.pending, "", [&](std::string_view, std::string_view record) {
+    records::for_each_pending_entry(record,
+                                    [&](std::int64_t, std::string_view) { ++s.pending_verdicts; });
+  });
+  return s;
+}
+
+std::optional<std::int64_t> applied_offset(StoreEnv& env, const std::string& partition) {
+  auto read = env.begin_read();
+  if (!read) return std::nullopt;
+  auto value = env.tables().offsets.get((*read)->txn, partition);
+  if (!value) return std::nullopt;
+  auto offset = records::decode_u64(*value);
+  if (!offset) return std::nullopt;
+  return static_cast<std::int64_t>(*offset);
+}
+
+StoreResult<> trim_pending(StoreEnv& env, const std::string& partition,
+                           std::int64_t committed_offset) {
+  if (env.read_only()) return store_error(Code::kReadOnly, "index opened read-only");
+  return env.write(
+      [&](const lmdb::Txn& txn) {
+        return pending::trim(txn, env.tables().pending, partition, committed_offset);
+      },
+      [] {});
+}
+
+StoreResult<std::size_t> forget(StoreEnv& env, Catalog& catalog, std::span<const std::string> ids) {
+  if (env.read_only()) return store_error(Code::kReadOnly, "index opened read-only");
+  const StoreTables& tables = env.tables();
+  std::vector<std::uint64_t> forgotten;
+  const std::uint64_t documents = catalog.documents;
+  Prober prober;
+  std::vector<std::uint64_t> candidates;
+  auto written = env.write(
+      [&](const lmdb::Txn& txn) -> StoreResult<> {
+        catalog.mutex.assert_held();  // write() runs the body on this thread
+        forgotten.clear();
+        catalog.documents = documents;
+        if (auto r = lift(catalog.ids->open_directories(txn, env.map_generation())); !r) return r;
+        const Documents docs(txn, tables, {}, catalog.config.retention_seconds, catalog.now());
+        for (const std::string& id : ids) {
+          prober.ids(catalog, id, candidates);
+          auto found = docs.find_id(candidates, id);
+          if (!found) return std::unexpected(found.error());
+          if (!*found || !docs.live((*found)->second)) continue;
+          auto& [doc, record] = **found;
+          record.flags |= DocRecord::kForgotten;
+          if (auto put = lift(tables.docs.put(txn, coding::be64_key(doc), record.encode())); !put) {
+            return put;
+          }
+          if (auto put = lift(tables.forgotten.put(txn, coding::be64_key(doc), "")); !put) {
+            return put;
+          }
+          forgotten.push_back(doc);
+          --catalog.documents;
+        }
+        return lift(tables.meta.put(txn, "documents", records::encode_u64(catalog.documents)));
+      },
+      [&] {
+        catalog.mutex.assert_held();
+        catalog.documents = documents;
+      });
+  if (!written) return std::unexpected(written.error());
+  catalog.forgotten.insert(forgotten.begin(), forgotten.end());
+  return forgotten.size();
+}
+
+StoreResult<Index::DroppedScheme> drop_scheme(StoreEnv& env, Catalog& catalog,
+                                              const std::string& id) {
+  if (env.read_only()) return store_error(Code::kReadOnly, "index opened read-only");
+  auto it = catalog.scheme_numbers.find(id);
+  if (it == catalog.scheme_numbers.end()) {
+    std::string known;
+    for (const auto& [name, number] : catalog.scheme_numbers) {
+      known += (known.empty() ? "" : ", ") + name;
+    }
+    return store_error(Code::kNotFound,
+                       "the store " + catalog.config.path + " has no scheme " + id +
+                           " (its schemes: " + (known.empty() ? "none" : known) + ")");
+  }
+  Scheme& scheme = catalog.schemes[it->second];
+  Index::DroppedScheme report;
+  for (Column* column : catalog.columns_of(scheme)) {
+    ++report.columns;
+    report.runs += column->state().runs.size();
+    for (const auto& run : column->state().runs) report.entries += run.entries;
+  }
+  const StoreTables& tables = env.tables();
+  auto written = env.write(
+      [&](const lmdb::Txn& txn) -> StoreResult<> {
+        catalog.mutex.assert_held();
+        for (Column* column : catalog.columns_of(scheme)) {
+          if (auto r = lift(column->drop(txn, tables.meta)); !r) return r;
+        }
+        if (auto r = lift(tables.meta.del(txn, "scheme/" + id)); !r) return r;
+        return lift(tables.meta.put(txn, "dropped/" + std::to_string(scheme.state.number), id));
+      },
+      [] {});
+  if (!written) return std::unexpected(written.error());
+  // Handles of the dropped runs are closed by the commit; the columns go with them.
+  scheme.tables.clear();
+  scheme.bands.reset();
+  scheme.dropped = true;
+  catalog.scheme_numbers.erase(it);
+  catalog.note_scheme_memory();
+  return report;
+}
+
+}  // namespace neardup::admin

@@ -1,0 +1,87 @@
+#include "store/catalog.h"
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+
+namespace neardup {
+
+bool is_live(const records::DocRecord& record, std::uint64_t retention_seconds,
+             std::int64_t now_ms) {
+  using records::DocRecord;
+  if (record.flags & (DocRecord::kSuperseded | DocRecord::kForgotten)) return false;
+  return retention_seconds == 0 ||
+         record.first_seen_ms >= now_ms - static_cast<std::int64_t>(retention_seconds) * 1000;
+}
+
+Catalog::Catalog(const StoreConfig& store_config, const OpenOptions& open_options)
+    : config(store_config), options(open_options) {
+  MutexLock lock(mutex);
+  bucket_bits = std::clamp<std::uint32_t>(std::bit_width(options.delta_entries), 8, 20);
+}
+
+std::int64_t Catalog::now() const {
+  if (options.now_ms) return options.now_ms();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::uint64_t Catalog::expired_through(std::int64_t now_ms) const {
+  if (config.retention_seconds == 0) return 0;
+  const std::int64_t cutoff_s = now_ms / 1000 - static_cast<std::int64_t>(config.retention_seconds);
+  std::uint64_t through = 0;
+  for (const auto& [doc, stored_at_s] : stored_samples) {
+    if (static_cast<std::int64_t>(stored_at_s) >= cutoff_s) break;
+    through = doc;
+  }
+  return through;
+}
+
+Scheme* Catalog::scheme(std::string_view id) {
+  auto it = scheme_numbers.find(id);
+  return it == scheme_numbers.end() ? nullptr : &schemes[it->second];
+}
+
+std::vector<std::string> Catalog::scheme_ids() const {
+  std::vector<std::string> ids_by_number;
+  ids_by_number.reserve(schemes.size());
+  for (const Scheme& s : schemes) ids_by_number.push_back(s.id);
+  return ids_by_number;
+}
+
+std::vector<Column*> Catalog::columns_of(Scheme& scheme) const {
+  std::vector<Column*> out;
+  for (auto& table : scheme.tables) out.push_back(table.get());
+  if (scheme.bands) out.push_back(scheme.bands.get());
+  return out;
+}
+
+std::vector<Column*> Catalog::all_columns() const {
+  std::vector<Column*> out;
+  for (const Scheme& scheme : schemes) {
+    for (auto& table : scheme.tables) out.push_back(table.get());
+    if (scheme.bands) out.push_back(scheme.bands.get());
+  }
+  if (ids) out.push_back(ids.get());
+  if (members) out.push_back(members.get());
+  return out;
+}
+
+void Catalog::note_scheme_memory() {
+  std::vector<std::uint64_t> bytes;
+  for (Scheme& scheme : schemes) {
+    std::uint64_t sum = 0;
+    for (Column* column : columns_of(scheme)) sum += column->memory();
+    bytes.push_back(sum);
+  }
+  MutexLock lock(memory_mutex);
+  scheme_memory_ = std::move(bytes);
+}
+
+std::vector<std::uint64_t> Catalog::scheme_memory() const {
+  MutexLock lock(memory_mutex);
+  return scheme_memory_;
+}
+
+}  // namespace neardup

@@ -1,0 +1,305 @@
+#include "store/read_path.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <bit>
+
+#include "store/coding.h"
+#include "store/distinct.h"
+
+namespace neardup {
+namespace {
+
+using Code = StoreError::Code;
+using records::DocRecord;
+
+// A live stored document that a signature matched.
+struct Hit {
+  std::uint64_t doc = 0;
+  DocRecord record;
+  int distance = 0;       // SimHash hits
+  double similarity = 0;  // MinHash hits
+};
+
+// The nearest live document among the SimHash hits (ties: the lowest document number).
+StoreResult<std::optional<Hit>> nearest(const Documents& docs,
+                                        std::vector<std::pair<int, std::uint64_t>>& hits) {
+  // The nearest hit is the answer when it is live: a page with many copies in the index has a
+  // hit per copy and table, and the sort is needed only when it is not.
+  if (hits.empty()) return std::nullopt;
+  const auto first = std::min_element(hits.begin(), hits.end());
+  auto first_record = docs.get(first->second);
+  if (!first_record) return std::unexpected(first_record.error());
+  if (docs.live(*first_record)) {
+    return Hit{.doc = first->second, .record = std::move(*first_record), .distance = first->first};
+  }
+  std::sort(hits.begin(), hits.end());
+  hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
+  for (const auto& [distance, doc] : hits) {
+    auto record = docs.get(doc);
+    if (!record) return std::unexpected(record.error());
+    if (docs.live(*record))
+      return Hit{.doc = doc, .record = std::move(*record), .distance = distance};
+  }
+  return std::nullopt;
+}
+
+// The most similar live document among the band candidates that really shares a band with the
+// page and reaches its min_similarity (ties: the lowest document number); with `first_match`,
+// the live matching document of the lowest number.
+StoreResult<std::optional<Hit>> most_similar(const Documents& docs,
+                                             const records::SchemeState& scheme,
+                                             const IndexItem::Page& page,
+                                             const std::vector<std::uint64_t>& candidates,
+                                             bool first_match) {
+  std::vector<std::pair<double, std::uint64_t>> matches;
+  for (std::uint64_t doc : candidates) {  // ascending
+    auto sketch = docs.sketch(doc);
+    if (!sketch) return std::unexpected(sketch.error());
+    if (!minhash_match(page.sketch, *sketch, scheme.bands, scheme.rows, page.min_similarity)) {
+      continue;
+    }
+    const double similarity = estimate_jaccard(page.sketch, *sketch);
+    if (similarity == 1.0 || first_match) {
+      // Nothing is more similar (or any live match will do), and every later document has a
+      // higher number: the first live one is the answer, without reading the other copies'
+      // sketches.
+      auto record = docs.get(doc);
+      if (!record) return std::unexpected(record.error());
+      if (docs.live(*record)) {
+        return Hit{.doc = doc, .record = std::move(*record), .similarity = similarity};
+      }
+    }
+    matches.emplace_back(-similarity, doc);
+  }
+  std::sort(matches.begin(), matches.end());
+  for (const auto& [negative, doc] : matches) {
+    auto record = docs.get(doc);
+    if (!record) return std::unexpected(record.error());
+    if (docs.live(*record)) {
+      return Hit{.doc = doc, .record = std::move(*record), .similarity = -negative};
+    }
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+StoreResult<DocRecord> read_doc(const lmdb::Txn& txn, const StoreTables& tables,
+                                std::uint64_t doc) {
+  auto value = lift(tables.docs.get(txn, coding::be64_key(doc)));
+  if (!value) return std::unexpected(value.error());
+  auto record = DocRecord::decode(*value);
+  if (!record) return corrupt("docs record " + std::to_string(doc));
+  return std::move(*record);
+}
+
+StoreResult<Sketch> read_sketch(const lmdb::Txn& txn, const StoreTables& tables,
+                                std::uint64_t doc) {
+  auto value = tables.sketches.get(txn, coding::be64_key(doc));
+  if (!value) {
+    if (value.error().code == MDB_NOTFOUND) return Sketch{};
+    return std::unexpected(from_lmdb(value.error()));
+  }
+  auto sketch = records::decode_sketch(*value);
+  if (!sketch) return corrupt("sketch of document " + std::to_string(doc));
+  return std::move(*sketch);
+}
+
+StoreResult<Verdict> Documents::stored_verdict(const DocRecord& record) const {
+  Verdict verdict;
+  verdict.replayed = true;
+  verdict.status = static_cast<Verdict::Status>(record.status);
+  if (verdict.status == Verdict::Status::kDuplicate) {
+    auto matched = get(record.matched);
+    if (!matched) return std::unexpected(matched.error());
+    auto cluster = get(record.cluster);
+    if (!cluster) return std::unexpected(cluster.error());
+    verdict.matched = std::move(matched->id);
+    verdict.duplicate_of = std::move(cluster->id);
+    verdict.distance = record.distance;
+    verdict.method = record.method;
+    verdict.similarity = records::similarity_value(record.similarity);
+  }
+  return verdict;
+}
+
+StoreResult<std::optional<std::pair<std::uint64_t, DocRecord>>> Documents::find_id(
+    const std::vector<std::uint64_t>& docs, const std::string& id) const {
+  for (std::uint64_t doc : docs) {
+    auto record = get(doc);
+    if (!record) return std::unexpected(record.error());
+    if (!(record->flags & (DocRecord::kSuperseded | DocRecord::kForgotten)) && record->id == id) {
+      return std::pair{doc, std::move(*record)};
+    }
+  }
+  return std::nullopt;
+}
+
+StoreResult<StoredPage> Documents::stored_page(std::uint64_t doc, const DocRecord& record) const {
+  StoredPage page{.doc = doc,
+                  .id = record.id,
+                  .scheme = scheme_id(record.scheme),
+                  .fingerprint = record.fingerprint,
+                  .first_seen_ms = record.first_seen_ms,
+                  .stored_at_ms = std::int64_t{record.stored_at_s} * 1000,
+                  .cluster_doc = record.cluster};
+  auto stored_sketch = sketch(doc);
+  if (!stored_sketch) return std::unexpected(stored_sketch.error());
+  page.sketch = std::move(*stored_sketch);
+  auto verdict = stored_verdict(record);
+  if (!verdict) return std::unexpected(verdict.error());
+  page.verdict = std::move(*verdict);
+  page.verdict.replayed = false;
+  if (record.cluster == doc) {
+    page.cluster = record.id;
+  } else {
+    auto root = get(record.cluster);
+    if (!root) return std::unexpected(root.error());
+    page.cluster = std::move(root->id);
+  }
+  return page;
+}
+
+StoreResult<Cluster> Documents::cluster(std::uint64_t root_doc,
+                                        const std::vector<std::uint64_t>& docs,
+                                        std::size_t max_members) const {
+  auto root = tables_.docs.get(txn_, coding::be64_key(root_doc));
+  if (!root) {
+    if (root.error().code == MDB_NOTFOUND) {
+      return store_error(Code::kInvalidArgument, "no document " + std::to_string(root_doc));
+    }
+    return std::unexpected(from_lmdb(root.error()));
+  }
+  auto root_record = DocRecord::decode(*root);
+  if (!root_record) return corrupt("docs record " + std::to_string(root_doc));
+  Cluster cluster{
+      .root = root_record->id, .root_doc = root_doc, .scheme = scheme_id(root_record->scheme)};
+  for (std::uint64_t doc : docs) {
+    auto record = get(doc);
+    if (!record) return std::unexpected(record.error());
+    if (!live(*record) || record->cluster != root_doc) continue;
+    ++cluster.size;
+    if (cluster.members.size() >= max_members) continue;
+    auto page = stored_page(doc, *record);
+    if (!page) return std::unexpected(page.error());
+    cluster.members.push_back(std::move(*page));
+  }
+  return cluster;
+}
+
+void Prober::probe(Catalog& catalog, Scheme& scheme, const IndexItem::Page& page,
+                   const std::vector<std::uint64_t>& band_keys, const std::uint64_t* id_hash,
+                   Candidates& out) {
+  out.id_docs.clear();
+  out.hits.clear();
+  out.band_docs.clear();
+  out.checked = 0;
+  probes_.clear();
+  queries_.clear();
+  // Kinds of probe in probes_, in order: ids, then tables, then bands.
+  if (id_hash != nullptr) {
+    catalog.ids->start(
+        *id_hash, probes_, [&](const Entry& e) { out.id_docs.push_back(e.doc); },
+        catalog.id_filter.may_contain(*id_hash));
+  }
+  const std::size_t id_probes = probes_.size();
+  const auto k = static_cast<int>(page.max_distance);
+  for (std::size_t t = 0; t < scheme.tables.size(); ++t) {
+    const std::uint64_t key = catalog.design.permute(t, page.fingerprint);
+    scheme.tables[t]->start(key, probes_, [&](const Entry& e) {
+      ++out.checked;
+      const int distance = std::popcount(e.key ^ key);
+      if (distance <= k) out.hits.emplace_back(distance, e.doc);
+    });
+    queries_.resize(probes_.size() - id_probes, key);
+  }
+  const std::size_t table_probes = probes_.size();
+  if (scheme.bands) {
+    for (std::uint64_t key : band_keys) {
+      scheme.bands->start(key, probes_, [&](const Entry& e) { out.band_docs.push_back(e.doc); });
+    }
+  }
+  for (std::size_t i = 0; i < probes_.size(); ++i) {
+    if (i < id_probes) {
+      probes_[i].finish([&](std::uint64_t, auto doc) { out.id_docs.push_back(doc()); });
+    } else if (i < table_probes) {
+      const std::uint64_t key = queries_[i - id_probes];
+      probes_[i].finish([&](std::uint64_t entry_key, auto doc) {
+        ++out.checked;
+        const int distance = std::popcount(entry_key ^ key);
+        if (distance <= k) out.hits.emplace_back(distance, doc());
+      });
+    } else {
+      // Narrow runs answer for the band key's top 40 bits: decide() confirms each document
+      // against its stored sketch.
+      probes_[i].finish([&](std::uint64_t, auto doc) { out.band_docs.push_back(doc()); });
+    }
+  }
+  probes_.clear();
+  sort_distinct(out.band_docs, distinct_scratch_);
+  out.checked += out.band_docs.size();
+}
+
+void Prober::ids(Catalog& catalog, const std::string& id, std::vector<std::uint64_t>& out) {
+  const std::uint64_t hash = XXH3_64bits(id.data(), id.size());
+  out.clear();
+  probes_.clear();
+  catalog.ids->start(
+      hash, probes_, [&](const Entry& e) { out.push_back(e.doc); },
+      catalog.id_filter.may_contain(hash));
+  for (RunProbe& p : probes_) p.finish([&](std::uint64_t, auto doc) { out.push_back(doc()); });
+  probes_.clear();
+}
+
+void Prober::members(Catalog& catalog, std::uint64_t root_doc, std::vector<std::uint64_t>& out) {
+  out.clear();
+  probes_.clear();
+  catalog.members->start(root_doc, probes_, [&](const Entry& e) { out.push_back(e.doc); });
+  for (RunProbe& p : probes_) p.finish([&](std::uint64_t, auto doc) { out.push_back(doc()); });
+  probes_.clear();
+  std::sort(out.begin(), out.end());
+  out.erase(std::unique(out.begin(), out.end()), out.end());
+}
+
+StoreResult<Verdict> decide(const Documents& docs, const records::SchemeState& scheme,
+                            bool has_bands, const IndexItem::Page& page, Candidates& found) {
+  Verdict verdict;
+  verdict.candidates = static_cast<std::uint32_t>(found.checked);
+  auto by_simhash = nearest(docs, found.hits);
+  if (!by_simhash) return std::unexpected(by_simhash.error());
+  std::optional<Hit> by_minhash;
+  if (has_bands && !page.sketch.empty()) {
+    // With a SimHash hit, the MinHash search decides only whether the verdict says both
+    // methods (the similarity reported is the hit's either way): the first live match is
+    // enough, and a page with many near copies reads one sketch, not every copy's.
+    auto best = most_similar(docs, scheme, page, found.band_docs,
+                             /*first_match=*/by_simhash->has_value());
+    if (!best) return std::unexpected(best.error());
+    by_minhash = std::move(*best);
+  }
+  if (!*by_simhash && !by_minhash) return verdict;
+  const Hit& hit = *by_simhash ? **by_simhash : *by_minhash;
+  verdict.status = Verdict::Status::kDuplicate;
+  verdict.method = (*by_simhash ? Verdict::kSimHash : 0) | (by_minhash ? Verdict::kMinHash : 0);
+  verdict.matched = hit.record.id;
+  verdict.distance = std::popcount(hit.record.fingerprint ^ page.fingerprint);
+  if (by_minhash && by_minhash->doc == hit.doc) {
+    verdict.similarity = by_minhash->similarity;
+  } else if (!page.sketch.empty()) {
+    auto sketch = docs.sketch(hit.doc);
+    if (!sketch) return std::unexpected(sketch.error());
+    if (!sketch->empty()) verdict.similarity = estimate_jaccard(page.sketch, *sketch);
+  }
+  // Stored and replayed verdicts carry the similarity as stored: rounded alike here.
+  verdict.similarity = records::similarity_value(records::quantize_similarity(verdict.similarity));
+  auto cluster = docs.get(hit.record.cluster);
+  if (!cluster) return std::unexpected(cluster.error());
+  verdict.duplicate_of = std::move(cluster->id);
+  found.matched_doc = hit.doc;
+  found.matched_cluster = hit.record.cluster;
+  return verdict;
+}
+
+}  // namespace neardup

@@ -1,0 +1,351 @@
+// Opening a store (catalog.h): its meta state checked and loaded, its columns opened, and their
+// deltas rebuilt from the documents stored since each column's last merge (the docs table is
+// their log: FORMAT.md).
+#include <algorithm>
+#include <charconv>
+#include <unordered_map>
+
+#include "store/catalog.h"
+#include "store/coding.h"
+#include "store/read_path.h"
+
+namespace neardup {
+namespace {
+
+using Code = StoreError::Code;
+using records::DocRecord;
+
+StoreResult<> check_format(const lmdb::Txn& txn, lmdb::Dbi meta) {
+  auto format = meta.get(txn, "format");
+  if (!format) return store_error(Code::kCorrupt, "not a neardup index (no format in meta)");
+  const std::uint32_t version = records::decode_u32(*format).value_or(0);
+  if (version < records::kOldestReadableFormat || version > records::kFormatVersion) {
+    return store_error(Code::kFormat, "format version " + std::to_string(version) +
+                                          " on disk, this build reads versions " +
+                                          std::to_string(records::kOldestReadableFormat) + " to " +
+                                          std::to_string(records::kFormatVersion) +
+                                          " (no conversion: rebuild the index with this build)");
+  }
+  return {};
+}
+
+// A writable open marks an older readable store as this build's version (records.h: what it
+// has is read alike), so that an older build never misreads what this one adds.
+StoreResult<> upgrade_format(const lmdb::Txn& txn, lmdb::Dbi meta) {
+  auto format = lift(meta.get(txn, "format"));
+  if (!format) return std::unexpected(format.error());
+  if (records::decode_u32(*format).value_or(0) == records::kFormatVersion) return {};
+  return lift(meta.put(txn, "format", records::encode_u32(records::kFormatVersion)));
+}
+
+}  // namespace
+
+StoreResult<> Catalog::create_or_load(StoreEnv& env) {
+  auto wanted = TableDesign::for_store(config.design_k, config.expected_documents, config.tables);
+  if (!wanted) return store_error(Code::kInvalidArgument, wanted.error());
+  design = *wanted;
+  StoreTables& tables = env.tables();
+  auto loaded = env.write(
+      [&](const lmdb::Txn& txn) -> StoreResult<> {
+        mutex.assert_held();  // write() runs the body on this thread
+        auto meta = lift(lmdb::Dbi::open(txn, "meta", MDB_CREATE));
+        if (!meta) return std::unexpected(meta.error());
+        tables.meta = *meta;
+        const records::DesignState want{design.k, design.r,
+                                        static_cast<std::uint32_t>(design.tables())};
+        if (auto format = tables.meta.get(txn, "format"); !format) {
+          if (format.error().code != MDB_NOTFOUND)
+            return std::unexpected(from_lmdb(format.error()));
+          auto p =
+              lift(tables.meta.put(txn, "format", records::encode_u32(records::kFormatVersion)));
+          if (!p) return p;
+          if (auto d = lift(tables.meta.put(txn, "design", want.encode())); !d) return d;
+        } else if (auto checked = check_format(txn, tables.meta); !checked) {
+          return checked;
+        } else if (auto upgraded = upgrade_format(txn, tables.meta); !upgraded) {
+          return upgraded;
+        }
+        if (auto opened = env.open_tables(txn, MDB_CREATE); !opened) return opened;
+        auto stored = records::DesignState::decode(tables.meta.get(txn, "design").value_or(""));
+        if (!stored) return corrupt("meta design");
+        if (stored->k != want.k || stored->r != want.r) {
+          return store_error(
+              Code::kDesign,
+              "stored design is k=" + std::to_string(stored->k) +
+                  " r=" + std::to_string(stored->r) + " (" + std::to_string(stored->tables) +
+                  " tables) but the config asks for k=" + std::to_string(want.k) +
+                  " r=" + std::to_string(want.r) + " (" + std::to_string(want.tables) +
+                  " tables; store.design_k, store.tables, store.expected_documents): rebuild "
+                  "the index or set store.design_k and store.tables to the stored design");
+        }
+        return load_state(txn, tables, false);
+      },
+      [&] {
+        mutex.assert_held();  // write() runs it on this thread
+        scheme_numbers.clear();
+        schemes.clear();
+        ids.reset();
+        members.reset();
+      });
+  if (!loaded) return loaded;
+  if (auto built = rebuild_id_filter(env); !built) return built;
+  auto txn = lift(env.begin_read_unlocked());
+  if (!txn) return std::unexpected(txn.error());
+  if (auto rebuilt = rebuild_deltas(*txn, tables); !rebuilt) return rebuilt;
+  if (options.presize_busy_deltas) {
+    for (Column* column : all_columns()) column->presize_if_busy();
+  }
+  return {};
+}
+
+StoreResult<> Catalog::load_read_only(StoreEnv& env, lmdb::Txn& snapshot) {
+  StoreTables& tables = env.tables();
+  {
+    auto txn = lift(env.begin_read_unlocked());
+    if (!txn) return std::unexpected(txn.error());
+    // A format-2 store has no sketches database: read meta alone first, to name its version.
+    auto meta = lmdb::Dbi::open(*txn, "meta", 0);
+    if (!meta) {
+      return store_error(Code::kCorrupt, "not a neardup index (" + meta.error().message + ")");
+    }
+    tables.meta = *meta;
+    if (auto format = check_format(*txn, tables.meta); !format) return format;
+    if (auto opened = env.open_tables(*txn, 0); !opened) {
+      return store_error(Code::kCorrupt, "not a neardup index (" + opened.error().message + ")");
+    }
+    auto stored = records::DesignState::decode(tables.meta.get(*txn, "design").value_or(""));
+    if (!stored) return corrupt("meta design");
+    design = TableDesign::make(stored->k, stored->r);
+    // Makes the handles opened in it usable by later transactions.
+    if (auto committed = lift(txn->commit()); !committed) return committed;
+  }
+  auto begun = lift(env.begin_read_unlocked());
+  if (!begun) return std::unexpected(begun.error());
+  snapshot = std::move(*begun);
+  if (auto loaded = load_state(snapshot, tables, true); !loaded) return loaded;
+  return rebuild_deltas(snapshot, tables);
+}
+
+StoreResult<> Catalog::load_state(const lmdb::Txn& txn, const StoreTables& tables, bool read_only) {
+  auto docs_cursor = lift(lmdb::Cursor::open(txn, tables.docs));
+  if (!docs_cursor) return std::unexpected(docs_cursor.error());
+  MDB_val key{}, value{};
+  auto last = lift(docs_cursor->get(key, value, MDB_LAST));
+  if (!last) return std::unexpected(last.error());
+  next_doc = *last ? coding::decode_be64(static_cast<const char*>(key.mv_data)) + 1 : 1;
+  *docs_cursor = lmdb::Cursor();
+  if (auto stored = tables.meta.get(txn, "documents")) {
+    auto count = records::decode_u64(*stored);
+    if (!count) return corrupt("meta documents");
+    documents = *count;
+  }
+  // Live schemes ("scheme/<id>") and dropped ones ("dropped/<number>" -> id), numbered 0..n-1.
+  std::vector<std::pair<std::string, records::SchemeState>> found;
+  std::vector<bool> dropped;
+  bool bad = false;
+  auto listed = lift(
+      for_each_prefixed(txn, tables.meta, "scheme/", [&](std::string_view k, std::string_view v) {
+        auto state = records::SchemeState::decode(v);
+        if (!state) bad = true;
+        if (state) found.emplace_back(std::string(k.substr(7)), *state);
+      }));
+  if (!listed) return listed;
+  listed = lift(
+      for_each_prefixed(txn, tables.meta, "dropped/", [&](std::string_view k, std::string_view v) {
+        std::uint32_t number = 0;
+        auto digits = k.substr(8);
+        auto [end, ec] = std::from_chars(digits.data(), digits.data() + digits.size(), number);
+        if (ec != std::errc() || end != digits.data() + digits.size()) bad = true;
+        found.emplace_back(std::string(v), records::SchemeState{.number = number});
+        if (dropped.size() <= number) dropped.resize(number + 1);
+        dropped[number] = true;
+      }));
+  if (!listed) return listed;
+  if (bad) return corrupt("a meta scheme record");
+  std::sort(found.begin(), found.end(),
+            [](const auto& a, const auto& b) { return a.second.number < b.second.number; });
+  for (const auto& [name, state] : found) {
+    if (state.number != schemes.size()) return corrupt("meta scheme numbering");
+    if (state.number < dropped.size() && dropped[state.number]) {
+      schemes.push_back(Scheme{.id = name, .state = state, .dropped = true});
+      continue;
+    }
+    if (auto added = open_scheme(txn, tables, name, state, false, read_only); !added) {
+      return added;
+    }
+  }
+  ids = std::make_unique<Column>("ids", 64, RunFormat::kWide, bucket_bits, options.delta_entries);
+  if (auto r = lift(ids->load(txn, tables.meta, !read_only, next_doc - 1, read_only)); !r) {
+    return r;
+  }
+  members =
+      std::make_unique<Column>("members", 64, RunFormat::kWide, bucket_bits, options.delta_entries);
+  if (auto r = lift(members->load(txn, tables.meta, !read_only, next_doc - 1, read_only)); !r) {
+    return r;
+  }
+  std::set<std::uint64_t> forgotten_docs;
+  auto listed_forgotten =
+      lift(for_each_prefixed(txn, tables.forgotten, "", [&](std::string_view k, std::string_view) {
+        if (k.size() == 8) forgotten_docs.insert(coding::decode_be64(k.data()));
+      }));
+  if (!listed_forgotten) return listed_forgotten;
+  forgotten = std::move(forgotten_docs);
+  return load_stored_samples(txn, tables);
+}
+
+StoreResult<> Catalog::load_stored_samples(const lmdb::Txn& txn, const StoreTables& tables) {
+  stored_samples.clear();
+  auto cursor = lift(lmdb::Cursor::open(txn, tables.docs));
+  if (!cursor) return std::unexpected(cursor.error());
+  for (std::uint64_t doc = kStoredSampleEvery; doc < next_doc; doc += kStoredSampleEvery) {
+    const std::string wanted = coding::be64_key(doc);
+    MDB_val key = lmdb::to_val(wanted), value{};
+    auto found = lift(cursor->get(key, value, MDB_SET_KEY));
+    if (!found) return std::unexpected(found.error());
+    if (!*found) continue;
+    auto record = DocRecord::decode(lmdb::to_view(value));
+    if (!record) return corrupt("docs record " + std::to_string(doc));
+    stored_samples.emplace_back(doc, record->stored_at_s);
+  }
+  return {};
+}
+
+StoreResult<> Catalog::add_scheme(const lmdb::Txn& txn, const StoreTables& tables,
+                                  const std::string& name, const IndexItem::Page& page) {
+  records::SchemeState state{.number = static_cast<std::uint32_t>(schemes.size())};
+  if (!page.sketch.empty()) {
+    state.hashes = static_cast<std::uint32_t>(page.sketch.size());
+    state.bands = page.bands;
+    state.rows = page.rows;
+  }
+  if (auto p = lift(tables.meta.put(txn, "scheme/" + name, state.encode())); !p) return p;
+  if (auto opened = open_scheme(txn, tables, name, state, true); !opened) return opened;
+  for (Column* column : columns_of(schemes.back())) column->delta().mark();
+  return {};
+}
+
+StoreResult<> Catalog::open_scheme(const lmdb::Txn& txn, const StoreTables& tables,
+                                   const std::string& name, const records::SchemeState& state,
+                                   bool create, bool read_only) {
+  scheme_numbers[name] = state.number;
+  Scheme& scheme = schemes.emplace_back();
+  scheme.id = name;
+  scheme.state = state;
+  const std::string number = std::to_string(state.number);
+  for (std::size_t t = 0; t < design.tables(); ++t) {
+    scheme.tables.push_back(std::make_unique<Column>("t/" + number + "/" + std::to_string(t),
+                                                     design.prefix_bits(t), RunFormat::kWide,
+                                                     bucket_bits, options.delta_entries));
+  }
+  if (state.has_minhash()) {
+    scheme.bands = std::make_unique<Column>("b/" + number, 64, RunFormat::kNarrow, bucket_bits,
+                                            2 * options.delta_entries);
+  }
+  for (Column* column : columns_of(scheme)) {
+    if (auto r = lift(column->load(txn, tables.meta, create, next_doc - 1, read_only)); !r) {
+      return r;
+    }
+  }
+  return {};
+}
+
+StoreResult<> Catalog::rebuild_id_filter(StoreEnv& env) {
+  constexpr std::uint64_t kMinIdFilter = 1ull << 22;  // 6 MiB
+  std::uint64_t entries = 0;
+  for (const auto& run : ids->state().runs) entries += run.entries;
+  if (entries == 0) {
+    id_filter = IdFilter();
+    return {};
+  }
+  IdFilter filter(std::max<std::uint64_t>(kMinIdFilter, 2 * entries));
+  auto txn = lift(env.begin_read_unlocked());
+  if (!txn) return std::unexpected(txn.error());
+  for (const auto& run : ids->state().runs) {
+    const std::string name = "ids/" + std::to_string(run.id);
+    auto dbi = lift(lmdb::Dbi::open(*txn, name, 0));
+    if (!dbi) return std::unexpected(dbi.error());
+    auto reader = lift(RunReader::open(*txn, *dbi, RunFormat::kWide, name));
+    if (!reader) return std::unexpected(reader.error());
+    while (!reader->done()) {
+      filter.add(reader->current().key);
+      if (auto next = lift(reader->next()); !next) return next;
+    }
+  }
+  id_filter = std::move(filter);
+  return {};
+}
+
+// Calls fn(doc, record) for every document past the lowest watermark, in order.
+template <typename Fn>
+StoreResult<> Catalog::for_each_unmerged_doc(const lmdb::Txn& txn, const StoreTables& tables,
+                                             Fn&& fn) {
+  std::uint64_t from = ids->watermark();
+  for (Column* column : all_columns()) from = std::min(from, column->watermark());
+  auto cursor = lift(lmdb::Cursor::open(txn, tables.docs));
+  if (!cursor) return std::unexpected(cursor.error());
+  const std::string start = coding::be64_key(from + 1);
+  MDB_val key = lmdb::to_val(start), value{};
+  for (auto found = lift(cursor->get(key, value, MDB_SET_RANGE));;
+       found = lift(cursor->get(key, value, MDB_NEXT))) {
+    if (!found) return std::unexpected(found.error());
+    if (!*found) return {};
+    const std::uint64_t doc = coding::decode_be64(static_cast<const char*>(key.mv_data));
+    auto record = DocRecord::decode(lmdb::to_view(value));
+    if (!record || record->scheme >= schemes.size()) {
+      return corrupt("docs record " + std::to_string(doc));
+    }
+    if (auto done = fn(doc, *record); !done) return done;
+  }
+}
+
+// Without presizing, a first pass counts each column's entries (a band entry per band, without
+// reading the sketches), so that each table is made once at the size it ends at, rather than
+// overflowing the small tables until one rehash at the end (a one-page `neardup dedup` on a
+// 1.2M-page store: 2.42 s and 1.71 GB against 2.49 s and 1.82 GB, medians). With presizing,
+// the busy columns' full-size tables take the entries after the rebuild, in the bucket order of
+// the small tables they went to; counting and reserving there made that open slower (1.9 s
+// against 1.6-1.7 s), so it is left as it was.
+StoreResult<> Catalog::rebuild_deltas(const lmdb::Txn& txn, const StoreTables& tables) {
+  if (!options.presize_busy_deltas) {
+    if (auto reserved = reserve_deltas(txn, tables); !reserved) return reserved;
+  }
+  std::vector<std::uint64_t> keys;
+  auto added = for_each_unmerged_doc(txn, tables, [&](std::uint64_t doc, const DocRecord& record) {
+    mutex.assert_held();  // called on this thread
+    keys.clear();
+    const Scheme& scheme = schemes[record.scheme];
+    if (scheme.bands && doc > scheme.bands->watermark() && is_indexed(record)) {
+      auto sketch = read_sketch(txn, tables, doc);
+      if (!sketch) return StoreResult<>(std::unexpected(sketch.error()));
+      if (!sketch->empty()) band_keys(*sketch, scheme.state.bands, scheme.state.rows, keys);
+    }
+    add_entries(doc, record, keys);
+    return StoreResult<>{};
+  });
+  if (!added) return added;
+  for (Column* column : all_columns()) column->delta().mark();
+  return {};
+}
+
+StoreResult<> Catalog::reserve_deltas(const lmdb::Txn& txn, const StoreTables& tables) {
+  std::unordered_map<const Column*, std::uint64_t> entries;
+  const Column* counting = nullptr;
+  std::uint64_t* count = nullptr;
+  std::vector<std::uint64_t> no_keys;  // as many as a page has band keys
+  auto counted =
+      for_each_unmerged_doc(txn, tables, [&](std::uint64_t doc, const DocRecord& record) {
+        mutex.assert_held();  // called on this thread
+        const Scheme& scheme = schemes[record.scheme];
+        no_keys.assign(scheme.bands ? scheme.state.bands : 0, 0);
+        for_each_entry(doc, record, no_keys, [&](const Column& column, const Entry&) {
+          if (&column != counting) count = &entries[counting = &column];
+          ++*count;
+        });
+        return StoreResult<>{};
+      });
+  if (!counted) return counted;
+  for (Column* column : all_columns()) column->delta().reserve(entries[column]);
+  return {};
+}
+
+}  // namespace neardup

@@ -1,0 +1,393 @@
+#include "store/write_path.h"
+
+#include <xxhash.h>
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+
+#include "store/coding.h"
+#include "store/distinct.h"
+#include "store/pending.h"
+
+namespace neardup {
+namespace {
+
+using Code = StoreError::Code;
+using records::DocRecord;
+using Clock = std::chrono::steady_clock;
+
+// A scheme that has stored no page for this many apply() calls is idle: its deltas are merged
+// into its runs, a slice of at least kIdleMergeBudget entries per call, and so freed. Its pages
+// are still found (in the runs); a page of it starts a new, small delta.
+constexpr std::uint64_t kIdleBatches = 64;
+constexpr std::uint64_t kIdleMergeBudget = 1u << 18;
+// A band column's new union filter (Column::build_union) reads this many run entries a batch
+// per entry the batch adds: a rebuild over N entries ends within N / 4 entries added, while the
+// union it replaces (sized for twice its runs' entries) still has room.
+constexpr std::uint64_t kUnionBuildPerAdd = 4;
+
+std::uint64_t nanos_since(Clock::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
+}
+
+// A page that does not fit the store (index.h, apply()) is a dead letter of its own.
+Verdict unfit(const StoreError& error) {
+  return Verdict{.status = Verdict::Status::kDeadLetter,
+                 .reason = "invalid_index_item",
+                 .detail = error.message};
+}
+
+}  // namespace
+
+StoreResult<> check_page(const TableDesign& design, const IndexItem::Page& page) {
+  if (page.max_distance > design.k) {
+    return store_error(Code::kInvalidArgument, "max_distance " + std::to_string(page.max_distance) +
+                                                   " exceeds the index design's k " +
+                                                   std::to_string(design.k));
+  }
+  if (!page.sketch.empty() && (page.bands == 0 || page.rows == 0 ||
+                               std::size_t{page.bands} * page.rows > page.sketch.size())) {
+    return store_error(Code::kInvalidArgument, "a sketch of " + std::to_string(page.sketch.size()) +
+                                                   " values cannot hold " +
+                                                   std::to_string(page.bands) + " bands of " +
+                                                   std::to_string(page.rows) + " rows");
+  }
+  return {};
+}
+
+StoreResult<> check_sketch_fits(const Scheme& scheme, const IndexItem::Page& page) {
+  const records::SchemeState& s = scheme.state;
+  if (page.sketch.size() != s.hashes ||
+      (s.has_minhash() && (page.bands != s.bands || page.rows != s.rows))) {
+    return store_error(Code::kInvalidArgument,
+                       "scheme " + scheme.id + " stores " +
+                           (s.has_minhash() ? std::to_string(s.hashes) + "-value sketches in " +
+                                                  std::to_string(s.bands) + " x " +
+                                                  std::to_string(s.rows) + " bands"
+                                            : std::string("no sketches")) +
+                           "; the page has " + std::to_string(page.sketch.size()) + " values in " +
+                           std::to_string(page.bands) + " x " + std::to_string(page.rows));
+  }
+  return {};
+}
+
+StoreResult<std::vector<Verdict>> BatchWriter::apply(std::span<const IndexItem> items) {
+  if (env_.read_only()) return store_error(Code::kReadOnly, "index opened read-only");
+  ++catalog_.batches;
+  ApplyTiming* timing = catalog_.options.timing;
+  const std::size_t timed = timing ? timing->item_ns.size() : 0;
+  std::vector<Verdict> verdicts;
+  if (auto grown = env_.grow_ahead(); !grown) return std::unexpected(grown.error());
+  const Undo undo{catalog_.next_doc, catalog_.documents, catalog_.schemes.size(),
+                  catalog_.stored_samples.size()};
+  now_ms_ = catalog_.now();
+  auto written = env_.write(
+      [&](const lmdb::Txn& txn) {
+        catalog_.mutex.assert_held();  // write() runs the body on this thread
+        return apply_batch(txn, items, verdicts);
+      },
+      [&] {
+        catalog_.mutex.assert_held();
+        rollback(undo);
+        for (auto& [column, slice] : slices_) column->discard(slice);
+        slices_.clear();
+        if (timing) timing->item_ns.resize(timed);
+      });
+  if (!written) return std::unexpected(written.error());
+  adopt_slices();
+  catalog_.note_scheme_memory();
+  return verdicts;
+}
+
+void BatchWriter::rollback(const Undo& undo) {
+  for (Column* column : catalog_.all_columns()) column->delta().undo();
+  catalog_.next_doc = undo.next_doc;
+  catalog_.documents = undo.documents;
+  catalog_.stored_samples.resize(undo.stored_samples);
+  std::erase_if(catalog_.scheme_numbers, [&](const auto& s) { return s.second >= undo.schemes; });
+  catalog_.schemes.resize(undo.schemes);
+}
+
+StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const IndexItem> items,
+                                       std::vector<Verdict>& verdicts) {
+  const StoreTables& tables = env_.tables();
+  verdicts.clear();
+  for (Column* column : catalog_.all_columns()) {
+    column->delta().mark();
+    if (auto r = lift(column->open_directories(txn, env_.map_generation())); !r) return r;
+  }
+  if (auto merged = merge_slices(txn, items.size()); !merged) return merged;
+  // Each page's band keys, computed once for its prefetch, probe and insert.
+  keys_.resize(items.size());
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    keys_[i].clear();
+    if (const auto& page = items[i].page;
+        page && !page->sketch.empty() && check_page(catalog_.design, *page)) {
+      band_keys(page->sketch, page->bands, page->rows, keys_[i]);
+    }
+  }
+  const Documents docs(txn, tables, {}, catalog_.config.retention_seconds, now_ms_);
+  std::map<std::string, pending::Partition, std::less<>> partitions;
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const IndexItem& item = items[i];
+    if (i + 1 < items.size()) prefetch(items[i + 1], keys_[i + 1]);
+    pending::Partition* partition = nullptr;
+    bool record = true, conflict = false;
+    if (item.source) {
+      const std::string& name = item.source->partition;
+      const std::int64_t offset = item.source->offset;
+      auto [it, added] = partitions.try_emplace(name);
+      if (added) {
+        if (auto value = tables.offsets.get(txn, name)) {
+          auto applied = records::decode_u64(*value);
+          if (!applied) return corrupt("offsets of " + name);
+          it->second.applied = static_cast<std::int64_t>(*applied);
+        }
+      }
+      partition = &it->second;
+      if (partition->applied && offset <= *partition->applied) {
+        auto stored = partition->find(offset);
+        if (!stored) {
+          auto found = pending::find(txn, tables.pending, name, offset);
+          if (!found) return std::unexpected(found.error());
+          stored = std::move(*found);
+        }
+        // Trimmed (so committed downstream), or applied with another record: answered again
+        // (deterministically, by id) but not recorded.
+        record = false;
+        if (stored && stored->answers(item.source->digest)) {
+          stored->verdict.replayed = true;
+          verdicts.push_back(std::move(stored->verdict));
+          continue;
+        }
+        conflict = stored.has_value();
+      }
+    }
+    Verdict verdict = item.decided;
+    const auto start = Clock::now();
+    if (item.page) {
+      auto decided = apply_page(docs, *item.page, keys_[i]);
+      if (!decided) return std::unexpected(decided.error());
+      verdict = std::move(*decided);
+    }
+    verdict.offset_conflict = conflict;
+    if (partition != nullptr && record) {
+      partition->add(item.source->offset, verdict, item.source->digest);
+      if (partition->full()) {
+        if (auto put = pending::flush(txn, tables.pending, item.source->partition, *partition);
+            !put) {
+          return put;
+        }
+      }
+    }
+    if (ApplyTiming* timing = catalog_.options.timing) {
+      timing->item_ns.push_back(static_cast<std::uint32_t>(nanos_since(start)));
+    }
+    verdicts.push_back(std::move(verdict));
+  }
+  for (auto& [name, partition] : partitions) {
+    if (!partition.dirty) continue;
+    if (auto put = pending::flush(txn, tables.pending, name, partition); !put) return put;
+    auto put = lift(tables.offsets.put(
+        txn, name, records::encode_u64(static_cast<std::uint64_t>(*partition.applied))));
+    if (!put) return put;
+  }
+  return lift(tables.meta.put(txn, "documents", records::encode_u64(catalog_.documents)));
+}
+
+void BatchWriter::prefetch(const IndexItem& item, const std::vector<std::uint64_t>& band_keys) {
+  if (!item.page) return;
+  Scheme* scheme = catalog_.scheme(item.page->scheme);
+  if (scheme == nullptr) return;
+  const std::uint64_t id_hash = XXH3_64bits(item.page->id.data(), item.page->id.size());
+  catalog_.ids->delta().prefetch(id_hash);
+  catalog_.id_filter.prefetch(id_hash);
+  for (std::size_t t = 0; t < catalog_.design.tables(); ++t) {
+    scheme->tables[t]->prefetch(catalog_.design.permute(t, item.page->fingerprint));
+  }
+  if (scheme->bands) {
+    for (std::uint64_t key : band_keys) scheme->bands->prefetch(key);
+  }
+}
+
+StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const IndexItem::Page& page,
+                                             const std::vector<std::uint64_t>& band_keys) {
+  if (auto valid = check_page(catalog_.design, page); !valid) return unfit(valid.error());
+  const lmdb::Txn& txn = docs.txn();
+  const StoreTables& tables = env_.tables();
+  if (catalog_.scheme(page.scheme) == nullptr) {
+    if (auto added = catalog_.add_scheme(txn, tables, page.scheme, page); !added) {
+      return std::unexpected(added.error());
+    }
+  }
+  Scheme& scheme = *catalog_.scheme(page.scheme);
+  const std::uint32_t scheme_number = scheme.state.number;
+  scheme.last_batch = catalog_.batches;
+  if (auto fits = check_sketch_fits(scheme, page); !fits) return unfit(fits.error());
+  const std::uint64_t id_hash = XXH3_64bits(page.id.data(), page.id.size());
+
+  Candidates& found = candidates_;
+  prober_.probe(catalog_, scheme, page, band_keys, &id_hash, found);
+  auto existing = docs.find_id(found.id_docs, page.id);
+  if (!existing) return std::unexpected(existing.error());
+  std::int64_t first_seen = page.seen_at_ms;
+  if (*existing) {
+    auto& [old_doc, old] = **existing;
+    const bool expired = !docs.live(old);
+    if (!expired && old.fingerprint == page.fingerprint && old.scheme == scheme_number) {
+      auto old_sketch = docs.sketch(old_doc);
+      if (!old_sketch) return std::unexpected(old_sketch.error());
+      if (*old_sketch == page.sketch) return docs.stored_verdict(old);
+    }
+    // Re-crawled with new signatures (or past retention, and then seen anew): the old document
+    // leaves every lookup.
+    if (!expired) first_seen = old.first_seen_ms;
+    old.flags |= DocRecord::kSuperseded;
+    if (auto put = lift(tables.docs.put(txn, coding::be64_key(old_doc), old.encode())); !put) {
+      return std::unexpected(put.error());
+    }
+  } else {
+    ++catalog_.documents;
+  }
+
+  // The old document (if re-crawled) is flagged by now, so it is never its own match.
+  auto verdict = decide(docs, scheme.state, scheme.bands != nullptr, page, found);
+  if (!verdict) return std::unexpected(verdict.error());
+  if (scheme.bands && catalog_.next_doc > kMaxNarrowDoc) {
+    return store_error(Code::kFull, "index " + catalog_.config.path +
+                                        " has numbered 2^40 documents, the most a band column "
+                                        "can hold");
+  }
+  const std::uint64_t doc = catalog_.next_doc++;
+  DocRecord record{
+      .fingerprint = page.fingerprint,
+      .cluster = doc,
+      .first_seen_ms = first_seen,
+      .scheme = scheme_number,
+      .stored_at_s = static_cast<std::uint32_t>(std::max<std::int64_t>(now_ms_ / 1000, 0)),
+      .id = page.id};
+  if (verdict->status == Verdict::Status::kDuplicate) {
+    record.cluster = found.matched_cluster;
+    record.matched = found.matched_doc;
+    record.status = static_cast<std::uint8_t>(Verdict::Status::kDuplicate);
+    record.distance = static_cast<std::uint8_t>(verdict->distance);
+    record.method = verdict->method;
+    record.similarity = records::quantize_similarity(verdict->similarity);
+    auto full = indexed_copies_full(docs, page, found.hits);
+    if (!full) return std::unexpected(full.error());
+    if (*full) record.flags |= DocRecord::kUnindexed;
+  }
+  auto put = lift(tables.docs.put(txn, coding::be64_key(doc), record.encode(), MDB_APPEND));
+  if (!put) return std::unexpected(put.error());
+  if (!page.sketch.empty()) {
+    auto sketch = lift(tables.sketches.put(txn, coding::be64_key(doc),
+                                           records::encode_sketch(page.sketch), MDB_APPEND));
+    if (!sketch) return std::unexpected(sketch.error());
+  }
+  catalog_.add_entries(doc, record, band_keys);
+  if (doc % Catalog::kStoredSampleEvery == 0) {
+    catalog_.stored_samples.emplace_back(doc, record.stored_at_s);
+  }
+  return verdict;
+}
+
+StoreResult<bool> BatchWriter::indexed_copies_full(
+    const Documents& docs, const IndexItem::Page& page,
+    const std::vector<std::pair<int, std::uint64_t>>& hits) {
+  exact_docs_.clear();
+  for (const auto& [distance, doc] : hits) {
+    if (distance == 0) exact_docs_.push_back(doc);
+  }
+  sort_distinct(exact_docs_, prober_.distinct_scratch());
+  if (exact_docs_.size() < kIndexedCopies) return false;  // too few to read them
+  std::size_t copies = 0;
+  for (std::uint64_t doc : exact_docs_) {
+    auto record = docs.get(doc);
+    if (!record) return std::unexpected(record.error());
+    if (!docs.live(*record) || record->fingerprint != page.fingerprint) continue;
+    if (!page.sketch.empty()) {
+      auto sketch = docs.sketch(doc);
+      if (!sketch) return std::unexpected(sketch.error());
+      if (*sketch != page.sketch) continue;
+    }
+    if (++copies == kIndexedCopies) return true;
+  }
+  return false;
+}
+
+StoreResult<> BatchWriter::merge_slices(const lmdb::Txn& txn, std::size_t batch_pages) {
+  slices_.clear();
+  const auto start = Clock::now();
+  ApplyTiming* timing = catalog_.options.timing;
+  const Dropped dropped{catalog_.expired_through(now_ms_), &catalog_.forgotten};
+  for (auto [column, per_page, idle] : columns_and_rates()) {
+    if (column->full() || (idle && !column->merging() && column->delta().size() > 0)) {
+      column->begin_merge(catalog_.next_doc - 1, dropped.expired_through > 0);
+    }
+    const std::uint64_t adds = std::max<std::uint64_t>(1, batch_pages * per_page);
+    column->build_union(kUnionBuildPerAdd * adds);
+    if (!column->merging()) continue;
+    const std::uint64_t remaining = column->merge_remaining();
+    const std::uint64_t size = column->delta().size();
+    std::uint64_t budget = remaining;
+    if (size < column->capacity()) {
+      const std::uint64_t batches_left =
+          std::max<std::uint64_t>(1, (column->capacity() - size) / adds / 2);
+      budget = (remaining + batches_left - 1) / batches_left;
+    }
+    if (idle) budget = std::max(budget, kIdleMergeBudget);
+    const auto column_start = Clock::now();
+    auto slice = lift(column->merge_slice(txn, env_.tables().meta, budget, dropped));
+    if (timing && column->format() == RunFormat::kNarrow) {
+      timing->band_merge_ns += nanos_since(column_start);
+    }
+    if (!slice) {
+      slice.error().message = "merging " + column->name() + ": " + slice.error().message;
+      return std::unexpected(slice.error());
+    }
+    slices_.emplace_back(column, std::move(*slice));
+  }
+  if (timing) timing->merge_ns += nanos_since(start);
+  return {};
+}
+
+void BatchWriter::adopt_slices() {
+  for (auto& [column, slice] : slices_) {
+    const bool done = slice.done;
+    std::unique_ptr<Delta> merged = column->adopt(std::move(slice));
+    if (!done) continue;
+    if (column == catalog_.ids.get()) add_to_id_filter(*merged);
+    column->recycle(std::move(merged));
+    if (ApplyTiming* timing = catalog_.options.timing) ++timing->merges;
+  }
+  slices_.clear();
+}
+
+std::vector<std::tuple<Column*, std::uint64_t, bool>> BatchWriter::columns_and_rates() {
+  std::vector<std::tuple<Column*, std::uint64_t, bool>> out;
+  for (Scheme& scheme : catalog_.schemes) {
+    const bool idle = catalog_.batches - scheme.last_batch > kIdleBatches;
+    for (auto& table : scheme.tables) out.emplace_back(table.get(), 1, idle);
+    if (scheme.bands) out.emplace_back(scheme.bands.get(), scheme.state.bands, idle);
+  }
+  if (catalog_.ids) out.emplace_back(catalog_.ids.get(), 1, false);
+  if (catalog_.members) out.emplace_back(catalog_.members.get(), 1, false);
+  return out;
+}
+
+void BatchWriter::add_to_id_filter(const Delta& merged) {
+  IdFilter& filter = catalog_.id_filter;
+  if (filter.size() + merged.size() > filter.capacity()) {
+    // On failure no filter (every id probes the runs): slower, never wrong.
+    if (!catalog_.rebuild_id_filter(env_)) filter = IdFilter();
+  } else {
+    merged.for_each([&](const Entry& e) {
+      catalog_.mutex.assert_held();  // called on this thread
+      filter.add(e.key);
+    });
+  }
+}
+
+}  // namespace neardup

@@ -1,0 +1,87 @@
+// The index's write path (Index::apply, index.h): a batch of items looked up and inserted in one
+// write transaction (group commit), in order, each page seeing the ones before it; the merges
+// of full deltas into sorted runs, a slice per batch inside the same transaction; the verdicts
+// stored against their source offsets; and, when the transaction fails, everything it changed
+// in memory undone, so that the batch can simply be applied again.
+//
+// Writer thread only, with the catalog's mutex held.
+#pragma once
+
+#include <cstdint>
+#include <span>
+#include <tuple>
+#include <utility>
+#include <vector>
+
+#include "store/catalog.h"
+#include "store/index.h"
+#include "store/read_path.h"
+#include "store/store_env.h"
+
+namespace neardup {
+
+// Whether a page fits the store: its max_distance within the design's k, and a sketch that
+// can hold its bands x rows. Otherwise the error says why (its message is the dead letter's
+// detail: index.h).
+StoreResult<> check_page(const TableDesign& design, const IndexItem::Page& page);
+// Whether a page's sketch matches its scheme's LSH design (the scheme id covers it).
+StoreResult<> check_sketch_fits(const Scheme& scheme, const IndexItem::Page& page);
+
+class BatchWriter {
+ public:
+  BatchWriter(StoreEnv& env, Catalog& catalog) : env_(env), catalog_(catalog) {}
+
+  // The catalog's mutex, which every call needs held.
+  Mutex& mutex() RETURN_CAPABILITY(catalog_.mutex) { return catalog_.mutex; }
+
+  // Index::apply's contract (index.h).
+  StoreResult<std::vector<Verdict>> apply(std::span<const IndexItem> items)
+      REQUIRES(catalog_.mutex);
+
+ private:
+  // What a failed batch restores (the columns' deltas undo to their marks on their own).
+  struct Undo {
+    std::uint64_t next_doc, documents;
+    std::size_t schemes, stored_samples;
+  };
+  void rollback(const Undo& undo) REQUIRES(catalog_.mutex);
+
+  StoreResult<> apply_batch(const lmdb::Txn& txn, std::span<const IndexItem> items,
+                            std::vector<Verdict>& verdicts) REQUIRES(catalog_.mutex);
+  StoreResult<Verdict> apply_page(const Documents& docs, const IndexItem::Page& page,
+                                  const std::vector<std::uint64_t>& band_keys)
+      REQUIRES(catalog_.mutex);
+  // Whether kIndexedCopies live documents among the SimHash hits are exact copies of the page
+  // (the same fingerprint and the same sketch): then the page is stored unindexed (index.h).
+  StoreResult<bool> indexed_copies_full(const Documents& docs, const IndexItem::Page& page,
+                                        const std::vector<std::pair<int, std::uint64_t>>& hits)
+      REQUIRES(catalog_.mutex);
+  // Starts loading the delta buckets a page will probe, while the previous page is applied.
+  void prefetch(const IndexItem& item, const std::vector<std::uint64_t>& band_keys)
+      REQUIRES(catalog_.mutex);
+
+  // Starts the merge of every full delta and writes the next slice of every running merge in
+  // txn (column.h), sized so that a merge ends before its column's new delta is half full; a
+  // delta already full again finishes its merge now. The slices are adopted after the commit.
+  StoreResult<> merge_slices(const lmdb::Txn& txn, std::size_t batch_pages)
+      REQUIRES(catalog_.mutex);
+  // After the batch transaction committed: the slices become current.
+  void adopt_slices() REQUIRES(catalog_.mutex);
+  // Every column with the entries one page adds to it (bands per page for a band column), and
+  // whether it belongs to an idle scheme (kIdleBatches).
+  std::vector<std::tuple<Column*, std::uint64_t, bool>> columns_and_rates()
+      REQUIRES(catalog_.mutex);
+  // The merged ids are in the runs now: the filter must report their hashes.
+  void add_to_id_filter(const Delta& merged) REQUIRES(catalog_.mutex);
+
+  StoreEnv& env_;
+  Catalog& catalog_;
+  Prober prober_;
+  Candidates candidates_;
+  std::vector<std::vector<std::uint64_t>> keys_;           // each item's band keys
+  std::vector<std::pair<Column*, Column::Slice>> slices_;  // written, not yet committed
+  std::vector<std::uint64_t> exact_docs_;                  // indexed_copies_full's scratch
+  std::int64_t now_ms_ = 0;  // the time of the batch (store.retention)
+};
+
+}  // namespace neardup
