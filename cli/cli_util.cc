@@ -22,6 +22,14 @@ void add_config_option(CLI::App* command, std::string& path) {
       ->default_str("built-in defaults");
 }
 
+std::expected<std::unique_ptr<RdKafka::Conf>, std::string> kafka_tool_conf(
+    kafka::Properties own, const std::vector<std::string>& properties) {
+  auto extra = kafka::parse_properties(properties);
+  if (!extra) return std::unexpected(extra.error());
+  own.insert(own.end(), extra->begin(), extra->end());
+  return kafka::make_conf(own);
+}
+
 void add_kafka_target_options(CLI::App* command, std::string& bootstrap, std::string& topic,
                               const std::string& topic_help) {
   command->add_option("--bootstrap", bootstrap, "Kafka bootstrap.servers")

@@ -1,19 +1,18 @@
 // Helpers shared by the `neardup` subcommands: config loading, file reading, JSON lines.
 #pragma once
 
-#include <nlohmann/json.hpp>
-
 #include <CLI/CLI.hpp>
-
 #include <expected>
 #include <functional>
-#include <memory>
 #include <limits>
+#include <memory>
+#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "config/config.h"
+#include "kafka/client.h"
 #include "store/index.h"
 
 namespace neardup::cli {
@@ -23,6 +22,13 @@ std::expected<Config, std::string> load_config_or_defaults(const std::string& pa
 
 // Adds --config FILE to a command that fingerprints pages.
 void add_config_option(CLI::App* command, std::string& path);
+
+// A Kafka tool's client configuration (consume, produce, topics): `own`, the tool's own
+// properties with bootstrap.servers, then the --property NAME=VALUE ones (a later one overrides
+// an earlier one). The error, a usage error, names the bad --property or the property
+// librdkafka refused.
+std::expected<std::unique_ptr<RdKafka::Conf>, std::string> kafka_tool_conf(
+    kafka::Properties own, const std::vector<std::string>& properties);
 
 // Adds --bootstrap HOST:PORT,... and --topic TOPIC (both required) to a Kafka tool.
 void add_kafka_target_options(CLI::App* command, std::string& bootstrap, std::string& topic,

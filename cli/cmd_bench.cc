@@ -7,7 +7,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/help.h"
+#include "common/help.h"
 #include "common/parallel.h"
 #include "pipeline/decode/decode.h"
 #include "pipeline/denoise/denoise.h"

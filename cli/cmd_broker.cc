@@ -17,7 +17,7 @@
 #include <thread>
 
 #include "cli/commands.h"
-#include "cli/help.h"
+#include "common/help.h"
 #include "common/log.h"
 #include "kafka/admin.h"
 #include "kafka/mock_cluster.h"

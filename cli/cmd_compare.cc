@@ -5,7 +5,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/help.h"
+#include "common/help.h"
 #include "pipeline/compare.h"
 #include "pipeline/fingerprint/fingerprint.h"
 #include "pipeline/pipeline.h"

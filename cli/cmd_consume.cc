@@ -8,7 +8,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/help.h"
+#include "common/help.h"
 #include "kafka/admin.h"
 #include "kafka/client.h"
 #include "message/record.h"
@@ -60,20 +60,16 @@ void register_consume(CLI::App& root, CommandRegistry& registry) {
                      "neardup consume --bootstrap $(cat bootstrap.txt) --topic pages-dead "
                      "--with-meta --timeout 2"});
   registry.add(sub, [options]() {
-    auto extra = kafka::parse_properties(options->properties);
-    if (!extra) {
-      std::cerr << "neardup consume: " << extra.error() << "\n";
-      return kExitUsage;
-    }
-    kafka::Properties properties = {
-        {"bootstrap.servers", options->bootstrap},
-        // Partitions are assigned, not subscribed: the group is never joined nor committed to.
-        {"group.id", "neardup-consume"},
-        {"enable.auto.commit", "false"},
-        {"enable.auto.offset.store", "false"},
-    };
-    properties.insert(properties.end(), extra->begin(), extra->end());
-    auto conf = kafka::make_conf(properties);
+    auto conf = kafka_tool_conf(
+        {
+            {"bootstrap.servers", options->bootstrap},
+            // Partitions are assigned, not subscribed: the group is never joined nor
+            // committed to.
+            {"group.id", "neardup-consume"},
+            {"enable.auto.commit", "false"},
+            {"enable.auto.offset.store", "false"},
+        },
+        options->properties);
     if (!conf) {
       std::cerr << "neardup consume: " << conf.error() << "\n";
       return kExitUsage;

@@ -1,7 +1,7 @@
 // neardup decode FILE...: the decode stage alone: charset, how it was chosen, UTF-8 text.
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/help.h"
+#include "common/help.h"
 #include "pipeline/decode/decode.h"
 
 namespace neardup::cli {

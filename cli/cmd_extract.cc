@@ -1,7 +1,7 @@
 // neardup extract FILE|DIR...: the denoised main text of each HTML file (docs/cli.md).
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/help.h"
+#include "common/help.h"
 #include "pipeline/decode/decode.h"
 #include "pipeline/denoise/denoise.h"
 

@@ -1,7 +1,7 @@
 // neardup fingerprint [FILE|-]...: one JSON line per input (docs/cli.md).
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/help.h"
+#include "common/help.h"
 #include "pipeline/fingerprint/fingerprint.h"
 #include "pipeline/pipeline.h"
 

@@ -9,8 +9,8 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/help.h"
 #include "cli/record_input.h"
+#include "common/help.h"
 #include "kafka/client.h"
 
 namespace neardup::cli {
@@ -90,13 +90,7 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
         // librdkafka's default five minutes for a cluster that does not answer.
         {"message.timeout.ms", std::to_string(kDeliveryTimeoutMillis)},
     };
-    auto extra = kafka::parse_properties(options->properties);
-    if (!extra) {
-      std::cerr << "neardup produce: " << extra.error() << "\n";
-      return kExitUsage;
-    }
-    properties.insert(properties.end(), extra->begin(), extra->end());
-    auto conf = kafka::make_conf(properties);
+    auto conf = kafka_tool_conf(std::move(properties), options->properties);
     CountingDeliveryReport reports;
     if (conf) {
       if (auto set = kafka::set_callback(**conf, "dr_cb", &reports); !set) {

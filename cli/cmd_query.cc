@@ -7,8 +7,8 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/help.h"
 #include "cli/line_reader.h"
+#include "common/help.h"
 #include "message/answers.h"
 #include "message/processing.h"
 #include "pipeline/pipeline.h"

@@ -3,7 +3,7 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
-#include "cli/help.h"
+#include "common/help.h"
 #include "store/index.h"
 
 namespace neardup::cli {

@@ -2,6 +2,7 @@
 // (CreateTopics), e.g. for neardupd's input, output and dead-letter topics.
 #include <iostream>
 
+#include "cli/cli_util.h"
 #include "cli/commands.h"
 #include "kafka/admin.h"
 #include "kafka/client.h"
@@ -43,14 +44,7 @@ void register_topics(CLI::App& root, CommandRegistry& registry) {
       spec->replication_factor = options->replication_factor;
       topics.push_back(std::move(*spec));
     }
-    auto extra = kafka::parse_properties(options->properties);
-    if (!extra) {
-      std::cerr << "neardup topics: " << extra.error() << "\n";
-      return kExitUsage;
-    }
-    kafka::Properties properties = {{"bootstrap.servers", options->bootstrap}};
-    properties.insert(properties.end(), extra->begin(), extra->end());
-    auto conf = kafka::make_conf(properties);
+    auto conf = kafka_tool_conf({{"bootstrap.servers", options->bootstrap}}, options->properties);
     if (!conf) {
       std::cerr << "neardup topics: " << conf.error() << "\n";
       return kExitUsage;

@@ -1,20 +1,15 @@
 // The `neardup` subcommands (docs/cli.md). Each register_* function adds one subcommand to
-// the root app and the function that runs it once parsed. Exit codes: 0 success, 1 "no"
-// (compare), 2 usage or config error, 3 other failures.
+// the root app and the function that runs it once parsed. Exit codes: common/exit_codes.h.
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <functional>
 #include <utility>
 #include <vector>
 
-namespace neardup::cli {
+#include "common/exit_codes.h"
 
-inline constexpr int kExitOk = 0;
-inline constexpr int kExitNo = 1;
-inline constexpr int kExitUsage = 2;
-inline constexpr int kExitFailure = 3;
+namespace neardup::cli {
 
 struct CommandRegistry {
   std::vector<std::pair<CLI::App*, std::function<int()>>> commands;

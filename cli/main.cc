@@ -2,12 +2,11 @@
 // Kafka tools (docs/cli.md). Exit codes: 0 success, 1 "no" (compare), 2 usage, config or input
 // error, 3 other failures.
 #include <CLI/CLI.hpp>
-
 #include <fstream>
 #include <iostream>
 
 #include "cli/commands.h"
-#include "cli/help.h"
+#include "common/help.h"
 #include "common/log.h"
 
 namespace {
@@ -18,7 +17,7 @@ Results go to stdout, logs and progress to stderr. `neardup COMMAND --help` show
 command's options, defaults and examples; docs/ in the source tree has the rest.)";
 
 // Sections of the man page beyond the commands' own help.
-std::vector<neardup::cli::ManSection> man_sections() {
+std::vector<neardup::ManSection> man_sections() {
   return {
       {"EXIT STATUS",
        "0 success.\n\n1 \"no\": compare found the pages are not near-duplicates.\n\n"
@@ -43,29 +42,30 @@ void register_generate(CLI::App& root, neardup::cli::CommandRegistry& registry) 
       ->option_text("KIND")
       ->check(CLI::IsMember({"man", "complete-bash"}));
   sub->add_option("--out", *out, "write here instead of stdout")->option_text("FILE");
-  neardup::cli::set_examples(sub, {"neardup generate man | man -l -",
-                                   "neardup generate complete-bash > ~/.local/share/"
-                                   "bash-completion/completions/neardup"});
+  neardup::set_examples(sub, {"neardup generate man | man -l -",
+                              "neardup generate complete-bash > ~/.local/share/"
+                              "bash-completion/completions/neardup"});
   registry.add(sub, [&root, kind, out]() {
     const std::string text =
-        *kind == "man" ? neardup::cli::render_man_page(root, "1", NEARDUP_VERSION, man_sections())
-                       : neardup::cli::render_bash_completion(root);
+        *kind == "man" ? neardup::render_man_page(root, "1", NEARDUP_VERSION, man_sections())
+                       : neardup::render_bash_completion(root);
     if (*out == "-") {
       std::cout << text;
-      return neardup::cli::kExitOk;
+      return neardup::kExitOk;
     }
     std::ofstream file(*out, std::ios::binary | std::ios::trunc);
     if (!(file << text) || !file.flush()) {
       std::cerr << "neardup generate: " << *out << ": cannot write\n";
-      return neardup::cli::kExitFailure;
+      return neardup::kExitFailure;
     }
-    return neardup::cli::kExitOk;
+    return neardup::kExitOk;
   });
 }
 
 }  // namespace
 
 int main(int argc, char** argv) {
+  using namespace neardup;
   using namespace neardup::cli;
   neardup::init_logging("info");
 

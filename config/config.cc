@@ -25,7 +25,11 @@
 #include <type_traits>
 #include <utility>
 
+#include "common/ascii.h"
+#include "common/encodings.h"
+#include "common/listen_address.h"
 #include "common/secret.h"
+#include "common/table_counts.h"
 #include "config/yaml_gate.h"
 
 namespace neardup {
@@ -85,131 +89,20 @@ bool is_topic_name(std::string& value) {
       value, [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '_' || c == '-'; });
 }
 
-bool is_port(std::string_view text) {
-  unsigned port = 0;
-  auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), port);
-  return ec == std::errc{} && end == text.data() + text.size() && port >= 1 && port <= 65535;
-}
-
-// "" (no metrics server), host:port, or [ipv6]:port.
+// "" (no metrics server), host:port, or [ipv6]:port (common/listen_address.h).
 bool is_listen_address(std::string& value) {
-  if (value.empty()) return true;
-  std::string_view text = value;
-  std::string_view host;
-  std::string_view port;
-  if (text.starts_with('[')) {
-    std::size_t close = text.find(']');
-    if (close == std::string_view::npos || close + 1 >= text.size() || text[close + 1] != ':') {
-      return false;
-    }
-    host = text.substr(1, close - 1);
-    port = text.substr(close + 2);
-    if (!std::ranges::all_of(host, [](unsigned char c) {
-          return std::isxdigit(c) || c == ':' || c == '.' || c == '%' || std::isalnum(c);
-        })) {
-      return false;
-    }
-  } else {
-    std::size_t colon = text.rfind(':');
-    if (colon == std::string_view::npos) return false;
-    host = text.substr(0, colon);
-    port = text.substr(colon + 1);
-    if (!std::ranges::all_of(host, [](unsigned char c) {
-          return std::isalnum(c) || c == '.' || c == '-' || c == '_';
-        })) {
-      return false;  // also rejects an unbracketed IPv6 address
-    }
-  }
-  return !host.empty() && is_port(port);
+  return value.empty() || parse_listen_address(value, "metrics.listen").has_value();
 }
 
-// WHATWG Encoding Standard: each encoding's name (lower-cased) and its labels. "replacement"
-// and "x-user-defined" are left out: neither is a usable default for undeclared pages.
-struct Encoding {
-  std::string_view name;
-  std::string_view labels;  // space-separated
-};
-constexpr std::array kEncodings = {
-    Encoding{"utf-8", "unicode-1-1-utf-8 unicode11utf8 unicode20utf8 utf-8 utf8 x-unicode20utf8"},
-    Encoding{"ibm866", "866 cp866 csibm866 ibm866"},
-    Encoding{"iso-8859-2",
-             "csisolatin2 iso-8859-2 iso-ir-101 iso8859-2 iso88592 iso_8859-2 iso_8859-2:1987 l2 "
-             "latin2"},
-    Encoding{"iso-8859-3",
-             "csisolatin3 iso-8859-3 iso-ir-109 iso8859-3 iso88593 iso_8859-3 iso_8859-3:1988 l3 "
-             "latin3"},
-    Encoding{"iso-8859-4",
-             "csisolatin4 iso-8859-4 iso-ir-110 iso8859-4 iso88594 iso_8859-4 iso_8859-4:1988 l4 "
-             "latin4"},
-    Encoding{"iso-8859-5",
-             "csisolatincyrillic cyrillic iso-8859-5 iso-ir-144 iso8859-5 iso88595 iso_8859-5 "
-             "iso_8859-5:1988"},
-    Encoding{"iso-8859-6",
-             "arabic asmo-708 csiso88596e csiso88596i csisolatinarabic ecma-114 iso-8859-6 "
-             "iso-8859-6-e iso-8859-6-i iso-ir-127 iso8859-6 iso88596 iso_8859-6 iso_8859-6:1987"},
-    Encoding{"iso-8859-7",
-             "csisolatingreek ecma-118 elot_928 greek greek8 iso-8859-7 iso-ir-126 iso8859-7 "
-             "iso88597 iso_8859-7 iso_8859-7:1987 sun_eu_greek"},
-    Encoding{"iso-8859-8",
-             "csiso88598e csisolatinhebrew hebrew iso-8859-8 iso-8859-8-e iso-ir-138 iso8859-8 "
-             "iso88598 iso_8859-8 iso_8859-8:1988 visual"},
-    Encoding{"iso-8859-8-i", "csiso88598i iso-8859-8-i logical"},
-    Encoding{"iso-8859-10", "csisolatin6 iso-8859-10 iso-ir-157 iso8859-10 iso885910 l6 latin6"},
-    Encoding{"iso-8859-13", "iso-8859-13 iso8859-13 iso885913"},
-    Encoding{"iso-8859-14", "iso-8859-14 iso8859-14 iso885914"},
-    Encoding{"iso-8859-15", "csisolatin9 iso-8859-15 iso8859-15 iso885915 iso_8859-15 l9"},
-    Encoding{"iso-8859-16", "iso-8859-16"},
-    Encoding{"koi8-r", "cskoi8r koi koi8 koi8-r koi8_r"},
-    Encoding{"koi8-u", "koi8-ru koi8-u"},
-    Encoding{"macintosh", "csmacintosh mac macintosh x-mac-roman"},
-    Encoding{"windows-874", "dos-874 iso-8859-11 iso8859-11 iso885911 tis-620 windows-874"},
-    Encoding{"windows-1250", "cp1250 windows-1250 x-cp1250"},
-    Encoding{"windows-1251", "cp1251 windows-1251 x-cp1251"},
-    Encoding{"windows-1252",
-             "ansi_x3.4-1968 ascii cp1252 cp819 csisolatin1 ibm819 iso-8859-1 iso-ir-100 "
-             "iso8859-1 iso88591 iso_8859-1 iso_8859-1:1987 l1 latin1 us-ascii windows-1252 "
-             "x-cp1252"},
-    Encoding{"windows-1253", "cp1253 windows-1253 x-cp1253"},
-    Encoding{"windows-1254",
-             "cp1254 csisolatin5 iso-8859-9 iso-ir-148 iso8859-9 iso88599 iso_8859-9 "
-             "iso_8859-9:1989 l5 latin5 windows-1254 x-cp1254"},
-    Encoding{"windows-1255", "cp1255 windows-1255 x-cp1255"},
-    Encoding{"windows-1256", "cp1256 windows-1256 x-cp1256"},
-    Encoding{"windows-1257", "cp1257 windows-1257 x-cp1257"},
-    Encoding{"windows-1258", "cp1258 windows-1258 x-cp1258"},
-    Encoding{"x-mac-cyrillic", "x-mac-cyrillic x-mac-ukrainian"},
-    Encoding{"gbk",
-             "chinese csgb2312 csiso58gb231280 gb2312 gb_2312 gb_2312-80 gbk iso-ir-58 x-gbk"},
-    Encoding{"gb18030", "gb18030"},
-    Encoding{"big5", "big5 big5-hkscs cn-big5 csbig5 x-x-big5"},
-    Encoding{"euc-jp", "cseucpkdfmtjapanese euc-jp x-euc-jp"},
-    Encoding{"iso-2022-jp", "csiso2022jp iso-2022-jp"},
-    Encoding{"shift_jis", "csshiftjis ms932 ms_kanji shift-jis shift_jis sjis windows-31j x-sjis"},
-    Encoding{"euc-kr",
-             "cseuckr csksc56011987 euc-kr iso-ir-149 korean ks_c_5601-1987 ks_c_5601-1989 "
-             "ksc5601 ksc_5601 windows-949"},
-    Encoding{"utf-16be", "unicodefffe utf-16be"},
-    Encoding{"utf-16le", "csunicode iso-10646-ucs-2 ucs-2 unicode unicodefeff utf-16 utf-16le"},
-};
-
-// A WHATWG label, matched as the standard says (ASCII case-insensitive, surrounding
-// whitespace ignored), becomes its encoding's name, so equivalent labels hash to one scheme.
+// A label of an encoding a page may declare (common/encodings.h), matched as the standard says
+// (ASCII case-insensitive, surrounding whitespace ignored), becomes its encoding's name, so
+// equivalent labels hash to one scheme. "replacement" and "x-user-defined" are left out: neither
+// is a usable default for undeclared pages.
 bool is_charset_label(std::string& value) {
-  std::string label;
-  for (unsigned char c : value) label += static_cast<char>(std::tolower(c));
-  const auto first = label.find_first_not_of(" \t\n\f\r");
-  if (first == std::string::npos) return false;
-  label = label.substr(first, label.find_last_not_of(" \t\n\f\r") - first + 1);
-  for (const Encoding& encoding : kEncodings) {
-    std::istringstream labels{std::string(encoding.labels)};
-    for (std::string candidate; labels >> candidate;) {
-      if (candidate == label) {
-        value = encoding.name;
-        return true;
-      }
-    }
-  }
-  return false;
+  const Encoding* encoding = find_encoding(value);
+  if (encoding == nullptr || !encoding->declarable) return false;
+  value = encoding->name;
+  return true;
 }
 
 constexpr std::array<std::string_view, 2> kDenoiseModes = {"main_text", "all_text"};
@@ -319,8 +212,8 @@ void for_each_key(C& c, F&& f) {
 
   f(Key{.path = "metrics.listen",
         .check = is_listen_address,
-        .expect = "host:port (port 1..65535, IPv6 as [::1]:port) or \"\" for no metrics "
-                  "server"},
+        .expect = "host:port (port 0..65535, 0 for any free one; IPv6 as [::1]:port) or \"\" "
+                  "for no metrics server"},
     c.metrics.listen);
   f(Key{.path = "metrics.queries"}, c.metrics.queries);
 
@@ -501,10 +394,7 @@ void read(const Found& found, const Key& key, double& field, Errors& errors) {
 
 // YAML 1.1 booleans, as yaml-cpp reads them: true/false, yes/no, on/off, any case.
 void read(const Found& found, const Key& key, bool& field, Errors& errors) {
-  std::string text;
-  if (found.value.IsScalar()) {
-    for (unsigned char c : found.value.Scalar()) text += static_cast<char>(std::tolower(c));
-  }
+  const std::string text = found.value.IsScalar() ? ascii_lowercase(found.value.Scalar()) : "";
   if (text == "true" || text == "yes" || text == "on") {
     field = true;
   } else if (text == "false" || text == "no" || text == "off") {
@@ -765,19 +655,6 @@ void check_distinct(std::span<const std::pair<std::string_view, const std::strin
   }
 }
 
-// Table counts a design (64 bits, k, r) can have: C(k + r, r) for r >= 1, while k + r <= 64
-// (every block needs a bit). Listed up to the first that is >= `limit`.
-std::vector<std::uint64_t> table_counts(std::uint32_t k, std::uint64_t limit) {
-  std::vector<std::uint64_t> counts;
-  std::uint64_t c = 1;  // C(k, 0)
-  for (std::uint64_t r = 1; k + r <= 64; ++r) {
-    c = c * (k + r) / r;  // C(k + r, r) from C(k + r - 1, r - 1); exact
-    if (counts.empty() || counts.back() != c) counts.push_back(c);
-    if (c >= limit) break;
-  }
-  return counts;
-}
-
 void check_across_keys(const Config& c, const std::map<std::string, Found>& found, Errors& errors) {
   const std::array<std::pair<std::string_view, const std::string*>, 6> fields = {{
       {"input.fields.url", &c.input.fields.url},
@@ -812,14 +689,15 @@ void check_across_keys(const Config& c, const std::map<std::string, Found>& foun
                    format_size(c.store.max_map_size)));
   }
   if (c.store.tables != 0) {
-    std::vector<std::uint64_t> counts = table_counts(c.store.design_k, c.store.tables);
+    const std::vector<std::uint64_t> counts = allowed_table_counts(c.store.design_k);
     if (std::ranges::find(counts, c.store.tables) == counts.end()) {
       std::string list;
-      for (std::uint64_t n : counts) list += cat(n, ", ");
+      for (std::uint64_t n : counts) list += cat(list.empty() ? "" : ", ", n);
       errors.add(mark_of(found, "store.tables"), "store.tables",
                  cat("must be 0 (derived from store.expected_documents) or C(k + r, r) for some r "
                      ">= 1 with k = store.design_k = ",
-                     c.store.design_k, " (", list, "...), got ", c.store.tables));
+                     c.store.design_k, ", at most ", kMaxTables, " (", list.empty() ? "none" : list,
+                     "), got ", c.store.tables));
     }
   }
 }
@@ -1076,8 +954,7 @@ std::vector<std::string> config_warnings(const Config& config) {
         std::pair{&config.kafka.producer_properties, "kafka.producer_properties"}}) {
     for (const auto& [name, value] : *map) {
       if (value.source != PropertyValue::Source::kText) continue;
-      std::string lower = value.text;
-      std::ranges::transform(lower, lower.begin(), [](unsigned char c) { return std::tolower(c); });
+      const std::string lower = ascii_lowercase(value.text);
       for (const Weak& weak : kWeak) {
         if (name == weak.name && lower == weak.value) {
           warnings.push_back(cat(path, ".", name, ": ", value.text, ": ", weak.risk));
@@ -1091,6 +968,19 @@ std::vector<std::string> config_warnings(const Config& config) {
 bool is_restart_only(std::string_view path) {
   return path.starts_with("kafka.") || path.starts_with("store.") || path.starts_with("metrics.") ||
          path == "pipeline.threads";
+}
+
+void keep_restart_only(Config& next, const Config& running) {
+  // Both walks visit the same keys in the same order: the running value of each restart-only
+  // key goes to the same key of `next`.
+  std::vector<const void*> values;
+  for_each_key(running, [&](const Key&, const auto& field) { values.push_back(&field); });
+  std::size_t i = 0;
+  for_each_key(next, [&](const Key& key, auto& field) {
+    using Field = std::remove_reference_t<decltype(field)>;
+    if (is_restart_only(key.path)) field = *static_cast<const Field*>(values[i]);
+    ++i;
+  });
 }
 
 }  // namespace neardup

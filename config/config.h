@@ -258,9 +258,11 @@ std::vector<Setting> config_settings(const Config& config);
 // logged at start; never an error.
 std::vector<std::string> config_warnings(const Config& config);
 
-// Whether a key needs a restart to change (kafka.*, store.*, metrics.listen, metrics.queries,
-// pipeline.threads); a reload keeps the running value of these.
+// Whether a key needs a restart to change (kafka.*, store.*, metrics.*, pipeline.threads); a
+// reload keeps the running value of these (keep_restart_only, which this alone decides).
 bool is_restart_only(std::string_view path);
+// Sets every restart-only key of `next` to its value in `running`.
+void keep_restart_only(Config& next, const Config& running);
 
 // The config as YAML text that parse_config accepts and that parses back to an equal Config
 // (every key, sections in the order of examples/neardup.yaml; sizes with a binary suffix where

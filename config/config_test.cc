@@ -392,9 +392,12 @@ TEST(Config, TablesMustBeZeroOrATableCountOfTheDesign) {
   EXPECT_EQ(parsed("store:\n  tables: 0\n").store.tables, 0u);
   EXPECT_THAT(error_of("store:\n  tables: 7\n"),
               HasSubstr("store.tables: must be 0 (derived from store.expected_documents) or "
-                        "C(k + r, r) for some r >= 1 with k = store.design_k = 3 (4, 10, ...), "
-                        "got 7"));
+                        "C(k + r, r) for some r >= 1 with k = store.design_k = 3, at most 100 "
+                        "(4, 10, 20, 35, 56, 84), got 7"));
   EXPECT_THAT(error_of("store:\n  tables: -1\n"), HasSubstr("store.tables"));
+  // The store's own limit (common/table_counts.h), also here: C(10, 3) = 120 > 100.
+  EXPECT_THAT(error_of("store:\n  design_k: 7\n  tables: 120\n"),
+              HasSubstr("at most 100 (8, 36), got 120"));
 }
 
 TEST(Config, MapSizeIsAtLeastOneMiB) {
@@ -424,7 +427,9 @@ TEST(Config, MetricsListenIsEmptyOrHostPort) {
   EXPECT_EQ(parsed("metrics:\n  listen: '[::1]:9464'\n").metrics.listen, "[::1]:9464");
   EXPECT_EQ(parsed("metrics:\n  listen: 0.0.0.0:1\n").metrics.listen, "0.0.0.0:1");
   EXPECT_EQ(parsed("metrics:\n  listen: localhost:65535\n").metrics.listen, "localhost:65535");
-  for (const char* bad : {"9464", ":9464", "host:0", "host:65536", "host:http", "::1:9464",
+  // Port 0: any free port, as the listener takes it (common/listen_address.h: one grammar).
+  EXPECT_EQ(parsed("metrics:\n  listen: 127.0.0.1:0\n").metrics.listen, "127.0.0.1:0");
+  for (const char* bad : {"9464", ":9464", "host:-1", "host:65536", "host:http", "::1:9464",
                           "[::1]9464", "[::1]:", "a b:80"}) {
     EXPECT_THAT(error_of(std::string("metrics:\n  listen: '") + bad + "'\n"),
                 HasSubstr("metrics.listen: must be host:port"))

@@ -11,6 +11,9 @@
 
 namespace neardup::daemon {
 
+// Values of all records between consume and delivery stay below this (plus one record).
+inline constexpr std::uint64_t kMaxInFlightBytes = 256ull << 20;
+
 class InFlight {
  public:
   explicit InFlight(std::uint64_t max_bytes) : max_bytes_(max_bytes) {}

@@ -5,14 +5,14 @@
 namespace neardup::daemon {
 
 void Lanes::append(WorkPtr work) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   const PartitionId partition = work->input.partition;
   lanes_[partition].push_back(Entry{std::move(work)});
 }
 
 void Lanes::mark_ready(const Work& work) {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto lane = lanes_.find(work.input.partition);
     if (lane == lanes_.end()) return;
     auto entry = std::ranges::lower_bound(lane->second, work.input.offset, std::less{},
@@ -37,11 +37,16 @@ std::size_t Lanes::ready_count(std::size_t limit) const {
 std::vector<WorkPtr> Lanes::take(std::size_t batch_size, std::chrono::milliseconds first_wait,
                                  std::chrono::milliseconds fill_wait) {
   batch_size = std::max<std::size_t>(batch_size, 1);
-  std::unique_lock lock(mutex_);
-  cv_.wait_for(lock, first_wait, [&] { return stopped_ || woken_ || ready_count(1) > 0; });
+  MutexLock lock(mutex_);
+  const auto first_deadline = std::chrono::steady_clock::now() + first_wait;
+  while (!(stopped_ || woken_ || ready_count(1) > 0)) {
+    if (!cv_.wait_until(mutex_, first_deadline)) break;
+  }
   if (!stopped_ && !woken_ && ready_count(1) > 0 && ready_count(batch_size) < batch_size) {
-    cv_.wait_for(lock, fill_wait,
-                 [&] { return stopped_ || woken_ || ready_count(batch_size) >= batch_size; });
+    const auto fill_deadline = std::chrono::steady_clock::now() + fill_wait;
+    while (!(stopped_ || woken_ || ready_count(batch_size) >= batch_size)) {
+      if (!cv_.wait_until(mutex_, fill_deadline)) break;
+    }
   }
   woken_ = false;
   std::vector<WorkPtr> batch;
@@ -57,7 +62,7 @@ std::vector<WorkPtr> Lanes::take(std::size_t batch_size, std::chrono::millisecon
 
 void Lanes::wake() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     woken_ = true;
   }
   cv_.notify_all();
@@ -65,14 +70,14 @@ void Lanes::wake() {
 
 void Lanes::stop() {
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stopped_ = true;
   }
   cv_.notify_all();
 }
 
 std::size_t Lanes::size() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::size_t total = 0;
   for (const auto& [partition, lane] : lanes_) total += lane.size();
   return total;

@@ -9,13 +9,12 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstddef>
 #include <deque>
 #include <map>
-#include <mutex>
 #include <vector>
 
+#include "common/mutex.h"
 #include "daemon/work.h"
 
 namespace neardup::daemon {
@@ -24,26 +23,26 @@ class Lanes {
  public:
   // Appends a record to its partition's lane. A partition's records must come in increasing
   // offset order.
-  void append(WorkPtr work);
+  void append(WorkPtr work) EXCLUDES(mutex_);
 
   // The worker has filled work.processed: the record may go to the index once every earlier
   // record of its partition has. Wakes take(). A record not in any lane is ignored.
-  void mark_ready(const Work& work);
+  void mark_ready(const Work& work) EXCLUDES(mutex_);
 
   // Removes and returns the ready prefixes of the lanes, at most `batch_size` records in all
   // (lanes in partition order, each in offset order). Waits up to `first_wait` for a ready
   // record; then, while fewer than `batch_size` are ready, up to `fill_wait` for more (a
   // batch's delay). Returns early, possibly empty, on wake() or stop().
   std::vector<WorkPtr> take(std::size_t batch_size, std::chrono::milliseconds first_wait,
-                            std::chrono::milliseconds fill_wait);
+                            std::chrono::milliseconds fill_wait) EXCLUDES(mutex_);
 
   // Makes a waiting take() return now (e.g. there is other work for the index thread).
-  void wake();
+  void wake() EXCLUDES(mutex_);
   // Makes every take(), now and later, return without waiting.
-  void stop();
+  void stop() EXCLUDES(mutex_);
 
   // Records in the lanes, ready or not.
-  std::size_t size() const;
+  std::size_t size() const EXCLUDES(mutex_);
 
  private:
   struct Entry {
@@ -51,13 +50,13 @@ class Lanes {
     bool ready = false;
   };
   // Ready records at the heads of the lanes, counting no further than `limit`.
-  std::size_t ready_count(std::size_t limit) const;
+  std::size_t ready_count(std::size_t limit) const REQUIRES(mutex_);
 
-  mutable std::mutex mutex_;
-  std::condition_variable cv_;
-  std::map<PartitionId, std::deque<Entry>> lanes_;
-  bool woken_ = false;
-  bool stopped_ = false;
+  mutable Mutex mutex_;
+  CondVar cv_;
+  std::map<PartitionId, std::deque<Entry>> lanes_ GUARDED_BY(mutex_);
+  bool woken_ GUARDED_BY(mutex_) = false;
+  bool stopped_ GUARDED_BY(mutex_) = false;
 };
 
 }  // namespace neardup::daemon

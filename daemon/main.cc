@@ -23,10 +23,12 @@
 #include <iostream>
 #include <thread>
 
-#include "cli/help.h"
+#include "common/exit_codes.h"
+#include "common/help.h"
 #include "common/log.h"
 #include "common/thread_name.h"
 #include "config/config.h"
+#include "daemon/clients.h"
 #include "daemon/daemon.h"
 #include "daemon/queries.h"
 #include "ops/metrics.h"
@@ -37,10 +39,6 @@
 #include "store/table_design.h"
 
 namespace {
-
-constexpr int kExitOk = 0;
-constexpr int kExitUsage = 2;
-constexpr int kExitFailure = 3;
 
 // How often the index gauges and systemd's STATUS= line are refreshed.
 constexpr std::chrono::seconds kStatusPeriod{2};
@@ -156,7 +154,7 @@ int main(int argc, char** argv) {
   init_logging("info");
 
   CLI::App app{"neardupd: tags pages from Kafka as unique, duplicate or skipped", "neardupd"};
-  cli::use_help_formatter(app);
+  use_help_formatter(app);
   app.set_version_flag("--version", std::string("neardupd ") + NEARDUP_VERSION);
   app.footer(kFooter);
   std::string config_path, check_path, generate, role_text = "single";
@@ -174,10 +172,10 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"single", "fingerprint", "index"}));
   // For the build: the man page and completion script, generated from this help.
   app.add_option("--generate", generate)->group("")->check(CLI::IsMember({"man", "complete-bash"}));
-  cli::set_examples(&app, {"neardupd --check-config /etc/neardup/neardup.yaml",
-                           "neardupd --config /etc/neardup/neardup.yaml   (as systemd runs it)",
-                           "neardupd --config /etc/neardup/neardup.yaml --role fingerprint"});
-  if (auto checked = cli::check_arguments(app, std::vector<std::string>(argv + 1, argv + argc));
+  set_examples(&app, {"neardupd --check-config /etc/neardup/neardup.yaml",
+                      "neardupd --config /etc/neardup/neardup.yaml   (as systemd runs it)",
+                      "neardupd --config /etc/neardup/neardup.yaml --role fingerprint"});
+  if (auto checked = check_arguments(app, std::vector<std::string>(argv + 1, argv + argc));
       !checked) {
     std::cerr << checked.error() << "\n";
     return kExitUsage;
@@ -190,13 +188,15 @@ int main(int argc, char** argv) {
   }
   if (!generate.empty()) {
     std::cout << (generate == "man"
-                      ? cli::render_man_page(
+                      ? render_man_page(
                             app, "8", NEARDUP_VERSION,
-                            {{"FILES", "/etc/neardup/neardup.yaml: the configuration (every key is "
-                                       "documented in it).\n\n/var/lib/neardup: the index."},
-                             {"SEE ALSO", "neardup(1), systemctl(1), journalctl(1); the "
-                                          "documentation in /usr/share/doc/neardup/."}})
-                      : cli::render_bash_completion(app));
+                            {{"FILES",
+                              "/etc/neardup/neardup.yaml: the configuration (every key is "
+                              "documented in it).\n\n/var/lib/neardup: the index."},
+                             {"SEE ALSO",
+                              "neardup(1), systemctl(1), journalctl(1); the "
+                              "documentation in /usr/share/doc/neardup/."}})
+                      : render_bash_completion(app));
     return kExitOk;
   }
   if (config_path.empty() && check_path.empty()) {
@@ -280,10 +280,10 @@ int main(int argc, char** argv) {
               queries ? " (with /v1/lookup and /v1/pages/)" : "");
   }
 
-  std::string fatal;
+  std::expected<void, std::string> ran;
   std::thread runner([&] {
     name_this_thread("nd:consume");
-    fatal = daemon.run();
+    ran = daemon.run();
   });
   StatusReporter status(daemon, metrics);
   bool ready_sent = false;
@@ -328,6 +328,6 @@ int main(int argc, char** argv) {
   }
   runner.join();
   watchdog.stop();
-  if (!fatal.empty()) return kExitFailure;
+  if (!ran) return kExitFailure;
   return kExitOk;
 }

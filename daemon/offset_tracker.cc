@@ -7,20 +7,20 @@ std::string partition_key(const PartitionId& partition) {
 }
 
 void OffsetTracker::consumed(const PartitionId& partition, std::int64_t offset) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   Partition& state = partitions_[partition];
   state.outstanding.insert(offset);
   if (offset + 1 > state.next) state.next = offset + 1;
 }
 
 void OffsetTracker::delivered(const PartitionId& partition, std::int64_t offset) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = partitions_.find(partition);
   if (it != partitions_.end()) it->second.outstanding.erase(offset);
 }
 
 std::optional<std::int64_t> OffsetTracker::committable(const PartitionId& partition) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = partitions_.find(partition);
   if (it == partitions_.end()) return std::nullopt;
   const Partition& state = it->second;
@@ -28,25 +28,25 @@ std::optional<std::int64_t> OffsetTracker::committable(const PartitionId& partit
 }
 
 std::size_t OffsetTracker::outstanding(const PartitionId& partition) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   auto it = partitions_.find(partition);
   return it == partitions_.end() ? 0 : it->second.outstanding.size();
 }
 
 std::size_t OffsetTracker::outstanding_total() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::size_t total = 0;
   for (const auto& [id, state] : partitions_) total += state.outstanding.size();
   return total;
 }
 
 void OffsetTracker::forget(const PartitionId& partition) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   partitions_.erase(partition);
 }
 
 std::vector<PartitionId> OffsetTracker::partitions() const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   std::vector<PartitionId> result;
   for (const auto& [id, state] : partitions_) result.push_back(id);
   return result;

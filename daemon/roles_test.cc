@@ -1,8 +1,8 @@
 #include <gtest/gtest.h>
-
 #include <unistd.h>
 
-#include "daemon/daemon.h"
+#include "daemon/clients.h"
+#include "daemon/role.h"
 
 namespace neardup::daemon {
 namespace {

@@ -7,18 +7,14 @@
 #include <utility>
 #include <vector>
 
+#include "common/ascii.h"
+
 namespace neardup::kafka {
 namespace {
 
 std::expected<void, std::string> check(const char* call, rd_kafka_resp_err_t err) {
   if (err == RD_KAFKA_RESP_ERR_NO_ERROR) return {};
   return std::unexpected(std::string(call) + ": " + rd_kafka_err2str(err));
-}
-
-std::string lower(std::string_view text) {
-  std::string result(text);
-  std::ranges::transform(result, result.begin(), [](unsigned char c) { return std::tolower(c); });
-  return result;
 }
 
 template <typename Int>
@@ -126,7 +122,7 @@ void MockCluster::set_topic_error(const std::string& topic, rd_kafka_resp_err_t 
 
 std::optional<std::int16_t> api_key_from_text(std::string_view text) {
   if (auto number = parse_int<std::int16_t>(text)) return number;
-  std::string name = lower(text);
+  std::string name = ascii_lowercase(text);
   for (const auto& [known, key] : kApiKeys) {
     if (known == name) return key;
   }

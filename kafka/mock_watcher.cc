@@ -37,7 +37,7 @@ std::expected<std::unique_ptr<MockWatcher>, std::string> MockWatcher::start(
   std::unique_ptr<MockWatcher> watcher(new MockWatcher(cluster, std::move(report)));
   watcher->impl_ = std::make_unique<Impl>();
   watcher->impl_->consumer = std::move(*consumer);
-  for (const auto& topic : topics) watcher->known_.try_emplace(topic, false);
+  for (const auto& topic : topics) watcher->add_topic(topic);
   watcher->thread_ = std::thread([raw = watcher.get()] { raw->run(); });
   return watcher;
 }
@@ -49,7 +49,7 @@ MockWatcher::~MockWatcher() {
 }
 
 void MockWatcher::add_topic(const std::string& name) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   known_.try_emplace(name, false);
 }
 
@@ -64,7 +64,7 @@ void MockWatcher::run() {
       if (consumer.metadata(true, nullptr, &raw, 1000) == RdKafka::ERR_NO_ERROR) {
         std::unique_ptr<RdKafka::Metadata> metadata(raw);
         TopicPartitions newly_known;
-        std::lock_guard lock(mutex_);
+        MutexLock lock(mutex_);
         for (const RdKafka::TopicMetadata* topic : *metadata->topics()) {
           auto known = known_.find(topic->topic());
           if (known == known_.end()) {

@@ -20,11 +20,11 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "common/mutex.h"
 #include "kafka/mock_cluster.h"
 
 namespace neardup::kafka {
@@ -56,17 +56,17 @@ class MockWatcher {
 
   // A topic the cluster was told to create (--topic, the `topic` command): watched, not
   // refused. Thread-safe.
-  void add_topic(const std::string& name);
+  void add_topic(const std::string& name) EXCLUDES(mutex_);
 
  private:
   MockWatcher(MockCluster& cluster, std::function<void(const WatchEvent&)> report);
-  void run();
+  void run() EXCLUDES(mutex_);
 
   struct Impl;
   MockCluster& cluster_;
   std::function<void(const WatchEvent&)> report_;
-  std::mutex mutex_;
-  std::map<std::string, bool> known_;  // topic -> assigned to the consumer yet
+  Mutex mutex_;
+  std::map<std::string, bool> known_ GUARDED_BY(mutex_);  // topic -> assigned to the consumer yet
   std::unique_ptr<Impl> impl_;
   std::atomic<bool> stop_{false};
   std::thread thread_;

@@ -4,7 +4,7 @@
 #include <openssl/evp.h>
 #include <openssl/hmac.h>
 
-#include "store/coding.h"
+#include "common/coding.h"
 
 namespace neardup {
 namespace {

@@ -169,7 +169,7 @@ void FamilyBase::render(std::string& out) const {
 
 template <>
 void Family<Counter>::render_children(std::string& out) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   for (const auto& [values, child] : children_) {
     append_series(out, name(), label_names(), values);
     append_line(out, std::to_string(child->value()));
@@ -178,7 +178,7 @@ void Family<Counter>::render_children(std::string& out) const {
 
 template <>
 void Family<Gauge>::render_children(std::string& out) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   for (const auto& [values, child] : children_) {
     append_series(out, name(), label_names(), values);
     append_line(out, format_value(child->value()));
@@ -187,7 +187,7 @@ void Family<Gauge>::render_children(std::string& out) const {
 
 template <>
 void Family<Histogram>::render_children(std::string& out) const {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   const std::string bucket = name() + "_bucket";
   for (const auto& [values, child] : children_) {
     Histogram::Snapshot s = child->snapshot();
@@ -204,7 +204,7 @@ void Family<Histogram>::render_children(std::string& out) const {
 }
 
 void MetricsRegistry::add(std::unique_ptr<FamilyBase> family) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   for (const auto& existing : families_) {
     if (existing->name() == family->name()) {
       throw std::invalid_argument("metric " + family->name() + " registered twice");
@@ -254,13 +254,13 @@ Family<Histogram>& MetricsRegistry::histogram(std::string name, std::string help
 }
 
 void MetricsRegistry::add_collector(std::function<void(std::string&)> render) {
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   collectors_.push_back(std::move(render));
 }
 
 std::string MetricsRegistry::render() const {
   std::string out;
-  std::lock_guard lock(mutex_);
+  MutexLock lock(mutex_);
   for (const auto& family : families_) family->render(out);
   for (const auto& collector : collectors_) collector(out);
   return out;

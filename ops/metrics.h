@@ -15,11 +15,12 @@
 #include <functional>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <span>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "common/mutex.h"
 
 namespace neardup::ops {
 
@@ -108,7 +109,7 @@ class FamilyBase {
   // Throws std::invalid_argument unless one value is given per label name.
   void check_arity(std::size_t values) const;
 
-  mutable std::mutex mutex_;  // guards the children map, never the values
+  mutable Mutex mutex_;  // guards the children map, never the values
 
  private:
   std::string name_;
@@ -132,7 +133,7 @@ class Family : public FamilyBase {
   // Throws std::invalid_argument on a wrong number of values (a programming error).
   T& labels(const std::vector<std::string>& values) {
     check_arity(values.size());
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     auto& slot = children_[values];
     if (!slot) slot = make_();
     return *slot;
@@ -142,7 +143,7 @@ class Family : public FamilyBase {
 
   // Drops a child (e.g. the lag gauge of a revoked partition). References to it dangle.
   void remove(const std::vector<std::string>& values) {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     children_.erase(values);
   }
 
@@ -150,7 +151,7 @@ class Family : public FamilyBase {
   void render_children(std::string& out) const override;
 
   std::function<std::unique_ptr<T>()> make_;
-  std::map<std::vector<std::string>, std::unique_ptr<T>> children_;
+  std::map<std::vector<std::string>, std::unique_ptr<T>> children_ GUARDED_BY(mutex_);
 };
 
 // Defined in metrics.cc, one per value type.
@@ -186,9 +187,9 @@ class MetricsRegistry {
  private:
   void add(std::unique_ptr<FamilyBase> family);
 
-  mutable std::mutex mutex_;
-  std::vector<std::unique_ptr<FamilyBase>> families_;
-  std::vector<std::function<void(std::string&)>> collectors_;
+  mutable Mutex mutex_;
+  std::vector<std::unique_ptr<FamilyBase>> families_ GUARDED_BY(mutex_);
+  std::vector<std::function<void(std::string&)>> collectors_ GUARDED_BY(mutex_);
 };
 
 // Content-Type of render()'s output.

@@ -15,36 +15,6 @@
 
 namespace neardup::ops {
 
-std::expected<ListenAddress, std::string> parse_listen_address(std::string_view listen) {
-  auto bad = [&](std::string_view why) {
-    return std::unexpected("metrics.listen: " + std::string(why) + ", got \"" +
-                           std::string(listen) + "\" (want host:port or [ipv6]:port)");
-  };
-  ListenAddress address;
-  std::string_view port_text;
-  if (listen.starts_with('[')) {
-    auto close = listen.find(']');
-    if (close == std::string_view::npos) return bad("unterminated [ipv6] address");
-    address.host = std::string(listen.substr(1, close - 1));
-    if (close + 1 >= listen.size() || listen[close + 1] != ':') return bad("missing :port");
-    port_text = listen.substr(close + 2);
-  } else {
-    auto colon = listen.rfind(':');
-    if (colon == std::string_view::npos) return bad("missing :port");
-    address.host = std::string(listen.substr(0, colon));
-    if (address.host.find(':') != std::string::npos) return bad("IPv6 addresses need brackets");
-    port_text = listen.substr(colon + 1);
-  }
-  if (address.host.empty()) return bad("missing host");
-  auto [end, ec] =
-      std::from_chars(port_text.data(), port_text.data() + port_text.size(), address.port);
-  if (port_text.empty() || ec != std::errc() || end != port_text.data() + port_text.size() ||
-      address.port < 0 || address.port > 65535) {
-    return bad("port must be 0..65535");
-  }
-  return address;
-}
-
 struct MetricsServer::Routes {
   const MetricsRegistry* registry = nullptr;
   HealthCheck health;
@@ -215,7 +185,7 @@ MetricsServer::~MetricsServer() { stop(); }
 std::expected<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
     std::string_view listen, const MetricsRegistry& registry, HealthCheck health,
     HealthCheck ready, QueryHandlers queries) {
-  auto address = parse_listen_address(listen);
+  auto address = parse_listen_address(listen, "metrics.listen");
   if (!address) return std::unexpected(address.error());
   auto socket = listen_on(*address, listen);
   if (!socket) return std::unexpected(socket.error());

@@ -28,6 +28,7 @@
 #include <string>
 #include <string_view>
 
+#include "common/listen_address.h"
 #include "ops/metrics.h"
 
 struct MHD_Daemon;
@@ -38,15 +39,6 @@ namespace neardup::ops {
 inline constexpr unsigned kMaxConnections = 256;
 inline constexpr unsigned kIdleSeconds = 10;
 inline constexpr std::size_t kHeaderBytes = 32 * 1024;
-
-struct ListenAddress {
-  std::string host;  // as given, without the brackets of an IPv6 literal
-  int port = 0;      // 0: an ephemeral port chosen by the kernel
-};
-
-// Parses "host:port" or "[ipv6]:port" (e.g. "127.0.0.1:9464", "[::1]:0", "0.0.0.0:9464").
-// The error names metrics.listen and what is wrong.
-std::expected<ListenAddress, std::string> parse_listen_address(std::string_view listen);
 
 // The /healthz or /readyz verdict: a value means healthy (ready); an error is the reason for a
 // 503. An empty check always passes.

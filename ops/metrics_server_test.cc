@@ -15,29 +15,6 @@
 namespace neardup::ops {
 namespace {
 
-TEST(ParseListenAddress, AcceptsHostPortAndBracketedIpv6) {
-  auto v4 = parse_listen_address("127.0.0.1:9464");
-  ASSERT_TRUE(v4) << v4.error();
-  EXPECT_EQ(v4->host, "127.0.0.1");
-  EXPECT_EQ(v4->port, 9464);
-  auto v6 = parse_listen_address("[::1]:0");
-  ASSERT_TRUE(v6) << v6.error();
-  EXPECT_EQ(v6->host, "::1");
-  EXPECT_EQ(v6->port, 0);
-  auto name = parse_listen_address("localhost:80");
-  ASSERT_TRUE(name);
-  EXPECT_EQ(name->host, "localhost");
-}
-
-TEST(ParseListenAddress, RejectsMalformedAddressesNamingTheKey) {
-  for (const char* bad : {"", "9464", ":9464", "127.0.0.1:", "127.0.0.1:70000", "host:12x",
-                          "::1:9464", "[::1]9464", "[::1"}) {
-    auto parsed = parse_listen_address(bad);
-    ASSERT_FALSE(parsed) << bad;
-    EXPECT_TRUE(parsed.error().starts_with("metrics.listen: ")) << parsed.error();
-  }
-}
-
 TEST(MetricsServer, ServesMetricsAndHealthOverHttp) {
   MetricsRegistry registry;
   DaemonMetrics metrics(registry);

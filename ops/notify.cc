@@ -55,7 +55,7 @@ bool WatchdogPinger::start(std::function<bool()> healthy) {
   // Half the timeout, as sd_watchdog_enabled(3) recommends: one late ping is not fatal.
   interval_ = timeout / 2;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stop_requested_ = false;
   }
   thread_ = std::thread([this, healthy = std::move(healthy)] { run(healthy); });
@@ -64,21 +64,22 @@ bool WatchdogPinger::start(std::function<bool()> healthy) {
 
 void WatchdogPinger::run(std::function<bool()> healthy) {
   name_this_thread("nd:watchdog");
-  std::unique_lock lock(mutex_);
-  while (!stop_requested_) {
+  while (true) {
     // Ping first: the first ping is due one interval after start at the latest.
-    lock.unlock();
     // A failed ping is not retried early: systemd's timeout decides.
     if (!healthy || healthy()) (void)notify("WATCHDOG=1");
-    lock.lock();
-    wake_.wait_for(lock, interval_, [this] { return stop_requested_; });
+    MutexLock lock(mutex_);
+    const auto deadline = std::chrono::steady_clock::now() + interval_;
+    while (!stop_requested_ && wake_.wait_until(mutex_, deadline)) {
+    }
+    if (stop_requested_) return;
   }
 }
 
 void WatchdogPinger::stop() {
   if (!thread_.joinable()) return;
   {
-    std::lock_guard lock(mutex_);
+    MutexLock lock(mutex_);
     stop_requested_ = true;
   }
   wake_.notify_all();

@@ -10,14 +10,14 @@
 #pragma once
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdint>
 #include <expected>
 #include <functional>
-#include <mutex>
 #include <string>
 #include <string_view>
 #include <thread>
+
+#include "common/mutex.h"
 
 namespace neardup::ops {
 
@@ -53,20 +53,20 @@ class WatchdogPinger {
   WatchdogPinger& operator=(const WatchdogPinger&) = delete;
 
   // Returns whether the pinger runs (false: watchdog off, or already started).
-  bool start(std::function<bool()> healthy = {});
+  bool start(std::function<bool()> healthy = {}) EXCLUDES(mutex_);
   // Wakes and joins the thread; idempotent.
-  void stop();
+  void stop() EXCLUDES(mutex_);
 
   bool running() const { return thread_.joinable(); }
   std::chrono::microseconds interval() const { return interval_; }
 
  private:
-  void run(std::function<bool()> healthy);
+  void run(std::function<bool()> healthy) EXCLUDES(mutex_);
 
   std::chrono::microseconds interval_{0};
-  std::mutex mutex_;
-  std::condition_variable wake_;
-  bool stop_requested_ = false;
+  Mutex mutex_;
+  CondVar wake_;
+  bool stop_requested_ GUARDED_BY(mutex_) = false;
   std::thread thread_;
 };
 

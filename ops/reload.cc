@@ -12,14 +12,6 @@ std::vector<Setting> live_settings(const Config& config) {
   return out;
 }
 
-// The restart-only keys (docs/configuration.md) keep their running values.
-void keep_restart_only(Config& next, const Config& running) {
-  next.kafka = running.kafka;
-  next.store = running.store;
-  next.metrics.listen = running.metrics.listen;
-  next.pipeline.threads = running.pipeline.threads;
-}
-
 }  // namespace
 
 std::vector<std::string> live_reload_keys() {

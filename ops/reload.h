@@ -36,7 +36,7 @@ struct KeyChange {
 
 struct ReloadAccepted {
   // The config to run from now on: the file's values, except that every key that needs a
-  // restart (kafka.*, store.*, metrics.listen, pipeline.threads) keeps its running value.
+  // restart (kafka.*, store.*, metrics.*, pipeline.threads) keeps its running value.
   Config config;
   std::string old_scheme;  // scheme_id(running)
   std::string new_scheme;  // scheme_id(config)

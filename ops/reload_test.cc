@@ -168,6 +168,18 @@ void leaf_paths(const YAML::Node& node, const std::string& prefix, std::vector<s
   }
 }
 
+TEST(PlanReload, EveryMetricsKeyKeepsItsRunningValueAndIsNamed) {
+  Config running;
+  Config file = running;
+  file.metrics.queries = !running.metrics.queries;
+  auto plan = plan_reload(running, file, 3);
+  ASSERT_TRUE(plan) << plan.error();
+  EXPECT_EQ(plan->needs_restart, std::vector<std::string>{"metrics.queries"});
+  // The running config keeps the value the listener was started with.
+  EXPECT_EQ(plan->config.metrics.queries, running.metrics.queries);
+  EXPECT_TRUE(plan->applied.empty());
+}
+
 TEST(PlanReload, EveryConfigKeyIsEitherLiveOrRestartOnly) {
   std::vector<std::string> paths;
   leaf_paths(YAML::Load(to_yaml(Config{})), "", paths);

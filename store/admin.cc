@@ -2,7 +2,7 @@
 
 #include <algorithm>
 
-#include "store/coding.h"
+#include "common/coding.h"
 #include "store/pending.h"
 #include "store/read_path.h"
 

@@ -5,7 +5,7 @@
 #include <algorithm>
 #include <bit>
 
-#include "store/coding.h"
+#include "common/coding.h"
 #include "store/distinct.h"
 
 namespace neardup {

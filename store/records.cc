@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "store/coding.h"
+#include "common/coding.h"
 
 namespace neardup::records {
 

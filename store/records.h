@@ -115,7 +115,7 @@ std::optional<std::uint64_t> decode_u64(std::string_view bytes);
 
 }  // namespace neardup::records
 
-#include "store/coding.h"
+#include "common/coding.h"
 
 namespace neardup::records {
 

@@ -3,7 +3,7 @@
 
 #include <gtest/gtest.h>
 
-#include "store/coding.h"
+#include "common/coding.h"
 
 namespace neardup::records {
 namespace {

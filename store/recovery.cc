@@ -5,8 +5,8 @@
 #include <charconv>
 #include <unordered_map>
 
+#include "common/coding.h"
 #include "store/catalog.h"
-#include "store/coding.h"
 #include "store/read_path.h"
 
 namespace neardup {

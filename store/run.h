@@ -20,7 +20,7 @@
 #include <string_view>
 #include <vector>
 
-#include "store/coding.h"
+#include "common/coding.h"
 #include "store/lmdb.h"
 
 namespace neardup {

@@ -6,12 +6,6 @@
 namespace neardup {
 namespace {
 
-std::uint64_t binomial(std::uint32_t n, std::uint32_t r) {
-  std::uint64_t c = 1;
-  for (std::uint32_t i = 1; i <= r; ++i) c = c * (n - r + i) / i;
-  return c;
-}
-
 std::uint64_t low_mask(std::uint32_t bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
 
 }  // namespace
@@ -57,9 +51,10 @@ std::expected<TableDesign, std::string> TableDesign::for_store(std::uint32_t k,
   if (k + 1 > 64) return std::unexpected("store.design_k: must be < 64, got " + std::to_string(k));
   if (tables != 0) {
     std::string valid;
-    for (std::uint32_t r = 1; k + r <= 64 && binomial(k + r, r) <= kMaxTables; ++r) {
-      if (binomial(k + r, r) == tables) return make(k, r);
-      valid += (valid.empty() ? "" : ", ") + std::to_string(binomial(k + r, r));
+    const std::vector<std::uint64_t> counts = allowed_table_counts(k);
+    for (std::uint32_t r = 1; r <= counts.size(); ++r) {
+      if (counts[r - 1] == tables) return make(k, r);
+      valid += (valid.empty() ? "" : ", ") + std::to_string(counts[r - 1]);
     }
     return std::unexpected("store.tables: design_k " + std::to_string(k) +
                            " allows C(k + r, r) tables up to " + std::to_string(kMaxTables) +

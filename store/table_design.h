@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "common/table_counts.h"
+
 namespace neardup {
 
 struct TableDesign {
@@ -32,9 +34,8 @@ struct TableDesign {
                                                            std::uint64_t expected_documents,
                                                            std::uint32_t tables);
   static constexpr double kMaxBucketEntries = 256;
-  // More tables than this are refused (an error names the key): each costs an in-memory delta
-  // and a probe per page. k = 3 needs 4 (to 16.7M pages) or 10; k = 5 at 100M pages 56.
-  static constexpr std::uint64_t kMaxTables = 100;
+  // More tables than this are refused (an error names the key): common/table_counts.h.
+  static constexpr std::uint64_t kMaxTables = neardup::kMaxTables;
 
   std::size_t tables() const { return block_order.size(); }
   // Bits of table t's prefix: the widths of its first r blocks.

@@ -6,7 +6,7 @@
 #include <chrono>
 #include <map>
 
-#include "store/coding.h"
+#include "common/coding.h"
 #include "store/distinct.h"
 #include "store/pending.h"
 

@@ -3,6 +3,7 @@
 #include <array>
 #include <optional>
 
+#include "common/ascii.h"
 #include "pipeline/decode/charset.h"
 
 namespace neardup::decode_internal {
@@ -10,12 +11,11 @@ namespace {
 
 bool is_space(char c) { return c == '\t' || c == '\n' || c == '\f' || c == '\r' || c == ' '; }
 bool is_alpha(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z'); }
-char to_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c - 'A' + 'a') : c; }
 
 bool starts_with_nocase(std::string_view text, std::size_t pos, std::string_view prefix) {
   if (text.size() - pos < prefix.size()) return false;
   for (std::size_t i = 0; i < prefix.size(); ++i) {
-    if (to_lower(text[pos + i]) != prefix[i]) return false;
+    if (ascii_lower(text[pos + i]) != prefix[i]) return false;
   }
   return true;
 }
@@ -59,7 +59,7 @@ std::optional<Attribute> get_attribute(std::string_view text, std::size_t& pos) 
       break;
     }
     if (c == '/' || c == '>') return attribute;
-    attribute.name += to_lower(c);
+    attribute.name += ascii_lower(c);
   }
   while (pos < n && is_space(text[pos])) ++pos;  // value
   if (pos >= n) return std::nullopt;
@@ -67,13 +67,13 @@ std::optional<Attribute> get_attribute(std::string_view text, std::size_t& pos) 
     char quote = text[pos++];
     std::size_t close = text.find(quote, pos);
     if (close == std::string_view::npos) return std::nullopt;
-    for (; pos < close; ++pos) attribute.value += to_lower(text[pos]);
+    for (; pos < close; ++pos) attribute.value += ascii_lower(text[pos]);
     ++pos;
     return attribute;
   }
   if (text[pos] == '>') return attribute;
   for (; pos < n && !is_space(text[pos]) && text[pos] != '>'; ++pos) {
-    attribute.value += to_lower(text[pos]);
+    attribute.value += ascii_lower(text[pos]);
   }
   return attribute;
 }
@@ -136,7 +136,7 @@ std::string xml_declaration_encoding(std::string_view text) {
 MediaType parse_content_type(std::string_view content_type) {
   MediaType media;
   std::size_t pos = content_type.find(';');
-  for (char c : trim(content_type.substr(0, pos))) media.type += to_lower(c);
+  for (char c : trim(content_type.substr(0, pos))) media.type += ascii_lower(c);
   while (pos < content_type.size()) {  // pos is on a ';'
     ++pos;
     std::size_t equals = content_type.find_first_of("=;", pos);

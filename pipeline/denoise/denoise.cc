@@ -2,6 +2,7 @@
 
 #include <chrono>
 
+#include "common/ascii.h"
 #include "pipeline/denoise/html_outline.h"
 #include "pipeline/denoise/main_content.h"
 #include "pipeline/denoise/notices.h"
@@ -17,14 +18,7 @@ bool is_plain_text(std::string_view content_type) {
   std::string_view type = content_type.substr(0, content_type.find(';'));
   while (!type.empty() && (type.front() == ' ' || type.front() == '\t')) type.remove_prefix(1);
   while (!type.empty() && (type.back() == ' ' || type.back() == '\t')) type.remove_suffix(1);
-  constexpr std::string_view kPlain = "text/plain";
-  if (type.size() != kPlain.size()) return false;
-  for (std::size_t i = 0; i < type.size(); ++i) {
-    char c = type[i];
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-    if (c != kPlain[i]) return false;
-  }
-  return true;
+  return ascii_iequals(type, "text/plain");
 }
 
 // Plain text: every non-blank line is a paragraph.

@@ -9,6 +9,7 @@
 #include <cstring>
 #include <utility>
 
+#include "common/ascii.h"
 #include "pipeline/denoise/html_prescan.h"
 
 namespace neardup::denoise_internal {
@@ -287,7 +288,7 @@ bool style_hides(std::string_view style, std::string& scratch) {
   scratch.clear();
   for (char c : style) {
     if (c == ' ' || c == '\t' || c == '\n' || c == '\r') continue;
-    scratch += (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
+    scratch += ascii_lower(c);
   }
   return scratch.find("display:none") != scratch.npos ||
          scratch.find("visibility:hidden") != scratch.npos;
@@ -616,9 +617,7 @@ void OutlineBuilder::characters(std::string_view text) {
 
 void lower_into(std::string_view s, std::string& out) {
   out.assign(s);
-  for (char& c : out) {
-    if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
-  }
+  for (char& c : out) c = ascii_lower(c);
 }
 
 Outline parse_outline(std::string_view utf8_html, std::uint32_t max_nodes,

@@ -5,6 +5,7 @@
 #include <utility>
 #include <vector>
 
+#include "common/ascii.h"
 #include "pipeline/denoise/html_outline.h"
 
 namespace neardup::denoise_internal {
@@ -14,11 +15,7 @@ bool is_space(char c) { return c == ' ' || c == '\t' || c == '\n' || c == '\r' |
 bool is_alpha(char c) { return (c | 0x20) >= 'a' && (c | 0x20) <= 'z'; }
 
 bool equals_lower(std::string_view text, std::string_view lower) {
-  if (text.size() != lower.size()) return false;
-  for (std::size_t i = 0; i < text.size(); ++i) {
-    if ((text[i] | 0x20) != lower[i]) return false;
-  }
-  return true;
+  return ascii_iequals(text, lower);
 }
 
 // Position of the first case-insensitive "</name" at or after `from`, or text.size().

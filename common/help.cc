@@ -1,11 +1,11 @@
-#include "cli/help.h"
+#include "common/help.h"
 
 #include <algorithm>
 #include <charconv>
 #include <memory>
 #include <sstream>
 
-namespace neardup::cli {
+namespace neardup {
 namespace {
 
 constexpr std::string_view kExamplesHeading = "Examples:";
@@ -88,11 +88,13 @@ void render_options_roff(std::ostringstream& out, const CLI::App& app,
   for (const CLI::Option* option : app.get_options()) {
     if (option->get_group().empty()) continue;  // hidden
     std::vector<std::string> names;
-    for (const auto& name : option->get_snames()) names.push_back("\\fB\\-" + roff(name, true) + "\\fR");
+    for (const auto& name : option->get_snames())
+      names.push_back("\\fB\\-" + roff(name, true) + "\\fR");
     for (const auto& name : option->get_lnames()) {
       names.push_back("\\fB\\-\\-" + roff(name, true) + "\\fR");
     }
-    if (names.empty()) names.push_back("\\fI" + roff(formatter.make_option_name(option, true)) + "\\fR");
+    if (names.empty())
+      names.push_back("\\fI" + roff(formatter.make_option_name(option, true)) + "\\fR");
     std::string value = value_name(*option);
     out << ".TP\n" << join(names, ", ");
     if (!value.empty() && !option->get_lnames().empty()) out << " \\fI" << roff(value) << "\\fR";
@@ -128,7 +130,8 @@ std::string HelpFormatter::make_option_opts(const CLI::Option* option) const {
 std::string HelpFormatter::make_option_desc(const CLI::Option* option) const {
   std::string desc = option->get_description();
   if (option->get_required()) desc += " (required)";
-  if (option->get_expected_max() >= CLI::detail::expected_max_vector_size && option->nonpositional()) {
+  if (option->get_expected_max() >= CLI::detail::expected_max_vector_size &&
+      option->nonpositional()) {
     desc += " (repeatable)";
   }
   const std::string default_value = option->get_default_str();
@@ -209,7 +212,8 @@ std::expected<void, std::string> check_arguments(const CLI::App& root,
                                did_you_mean(name, option_names(*current)) + " (see " +
                                command_path(*current) + " --help)");
       }
-      const bool inline_value = arg.find('=') != std::string::npos || (!arg.starts_with("--") && arg.size() > 2);
+      const bool inline_value =
+          arg.find('=') != std::string::npos || (!arg.starts_with("--") && arg.size() > 2);
       if (option->get_type_size() != 0 && !inline_value) ++i;  // its value
       continue;
     }
@@ -247,12 +251,12 @@ std::string render_man_page(const CLI::App& root, std::string_view section,
   out << ".TH " << upper << " " << section << " \"\" \"" << root.get_name() << " " << version
       << "\" \"" << (section == "8" ? "System Administration" : "User Commands") << "\"\n";
   std::string description = root.get_description();
-  std::string summary = description.substr(description.find(": ") == std::string::npos
-                                               ? 0
-                                               : description.find(": ") + 2);
+  std::string summary = description.substr(
+      description.find(": ") == std::string::npos ? 0 : description.find(": ") + 2);
   out << ".SH NAME\n" << root.get_name() << " \\- " << roff(summary) << "\n";
   out << ".SH SYNOPSIS\n.B " << root.get_name() << "\n"
-      << (commands.empty() ? "[\\fIOPTIONS\\fR]\n" : "\\fICOMMAND\\fR [\\fIOPTIONS\\fR] [\\fIARGS\\fR]\n");
+      << (commands.empty() ? "[\\fIOPTIONS\\fR]\n"
+                           : "\\fICOMMAND\\fR [\\fIOPTIONS\\fR] [\\fIARGS\\fR]\n");
   out << ".SH DESCRIPTION\n" << roff(description) << "\n";
   out << ".SH OPTIONS\n";
   render_options_roff(out, root, formatter);
@@ -348,4 +352,4 @@ std::string render_bash_completion(const CLI::App& root) {
   return out.str();
 }
 
-}  // namespace neardup::cli
+}  // namespace neardup

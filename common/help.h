@@ -18,14 +18,13 @@
 #pragma once
 
 #include <CLI/CLI.hpp>
-
 #include <cstddef>
 #include <expected>
 #include <string>
 #include <string_view>
 #include <vector>
 
-namespace neardup::cli {
+namespace neardup {
 
 class HelpFormatter : public CLI::Formatter {
  public:
@@ -80,4 +79,4 @@ std::string render_man_page(const CLI::App& root, std::string_view section,
 // directory names for options whose value name is FILE or DIR (and for positionals).
 std::string render_bash_completion(const CLI::App& root);
 
-}  // namespace neardup::cli
+}  // namespace neardup

@@ -1,8 +1,8 @@
-#include "cli/help.h"
+#include "common/help.h"
 
 #include <gtest/gtest.h>
 
-namespace neardup::cli {
+namespace neardup {
 namespace {
 
 // A small command tree shaped like neardup's.
@@ -60,8 +60,9 @@ TEST(CheckArguments, AMisspeltOptionIsNamedBeforeMissingRequiredOnes) {
   Tree t;
   auto bad = t.check({"dedup", "--stroe", "x"});
   ASSERT_FALSE(bad);
-  EXPECT_EQ(bad.error(),
-            "tool dedup: unknown option '--stroe'; did you mean '--store'? (see tool dedup --help)");
+  EXPECT_EQ(
+      bad.error(),
+      "tool dedup: unknown option '--stroe'; did you mean '--store'? (see tool dedup --help)");
   auto root_flag = t.check({"--verison"});
   ASSERT_FALSE(root_flag);
   EXPECT_NE(root_flag.error().find("did you mean '--version'?"), std::string::npos);
@@ -99,21 +100,26 @@ TEST(HelpFormatter, ShowsValueNamesDefaultsAndExamplesWithoutParserInternals) {
 
 TEST(ManPage, HasEveryCommandAndOptionInRoffWithEscapedDashes) {
   Tree t;
-  const std::string man = render_man_page(t.root, "1", "1.0", {{"EXIT STATUS", "0 ok.\n\n  table\n"}});
+  const std::string man =
+      render_man_page(t.root, "1", "1.0", {{"EXIT STATUS", "0 ok.\n\n  table\n"}});
   EXPECT_TRUE(man.starts_with(".TH TOOL 1 \"\" \"tool 1.0\" \"User Commands\"\n")) << man;
   EXPECT_NE(man.find(".SH NAME\ntool \\- does things\n"), std::string::npos) << man;
   EXPECT_NE(man.find(".SS \"tool dedup [OPTIONS]\""), std::string::npos) << man;
   EXPECT_NE(man.find("\\fB\\-\\-store\\fR \\fIDIR\\fR\nindex directory (required)"),
-            std::string::npos) << man;
+            std::string::npos)
+      << man;
   EXPECT_NE(man.find(".SS \"tool stats [OPTIONS] [FILE...]\""), std::string::npos) << man;
-  EXPECT_NE(man.find(".TP\n\\fIFILE\\fR\nfiles\n"), std::string::npos) << man;  // no "[default: []]"
-  EXPECT_NE(man.find(".SH EXIT STATUS\n0 ok.\n.PP\n.PP\n.nf\n  table\n.fi\n"), std::string::npos) << man;
+  EXPECT_NE(man.find(".TP\n\\fIFILE\\fR\nfiles\n"), std::string::npos)
+      << man;  // no "[default: []]"
+  EXPECT_NE(man.find(".SH EXIT STATUS\n0 ok.\n.PP\n.PP\n.nf\n  table\n.fi\n"), std::string::npos)
+      << man;
 }
 
 TEST(BashCompletion, CompletesCommandsOptionsAndDirectories) {
   Tree t;
   const std::string script = render_bash_completion(t.root);
-  EXPECT_NE(script.find("compgen -W \"dedup stats --help -h --version\""), std::string::npos) << script;
+  EXPECT_NE(script.find("compgen -W \"dedup stats --help -h --version\""), std::string::npos)
+      << script;
   EXPECT_NE(script.find("case \"$prev\" in --store) COMPREPLY=($(compgen -d"), std::string::npos)
       << script;
   EXPECT_NE(script.find("case \"$prev\" in --in) COMPREPLY=($(compgen -f"), std::string::npos)
@@ -122,4 +128,4 @@ TEST(BashCompletion, CompletesCommandsOptionsAndDirectories) {
 }
 
 }  // namespace
-}  // namespace neardup::cli
+}  // namespace neardup

@@ -1,0 +1,53 @@
+#include "daemon/role.h"
+
+#include <chrono>
+#include <utility>
+
+#include "message/processing.h"
+
+namespace neardup::daemon {
+
+void run_pipeline(Work& work, const std::shared_ptr<const Config>& config,
+                  const std::string& scheme, ops::DaemonMetrics* metrics) {
+  StageTimes times;
+  work.processed = process_record(work.input.value, config, scheme, metrics ? &times : nullptr);
+  if (!metrics) return;
+  const std::pair<ops::Stage, const std::optional<std::chrono::nanoseconds>&> stages[] = {
+      {ops::Stage::kDecode, times.decode},
+      {ops::Stage::kDenoise, times.denoise},
+      {ops::Stage::kFeatures, times.features},
+      {ops::Stage::kFingerprint, times.fingerprint},
+  };
+  for (const auto& [stage, time] : stages) {
+    if (time) metrics->stage(stage).observe(std::chrono::duration<double>(*time).count());
+  }
+}
+
+std::string_view role_name(Role role) {
+  switch (role) {
+    case Role::kFingerprint:
+      return "fingerprint";
+    case Role::kIndex:
+      return "index";
+    case Role::kSingle:
+      break;
+  }
+  return "single";
+}
+
+std::optional<Role> parse_role(std::string_view name) {
+  for (Role role : {Role::kSingle, Role::kFingerprint, Role::kIndex}) {
+    if (role_name(role) == name) return role;
+  }
+  return std::nullopt;
+}
+
+std::string consumer_group(const Config& config, Role role) {
+  return role == Role::kIndex ? config.kafka.group_id + "-index" : config.kafka.group_id;
+}
+
+const std::string& consumed_topic(const Config& config, Role role) {
+  return role == Role::kIndex ? config.kafka.fingerprint_topic : config.kafka.input_topic;
+}
+
+}  // namespace neardup::daemon
