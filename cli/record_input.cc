@@ -31,13 +31,13 @@ void add_record_input_options(CLI::App* command, std::string& in, std::vector<st
 }
 
 std::expected<std::unique_ptr<RecordInput>, std::string> RecordInput::open(
-    const std::string& jsonl, const std::vector<std::string>& warc_files, const InputFields& fields,
-    std::string command) {
+    const std::string& jsonl, const std::vector<std::string>& warc_files,
+    const InputConfig& input_config, std::string command) {
   std::unique_ptr<RecordInput> input(new RecordInput());
-  input->fields_ = fields;
+  input->fields_ = input_config.fields;
   input->command_ = std::move(command);
   if (warc_files.empty()) {
-    auto lines = LineReader::open(jsonl);
+    auto lines = LineReader::open(jsonl, input_config.max_record_bytes);
     if (!lines) return std::unexpected(lines.error());
     input->lines_ = std::move(*lines);
     return input;
