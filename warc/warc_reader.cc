@@ -17,7 +17,6 @@ namespace {
 
 constexpr std::size_t kReadChunk = 1 << 20;  // file bytes handed to inflate (or copied) at once
 constexpr std::size_t kOutChunk = 1 << 18;
-constexpr std::size_t kMaxHeaderBytes = 64 << 10;
 constexpr std::size_t kCompactAt = 4 << 20;
 constexpr std::string_view kGzipMagic("\x1f\x8b\x08", 3);
 
@@ -61,16 +60,27 @@ struct Headers {
   }
 };
 
-// Reads header lines of `text` from `pos` up to the empty line that ends them. Returns the
-// offset just past that line; nullopt when `text` does not hold it (yet).
-std::optional<std::size_t> read_headers(std::string_view text, std::size_t pos, Headers& headers) {
-  for (;;) {
+// Reads header lines of `text` from `pos` up to the empty line that ends them, within
+// kMaxHeaderBytes and kMaxHeaderLines. Returns the offset just past that line; nullopt when it
+// is not there: `too_large` then says whether the bounds were passed (else `text` ends first).
+std::optional<std::size_t> read_headers(std::string_view text, std::size_t pos, Headers& headers,
+                                        bool& too_large) {
+  too_large = text.size() - pos > kMaxHeaderBytes;
+  text = text.substr(0, pos + kMaxHeaderBytes);
+  for (std::size_t lines = 0;; ++lines) {
     const std::size_t eol = text.find('\n', pos);
     if (eol == std::string_view::npos) return std::nullopt;
     std::string_view line = text.substr(pos, eol - pos);
     if (line.ends_with('\r')) line.remove_suffix(1);
     pos = eol + 1;
-    if (line.empty()) return pos;
+    if (line.empty()) {
+      too_large = false;
+      return pos;
+    }
+    if (lines == kMaxHeaderLines) {
+      too_large = true;
+      return std::nullopt;
+    }
     const std::size_t colon = line.find(':');
     if (colon != std::string_view::npos) {
       headers.fields.emplace_back(trim(line.substr(0, colon)), trim(line.substr(colon + 1)));
@@ -264,8 +274,9 @@ std::optional<std::string> read_http_response(std::string_view block, WarcPage& 
     return "bad_http";
   }
   Headers headers;
-  const std::optional<std::size_t> body_at = read_headers(block, eol + 1, headers);
-  if (!body_at) return "bad_http";
+  bool too_large = false;
+  const std::optional<std::size_t> body_at = read_headers(block, eol + 1, headers, too_large);
+  if (!body_at) return too_large ? "headers_too_large" : "bad_http";
   if (code != "200") return "status_" + std::string(code);
 
   page.content_type = std::string(headers.get("Content-Type"));
@@ -395,7 +406,7 @@ WarcReader::Step WarcReader::parse(WarcEntry& entry) {
 WarcReader::Step WarcReader::read_record(WarcEntry& entry) {
   const std::string_view data = std::string_view(buffer_).substr(pos_);
   const std::uint64_t start = base_ + pos_;
-  const std::size_t eol = data.find('\n');
+  const std::size_t eol = data.substr(0, kMaxHeaderBytes).find('\n');
   if (eol == std::string_view::npos) {
     if (data.size() < kMaxHeaderBytes) return Step::kNeedMore;
     corrupt(entry, start, "no line end within 64 KiB");
@@ -409,10 +420,11 @@ WarcReader::Step WarcReader::read_record(WarcEntry& entry) {
     return Step::kEntry;
   }
   Headers headers;
-  const std::optional<std::size_t> block_at = read_headers(data, eol + 1, headers);
+  bool too_large = false;
+  const std::optional<std::size_t> block_at = read_headers(data, eol + 1, headers, too_large);
   if (!block_at) {
-    if (data.size() < kMaxHeaderBytes) return Step::kNeedMore;
-    corrupt(entry, start, "no end of the WARC header within 64 KiB");
+    if (!too_large) return Step::kNeedMore;
+    corrupt(entry, start, "no end of the WARC header within 64 KiB and 512 lines");
     return Step::kEntry;
   }
   const std::optional<std::uint64_t> length = parse_length(headers.get("Content-Length"));

@@ -71,11 +71,16 @@ struct WarcEntry {
 //   not_html       the Content-Type is present and is not text/html or application/xhtml+xml
 //   not_http       the block is not an HTTP response (e.g. Heritrix's dns: records)
 //   bad_http       the HTTP status line or header block cannot be read
+//   headers_too_large  the HTTP header block is over kMaxHeaderBytes or kMaxHeaderLines
 //   unsupported_encoding  a Content-Encoding other than gzip, deflate, br, identity
 //   bad_encoding   the body does not decode with its Content-Encoding
 //   too_large      the record's block is over kMaxBlockBytes, or the decoded body over it
 //   segmented      a segmented record (WARC-Segment-Number): segments are not reassembled
 inline constexpr std::uint64_t kMaxBlockBytes = 64 << 20;
+// The bounds of a header block, WARC or HTTP (its lines up to and with the empty one that ends
+// it): a WARC header past them is damage, an HTTP one makes the record headers_too_large.
+inline constexpr std::size_t kMaxHeaderBytes = 64 << 10;
+inline constexpr std::size_t kMaxHeaderLines = 512;
 
 class WarcReader {
  public:

@@ -2,6 +2,7 @@
 
 #include <brotli/encode.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
@@ -278,6 +279,47 @@ TEST_F(WarcReaderTest, FileThatIsNotWarcIsRefusedAtOpen) {
   ASSERT_FALSE(gzipped.has_value());
   EXPECT_NE(gzipped.error().find("gzip-compressed"), std::string::npos) << gzipped.error();
   EXPECT_FALSE(WarcReader::open("/nonexistent/x.warc").has_value());
+}
+
+// A block of 60 MiB of empty header lines (":\n") is skipped without holding one entry per
+// line: the HTTP header block is read to 64 KiB and 512 fields at most.
+TEST_F(WarcReaderTest, AnEndlessHttpHeaderBlockIsSkippedInBoundedMemory) {
+  std::string block = "HTTP/1.1 200 OK\r\n";
+  block.reserve(60 << 20);
+  while (block.size() < (60u << 20)) block += ":\n";
+  const std::string path =
+      write(record("response", block) + record("response", http("200 OK", "", html("after"))));
+  block = std::string();
+  // In a child, so that the peak is this reading's alone.
+  EXPECT_EXIT(
+      {
+        struct rusage before {};
+        ::getrusage(RUSAGE_SELF, &before);
+        auto reader = WarcReader::open(path);
+        std::string kinds_seen;
+        WarcEntry entry;
+        while (reader && (*reader)->next(entry)) {
+          kinds_seen += entry.kind == Kind::kPage ? "page " : entry.reason + " ";
+        }
+        struct rusage after {};
+        ::getrusage(RUSAGE_SELF, &after);
+        const long grew_mib = (after.ru_maxrss - before.ru_maxrss) / 1024;
+        std::fprintf(stderr, "%sgrew %ld MiB\n", kinds_seen.c_str(), grew_mib);
+        std::exit(kinds_seen == "headers_too_large page " && grew_mib < 300 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "headers_too_large page grew");
+}
+
+TEST(ReadHttpResponse, TheHeaderBlockIsReadTo64KiBAnd512FieldsAtMost) {
+  WarcPage page;
+  std::string many;
+  for (int i = 0; i < 512; ++i) many += "X-" + std::to_string(i) + ": y\r\n";
+  EXPECT_EQ(read_http_response("HTTP/1.1 200 OK\r\n" + many + "\r\n<p>x</p>", page), std::nullopt);
+  EXPECT_EQ(read_http_response("HTTP/1.1 200 OK\r\n" + many + "X: z\r\n\r\n<p>x</p>", page),
+            "headers_too_large");
+  const std::string long_field = "X: " + std::string(64 << 10, 'v') + "\r\n";
+  EXPECT_EQ(read_http_response("HTTP/1.1 200 OK\r\n" + long_field + "\r\n<p>x</p>", page),
+            "headers_too_large");
 }
 
 TEST(ReadHttpResponse, StatusLineWithoutReasonAndBadHeadersAreTold) {
