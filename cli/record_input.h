@@ -38,7 +38,7 @@ class RecordInput {
   // input.max_record_bytes; else the WARC files, in order, every one opened and checked first,
   // so that a missing file or one that is not WARC stops the run before anything is read; their
   // pages are written with input.fields' names. The error names the file. `command` prefixes the
-  // damage reports next() prints.
+  // damage reports next() prints. WARC files are held open one at a time, as they are read.
   static std::expected<std::unique_ptr<RecordInput>, std::string> open(
       const std::string& jsonl, const std::vector<std::string>& warc_files,
       const InputConfig& input, std::string command);
@@ -47,7 +47,8 @@ class RecordInput {
   // records that give no page are counted for summary(); damaged ones are also reported on
   // stderr, with their offset. A JSON line over input.max_record_bytes is given with `text`
   // empty and its length in over_long(): the caller refuses it as record_too_large. False at the
-  // end of the input or on a read error (error()).
+  // end of the input or on a read error (error(): also a WARC file that can no longer be opened
+  // when its turn comes).
   bool next(std::string& text, std::string& where);
   const std::string& error() const;
   // The length of the JSON line next() gave when it was too long to be held; else 0.
@@ -57,24 +58,28 @@ class RecordInput {
   const LineReader* lines() const { return lines_.get(); }
 
   // For WARC input, one line accounting for every record: "warc: 2 files, 250 records: 244
-  // pages; passed over: request 3, warcinfo 2; skipped: status_404 1; damaged: 0\n". Empty for
-  // JSON lines.
+  // pages; passed over: request 3, warcinfo 2; skipped: status_404 1; damaged: 0\n", and when
+  // anything was damaged, a warning line after it that records were lost there: "neardup dedup:
+  // warning: the WARC input is damaged in 2 places (a.warc.gz; offsets above): the records there
+  // are lost, every record after each was read\n". Empty for JSON lines.
   std::string summary() const;
 
  private:
   RecordInput() = default;
+  std::string damage_warning() const;
 
   std::unique_ptr<LineReader> lines_;
   std::uint64_t line_number_ = 0;
 
   std::vector<std::string> warc_paths_;
-  std::vector<std::unique_ptr<warc::WarcReader>> warc_;
+  std::unique_ptr<warc::WarcReader> warc_;  // warc_paths_[current_], while it is read
   std::size_t current_ = 0;
   InputFields fields_;
   std::string command_;
   std::uint64_t records_ = 0, pages_ = 0, damaged_ = 0;
   std::map<std::string, std::uint64_t> passed_over_, skipped_;
-  std::string no_error_;
+  std::vector<std::string> damaged_files_;
+  std::string warc_error_;
 };
 
 }  // namespace neardup::cli
