@@ -349,6 +349,65 @@ class CommandLine(unittest.TestCase):
         with open(dead, encoding="utf-8") as f:
             self.assertEqual(f.read().splitlines(), records[1:4])
 
+    def gzip_with_a_long_line(self, name, before, mib, after):
+        """A gzip file: the line `before`, a line of `mib` MiB of x, the line `after`. Concatenated
+        members read as one stream, so one member of 1 MiB written `mib` times makes the long
+        line without holding it."""
+        member = gzip.compress(b"x" * (1 << 20), 9)
+        path = os.path.join(self.dir, name)
+        with open(path, "wb") as f:
+            f.write(gzip.compress(before.encode() + b"\n"))
+            for _ in range(mib):
+                f.write(member)
+            f.write(gzip.compress(b"\n" + after.encode() + b"\n"))
+        return path
+
+    def test_a_gzip_bomb_line_is_refused_as_too_large_without_being_held(self):
+        pages = [json.dumps({"url": f"https://a.example/{i}",
+                             "body": "<p>" + f"alpha beta gamma {i} " * 40 + "</p>"})
+                 for i in (1, 3)]
+        bomb = self.gzip_with_a_long_line("bomb.jsonl.gz", pages[0], 512, pages[1])
+        plain = self.write("plain.jsonl", ("\n".join(pages) + "\n").encode())
+        config = self.write("small.yaml", b"input:\n  max_record_bytes: 1MiB\n")
+        dead = os.path.join(self.dir, "dead.jsonl")
+
+        def dedup(path, store):
+            proc = subprocess.run(["/usr/bin/time", "-f", "%M", NEARDUP, "dedup", "--store",
+                                   os.path.join(self.dir, store), "--config", config, "--in", path,
+                                   "--dead-letter", dead], capture_output=True, timeout=300)
+            self.assertEqual(proc.returncode, 0, proc.stderr[-2000:])
+            return proc, int(proc.stderr.decode().strip().splitlines()[-1])
+
+        _, base_kib = dedup(plain, "base")
+        proc, bomb_kib = dedup(bomb, "bomb")
+        self.assertEqual([o["url"] for o in lines(proc.stdout)],
+                         ["https://a.example/1", "https://a.example/3"])
+        self.assertIn("line 2: record_too_large: 536870912 bytes > input.max_record_bytes 1048576",
+                      proc.stderr.decode())
+        self.assertIn(" 1 bad ", proc.stderr.decode())
+        with open(dead, "rb") as f:
+            self.assertEqual(f.read(), b"")  # the line was never held, so it is not written
+        # Holding the line would add its 512 MiB to the baseline.
+        self.assertLess(bomb_kib, base_kib + 64 * 1024, f"baseline {base_kib} KiB")
+
+        answers = lines(run("lookup", "--store", os.path.join(self.dir, "bomb"), "--config",
+                            config, "--jsonl", bomb, check=0).stdout)
+        self.assertEqual([a.get("error") for a in answers], [None, "record_too_large", None])
+
+    def test_produce_refuses_a_line_over_max_record_bytes_and_goes_on(self):
+        import socket
+        with socket.socket() as s:  # a port nothing listens on
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        page = json.dumps({"url": "https://a.example/1", "body": "x"})
+        bomb = self.gzip_with_a_long_line("bomb.jsonl.gz", page, 65, page)
+        proc = run("produce", "--bootstrap", f"127.0.0.1:{port}", "--topic", "pages", "--in", bomb,
+                   "--property", "message.timeout.ms=2000")
+        self.assertEqual(proc.returncode, 3, proc.stderr)
+        self.assertIn(b"record 2 (line 2): record_too_large: 68157440 bytes > "
+                      b"input.max_record_bytes 67108864", proc.stderr)
+        self.assertIn(b"delivered=0 failed=3", proc.stderr)
+
     def test_dedup_survives_a_record_nested_100000_levels_deep(self):
         deep = '{"url":"u","body":"<p>x</p>","x":' + "[" * 100000 + "]" * 100000 + "}"
         good = json.dumps({"url": "https://a.example/1", "body": "<p>" + "alpha beta gamma " * 40 + "</p>"})

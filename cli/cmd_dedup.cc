@@ -65,6 +65,7 @@ struct DedupCounts {
 struct Line {
   std::string where;  // "line 12", or the WARC file and offset
   std::string text;   // the record's bytes until processed; a page takes them (record.page)
+  std::uint64_t over_long = 0;  // a line too long to be held: its length (`text` is empty)
   ProcessedRecord record;
 
   std::string_view bytes() const { return record.page ? record.page->record : text; }
@@ -121,8 +122,7 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     }
     config->store.path = options->store;
     config->store.sync = options->sync;
-    auto input =
-        RecordInput::open(options->in, options->warc, config->input.fields, "neardup dedup");
+    auto input = RecordInput::open(options->in, options->warc, config->input, "neardup dedup");
     if (!input) {
       std::cerr << "neardup dedup: " << input.error() << "\n";
       return kExitUsage;
@@ -201,20 +201,26 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
         std::size_t handed = 0;     // lines[0, handed) are with the pool
         auto hand_over = [&] {
           Line* slice = lines.data() + handed;
-          next.slices.push_back(Slice{pool.submit(lines.size() - handed,
-                                                  [&, slice](std::size_t i) {
-                                                    slice[i].record = process_record_moved(
-                                                        std::move(slice[i].text), shared_config,
-                                                        scheme);
-                                                  }),
-                                      lines.size()});
+          next.slices.push_back(Slice{
+              pool.submit(lines.size() - handed,
+                          [&, slice](std::size_t i) {
+                            Line& line = slice[i];
+                            line.record =
+                                line.over_long > 0
+                                    ? process_unheld_record(line.over_long, shared_config, scheme)
+                                    : process_record_moved(std::move(line.text), shared_config,
+                                                           scheme);
+                          }),
+              lines.size()});
           handed = lines.size();
         };
         std::string text, where;
         bool more = true;
         while (lines.size() < chunk_size && (more = in.next(text, where))) {
-          if (text.find_first_not_of(" \t\r") == std::string::npos) continue;  // blank line
-          lines.push_back(Line{.where = std::move(where), .text = std::move(text)});
+          const std::uint64_t over_long = in.over_long();
+          if (over_long == 0 && text.find_first_not_of(" \t\r") == std::string::npos) continue;
+          lines.push_back(
+              Line{.where = std::move(where), .text = std::move(text), .over_long = over_long});
           if (lines.size() - handed == kSliceLines) hand_over();
         }
         if (lines.size() > handed) hand_over();
@@ -269,7 +275,7 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
           ++counts.bad;
           std::cerr << "neardup dedup: " << line.where << ": " << outcome.error.code << ": "
                     << outcome.error.detail << "\n";
-          if (dead) {
+          if (dead && line.over_long == 0) {  // a line too long to be held is not written
             const std::string_view bytes = line.bytes();
             std::fwrite(bytes.data(), 1, bytes.size(), dead);
             std::fputc('\n', dead);

@@ -12,6 +12,7 @@
 #include "cli/record_input.h"
 #include "common/help.h"
 #include "kafka/client.h"
+#include "message/record.h"
 
 namespace neardup::cli {
 namespace {
@@ -107,7 +108,8 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
       return kExitFailure;
     }
     // WARC pages are written with the default field names (docs/records.md).
-    auto input = RecordInput::open(options->in, options->warc, InputFields{}, "neardup produce");
+    const InputConfig input_config;  // produce takes no --config: the defaults
+    auto input = RecordInput::open(options->in, options->warc, input_config, "neardup produce");
     if (!input) {
       std::cerr << "neardup produce: " << input.error() << "\n";
       return kExitUsage;
@@ -115,6 +117,16 @@ void register_produce(CLI::App& root, CommandRegistry& registry) {
     std::uint64_t produced = 0, rejected = 0;
     std::string line, where;
     while ((*input)->next(line, where)) {
+      if (const std::uint64_t over_long = (*input)->over_long(); over_long > 0) {
+        // Refused as neardupd would dead-letter it, and as the broker refuses a record over
+        // message.max.bytes: a failed record.
+        const RecordError error = record_too_large(over_long, input_config);
+        if (rejected++ < 10) {
+          std::cerr << "neardup produce: record " << produced + rejected << " (" << where
+                    << "): " << error.code << ": " << error.detail << "\n";
+        }
+        continue;
+      }
       if (line.empty()) continue;
       std::optional<std::string> key = key_of(line, options->key_field);
       kafka::OutgoingRecord record{.topic = options->topic,

@@ -106,7 +106,7 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
       std::cerr << "neardup lookup: " << config.error() << "\n";
       return kExitUsage;
     }
-    auto reader = LineReader::open(options->jsonl);
+    auto reader = LineReader::open(options->jsonl, config->input.max_record_bytes);
     if (!reader) {
       std::cerr << "neardup lookup: " << reader.error() << "\n";
       return kExitUsage;
@@ -116,7 +116,9 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
     warn_unknown_scheme(*index, scheme);
     std::string line;
     while (exit_code == kExitOk && (*reader)->next(line)) {
-      ProcessedRecord record = process_record(line, shared, scheme);
+      const std::uint64_t over_long = (*reader)->over_long();
+      ProcessedRecord record = over_long > 0 ? process_unheld_record(over_long, shared, scheme)
+                                             : process_record(line, shared, scheme);
       auto found = answer(record);
       if (found) print_json_line(lookup_json(record, *found));
     }

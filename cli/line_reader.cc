@@ -32,7 +32,8 @@ bool looks_binary(std::string_view data) {
 
 }  // namespace
 
-std::expected<std::unique_ptr<LineReader>, std::string> LineReader::open(const std::string& path) {
+std::expected<std::unique_ptr<LineReader>, std::string> LineReader::open(
+    const std::string& path, std::uint64_t max_line_bytes) {
   int fd = path == "-" ? ::dup(STDIN_FILENO) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::unexpected(path + ": cannot open for reading: " + std::strerror(errno));
   struct stat st {};
@@ -46,7 +47,8 @@ std::expected<std::unique_ptr<LineReader>, std::string> LineReader::open(const s
     return std::unexpected(path + ": cannot read: out of memory");
   }
   ::gzbuffer(file, 1 << 17);
-  return std::unique_ptr<LineReader>(new LineReader(file, path == "-" ? "stdin" : path));
+  return std::unique_ptr<LineReader>(
+      new LineReader(file, path == "-" ? "stdin" : path, max_line_bytes));
 }
 
 LineReader::~LineReader() { ::gzclose(file_); }
@@ -88,6 +90,7 @@ bool LineReader::fill() {
 }
 
 bool LineReader::next(std::string& line) {
+  over_long_ = 0;
   auto take = [&](std::size_t end) {
     line.clear();
     line.reserve(end - start_ + kRecordPadding);
@@ -95,7 +98,9 @@ bool LineReader::next(std::string& line) {
   };
   std::size_t scan_from = start_;
   for (;;) {
-    std::size_t newline = buffer_.find('\n', scan_from);
+    const std::size_t newline = buffer_.find('\n', scan_from);
+    const std::size_t end = newline == std::string::npos ? buffer_.size() : newline;
+    if (end - start_ > max_line_bytes_) return read_past_line(line);
     if (newline != std::string::npos) {
       take(newline);
       start_ = newline + 1;
@@ -111,6 +116,26 @@ bool LineReader::next(std::string& line) {
     return true;
   }
   return false;
+}
+
+// The line from start_ is longer than max_line_bytes_: its bytes are counted and dropped a read
+// at a time up to its '\n'.
+bool LineReader::read_past_line(std::string& line) {
+  line.clear();
+  std::uint64_t length = 0;
+  for (;;) {
+    const std::size_t newline = buffer_.find('\n', start_);
+    if (newline != std::string::npos) {
+      over_long_ = length + (newline - start_);
+      start_ = newline + 1;
+      return true;
+    }
+    length += buffer_.size() - start_;
+    start_ = buffer_.size();  // fill() drops what was read
+    if (!fill()) break;
+  }
+  over_long_ = length;
+  return error_.empty();  // a last line without '\n', unless the input ended in an error
 }
 
 std::string describe_input(std::string_view head, std::string_view whole_first_line,

@@ -1,19 +1,24 @@
-// Line-by-line input for the commands that read JSON lines (`dedup`, `produce`): a file or
-// stdin, gunzipped when it starts with gzip's magic bytes (1f 8b), whatever it is called, so
-// `--in crawl.jsonl.gz` and `zcat crawl.jsonl.gz |` read the same pages. zlib reads anything
-// else as it is.
+// Line-by-line input for the commands that read JSON lines (`dedup`, `produce`, `lookup`): a
+// file or stdin, gunzipped when it starts with gzip's magic bytes (1f 8b), whatever it is
+// called, so `--in crawl.jsonl.gz` and `zcat crawl.jsonl.gz |` read the same pages. zlib reads
+// anything else as it is. A line is held only up to a bound (input.max_record_bytes): a longer
+// one, which a few MB of gzip can make many GB long, is read past without being held.
 //
 // Usage:
-//   auto reader = LineReader::open(path);           // "-" is stdin
+//   auto reader = LineReader::open(path, config.input.max_record_bytes);  // "-" is stdin
 //   if (!reader) { report(reader.error()); exit 2; }
 //   std::string line;
-//   while ((*reader)->next(line)) { ... }
+//   while ((*reader)->next(line)) {
+//     if ((*reader)->over_long() > 0) { refuse(line_number, (*reader)->over_long()); continue; }
+//     ...
+//   }
 //   if (!(*reader)->error().empty()) { report((*reader)->error()); exit 3; }
 #pragma once
 
 #include <zlib.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <expected>
 #include <memory>
 #include <string>
@@ -23,18 +28,25 @@ namespace neardup::cli {
 
 class LineReader {
  public:
-  // Opens `path` ("-": stdin). The error names the file and the system's reason.
-  static std::expected<std::unique_ptr<LineReader>, std::string> open(const std::string& path);
+  // Opens `path` ("-": stdin), to give lines of at most `max_line_bytes` bytes (without the
+  // '\n'; the default is input.max_record_bytes's). The error names the file and the system's
+  // reason.
+  static std::expected<std::unique_ptr<LineReader>, std::string> open(
+      const std::string& path, std::uint64_t max_line_bytes = 64 << 20);
   ~LineReader();
   LineReader(const LineReader&) = delete;
   LineReader& operator=(const LineReader&) = delete;
 
-  // The next line, without its '\n' (lines may be of any length). Its capacity holds
-  // kRecordPadding bytes past its end, so that parse_page_moved(std::move(line), ...) takes it
-  // without a copy. False at the end of the input or on a read error (then error() is not empty: a
-  // corrupt or truncated gzip stream).
+  // The next line, without its '\n'. Its capacity holds kRecordPadding bytes past its end, so
+  // that parse_page_moved(std::move(line), ...) takes it without a copy. A line longer than
+  // max_line_bytes is not held: it is read past to its '\n' (or the end of the input), `line` is
+  // left empty and over_long() gives the line's length; the reader holds at most max_line_bytes
+  // and one read (1 MiB) whatever the lines are. False at the end of the input or on a read
+  // error (then error() is not empty: a corrupt or truncated gzip stream).
   bool next(std::string& line);
   const std::string& error() const { return error_; }
+  // The length of the line next() gave when it was over max_line_bytes (and not held); else 0.
+  std::uint64_t over_long() const { return over_long_; }
 
   // True when the input was gzip-compressed (known after the first next()).
   bool gzipped() const;
@@ -42,11 +54,15 @@ class LineReader {
   std::string_view head() const { return head_; }
 
  private:
-  LineReader(gzFile file, std::string name) : file_(file), name_(std::move(name)) {}
+  LineReader(gzFile file, std::string name, std::uint64_t max_line_bytes)
+      : file_(file), name_(std::move(name)), max_line_bytes_(max_line_bytes) {}
   bool fill();
+  bool read_past_line(std::string& line);
 
   gzFile file_;
   std::string name_;
+  std::uint64_t max_line_bytes_;
+  std::uint64_t over_long_ = 0;
   std::string buffer_;
   std::size_t start_ = 0;
   bool eof_ = false;

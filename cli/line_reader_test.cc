@@ -1,6 +1,8 @@
 #include "cli/line_reader.h"
 
 #include <gtest/gtest.h>
+#include <sys/resource.h>
+#include <unistd.h>
 #include <zlib.h>
 
 #include <cstdio>
@@ -66,6 +68,72 @@ TEST_F(LineReaderTest, ReadsLinesLongerThanItsBuffer) {
   ASSERT_EQ(lines.size(), 3u);
   EXPECT_EQ(lines[1], long_line);
   EXPECT_EQ(lines[2], "b");
+}
+
+TEST_F(LineReaderTest, ALineOverTheBoundIsReadPastToItsNewlineAndToldByItsLength) {
+  const std::string data = "a\n" + std::string(5000, 'x') + "\nb\n" + std::string(1000, 'y') +
+                           "\n" + std::string(3 << 20, 'z');  // the last without '\n'
+  for (const std::string& p : {write_plain("bound-plain", data), write_gzip("bound-gz", data)}) {
+    auto reader = LineReader::open(p, 1000);
+    ASSERT_TRUE(reader) << reader.error();
+    std::vector<std::string> lines;  // each line as its first byte and size, and over_long()
+    std::string line;
+    while ((*reader)->next(line)) {
+      lines.push_back(line.substr(0, 1) + std::to_string(line.size()) + " over " +
+                      std::to_string((*reader)->over_long()));
+    }
+    EXPECT_EQ((*reader)->error(), "");
+    EXPECT_EQ(lines, (std::vector<std::string>{"a1 over 0", "0 over 5000", "b1 over 0",
+                                               "y1000 over 0", "0 over 3145728"}))
+        << p;
+  }
+}
+
+// A gzip stream of a few MB that holds a line of 4 GiB: it is read past in bounded memory
+// (the reader holds at most the bound and one read's worth of bytes).
+TEST_F(LineReaderTest, AGzipBombLineIsReadPastInBoundedMemory) {
+  const std::string p = path("bomb.gz");
+  created_.push_back(p);
+  {
+    // Concatenated gzip members read as one stream: one member of 1 MiB of 'x', written 4096
+    // times, makes the line without holding it.
+    z_stream zs{};
+    ASSERT_EQ(deflateInit2(&zs, 9, Z_DEFLATED, 31, 9, Z_DEFAULT_STRATEGY), Z_OK);
+    std::string mib(1 << 20, 'x');
+    std::string member(deflateBound(&zs, mib.size()), '\0');
+    zs.next_in = reinterpret_cast<Bytef*>(mib.data());
+    zs.avail_in = static_cast<uInt>(mib.size());
+    zs.next_out = reinterpret_cast<Bytef*>(member.data());
+    zs.avail_out = static_cast<uInt>(member.size());
+    ASSERT_EQ(deflate(&zs, Z_FINISH), Z_STREAM_END);
+    member.resize(zs.total_out);
+    deflateEnd(&zs);
+    {
+      std::ofstream out(p, std::ios::binary);
+      for (int i = 0; i < 4096; ++i) out << member;
+    }
+    gzFile tail = gzopen(p.c_str(), "ab");
+    ASSERT_NE(tail, nullptr);
+    gzputs(tail, "\n{\"url\":\"after\"}\n");
+    gzclose(tail);
+  }
+  struct rusage before {};
+  ::getrusage(RUSAGE_SELF, &before);
+  auto reader = LineReader::open(p, 1 << 20);
+  ASSERT_TRUE(reader) << reader.error();
+  std::string line;
+  ASSERT_TRUE((*reader)->next(line));
+  EXPECT_EQ(line, "");
+  EXPECT_EQ((*reader)->over_long(), std::uint64_t{4096} << 20);
+  ASSERT_TRUE((*reader)->next(line));
+  EXPECT_EQ(line, "{\"url\":\"after\"}");
+  EXPECT_EQ((*reader)->over_long(), 0u);
+  EXPECT_FALSE((*reader)->next(line));
+  EXPECT_EQ((*reader)->error(), "");
+  struct rusage after {};
+  ::getrusage(RUSAGE_SELF, &after);
+  EXPECT_LT(after.ru_maxrss, before.ru_maxrss + 64 * 1024)
+      << "max RSS grew by " << (after.ru_maxrss - before.ru_maxrss) << " KiB";
 }
 
 TEST_F(LineReaderTest, ATruncatedGzipStreamIsAnError) {

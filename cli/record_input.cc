@@ -31,27 +31,28 @@ void add_record_input_options(CLI::App* command, std::string& in, std::vector<st
 }
 
 std::expected<std::unique_ptr<RecordInput>, std::string> RecordInput::open(
-    const std::string& jsonl, const std::vector<std::string>& warc_files, const InputFields& fields,
-    std::string command) {
+    const std::string& jsonl, const std::vector<std::string>& warc_files,
+    const InputConfig& input_config, std::string command) {
   std::unique_ptr<RecordInput> input(new RecordInput());
-  input->fields_ = fields;
+  input->fields_ = input_config.fields;
   input->command_ = std::move(command);
   if (warc_files.empty()) {
-    auto lines = LineReader::open(jsonl);
+    auto lines = LineReader::open(jsonl, input_config.max_record_bytes);
     if (!lines) return std::unexpected(lines.error());
     input->lines_ = std::move(*lines);
     return input;
   }
+  // Checked now, opened again in turn: a reader holds its file open, and a run may name
+  // thousands of files.
   for (const std::string& path : warc_files) {
     auto reader = warc::WarcReader::open(path);
     if (!reader) return std::unexpected(reader.error());
-    input->warc_.push_back(std::move(*reader));
     input->warc_paths_.push_back(path);
   }
   return input;
 }
 
-const std::string& RecordInput::error() const { return lines_ ? lines_->error() : no_error_; }
+const std::string& RecordInput::error() const { return lines_ ? lines_->error() : warc_error_; }
 
 bool RecordInput::next(std::string& text, std::string& where) {
   if (lines_) {
@@ -60,9 +61,17 @@ bool RecordInput::next(std::string& text, std::string& where) {
     return true;
   }
   warc::WarcEntry entry;
-  while (current_ < warc_.size()) {
-    if (!warc_[current_]->next(entry)) {
-      warc_[current_].reset();  // unmaps the file
+  while (current_ < warc_paths_.size()) {
+    if (!warc_) {
+      auto reader = warc::WarcReader::open(warc_paths_[current_]);
+      if (!reader) {
+        warc_error_ = reader.error();
+        return false;
+      }
+      warc_ = std::move(*reader);
+    }
+    if (!warc_->next(entry)) {
+      warc_.reset();  // closes the file
       ++current_;
       continue;
     }
@@ -84,6 +93,9 @@ bool RecordInput::next(std::string& text, std::string& where) {
         break;
       case warc::WarcEntry::Kind::kCorrupt:
         ++damaged_;
+        if (damaged_files_.empty() || damaged_files_.back() != path) {
+          damaged_files_.push_back(path);
+        }
         std::cerr << command_ << ": " << path << ": " << warc::describe(entry.where) << ": "
                   << entry.reason << "\n";
         break;
@@ -92,13 +104,31 @@ bool RecordInput::next(std::string& text, std::string& where) {
   return false;
 }
 
+// Damage loses the records where it is (never those after it: the reader resyncs), so a run
+// that met any says so once more at its end, where it is not lost among the progress lines.
+std::string RecordInput::damage_warning() const {
+  if (damaged_ == 0) return {};
+  std::string files;
+  for (std::size_t i = 0; i < damaged_files_.size(); ++i) {
+    if (i == 3) {
+      files += " and " + std::to_string(damaged_files_.size() - 3) + " more files";
+      break;
+    }
+    files += (i == 0 ? "" : ", ") + damaged_files_[i];
+  }
+  return command_ + ": warning: the WARC input is damaged in " + std::to_string(damaged_) +
+         (damaged_ == 1 ? " place" : " places") + " (" + files +
+         "; offsets above): the records there are lost, every record after each was read\n";
+}
+
 std::string RecordInput::summary() const {
   if (lines_) return {};
   return "warc: " + std::to_string(warc_paths_.size()) + " file" +
          (warc_paths_.size() == 1 ? "" : "s") + ", " + std::to_string(records_) +
          " records: " + std::to_string(pages_) +
          " pages; passed over: " + join_counts(passed_over_) +
-         "; skipped: " + join_counts(skipped_) + "; damaged: " + std::to_string(damaged_) + "\n";
+         "; skipped: " + join_counts(skipped_) + "; damaged: " + std::to_string(damaged_) + "\n" +
+         damage_warning();
 }
 
 }  // namespace neardup::cli

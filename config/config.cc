@@ -3,6 +3,8 @@
 // that table, so a key added there is parsed, validated, printed, hashed and diffed alike.
 #include "config/config.h"
 
+#include <fcntl.h>
+#include <unistd.h>
 #include <xxhash.h>
 #include <yaml-cpp/yaml.h>
 
@@ -15,7 +17,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <optional>
 #include <set>
@@ -765,6 +766,30 @@ std::string printable(const PropertyMap& value) {
   return canonical(shown);
 }
 
+// Reads `path` as a stream (a file, pipe, FIFO or device alike) up to max_bytes + 1 bytes: a
+// longer one is known to be too long without reading the rest, and an endless one (/dev/zero)
+// ends there. The error is the system's reason.
+std::expected<std::string, std::string> read_at_most(const std::string& path,
+                                                     std::size_t max_bytes) {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) return std::unexpected(std::string(std::strerror(errno)));
+  std::string text;
+  char buffer[1 << 16];
+  while (text.size() <= max_bytes) {
+    const ssize_t n = ::read(fd, buffer, std::min(sizeof buffer, max_bytes + 1 - text.size()));
+    if (n < 0 && errno == EINTR) continue;
+    if (n < 0) {
+      const int error = errno;
+      ::close(fd);
+      return std::unexpected(std::string(std::strerror(error)));
+    }
+    if (n == 0) break;
+    text.append(buffer, static_cast<std::size_t>(n));
+  }
+  ::close(fd);
+  return text;
+}
+
 bool changes_fingerprints(std::string_view path) {
   return path.starts_with("decode.") || path.starts_with("denoise.") ||
          path.starts_with("features.") || path.starts_with("fingerprint.") ||
@@ -786,13 +811,14 @@ std::expected<std::string, std::string> resolve_property(const PropertyValue& va
     case PropertyValue::Source::kFile:
       break;
   }
-  std::ifstream file(value.text, std::ios::binary);
-  std::ostringstream text;
-  if (file) text << file.rdbuf();
-  if (!file || file.bad()) {
-    return std::unexpected(cat("file ", value.text, ": cannot read: ", std::strerror(errno)));
+  const std::size_t max_bytes = YamlLimits{}.max_bytes;
+  auto text = read_at_most(value.text, max_bytes);
+  if (!text) return std::unexpected(cat("file ", value.text, ": cannot read: ", text.error()));
+  if (text->size() > max_bytes) {
+    return std::unexpected(cat("file ", value.text, ": more than ", max_bytes,
+                               " bytes; a property is at most ", max_bytes));
   }
-  std::string contents = text.str();
+  std::string contents = std::move(*text);
   if (contents.ends_with("\r\n")) {
     contents.resize(contents.size() - 2);
   } else if (contents.ends_with('\n')) {
@@ -843,16 +869,14 @@ std::expected<Config, std::string> load_config_file(const std::string& path) {
   if (std::filesystem::is_directory(path, error)) {
     return std::unexpected(cat(path, ": cannot read: is a directory"));
   }
-  std::ifstream file(path, std::ios::binary);
-  if (!file) {
-    return std::unexpected(cat(path, ": cannot read: ", std::strerror(errno)));
+  const std::size_t max_bytes = YamlLimits{}.max_bytes;
+  auto text = read_at_most(path, max_bytes);
+  if (!text) return std::unexpected(cat(path, ": cannot read: ", text.error()));
+  if (text->size() > max_bytes) {
+    return std::unexpected(
+        cat(path, ": more than ", max_bytes, " bytes; a config is at most ", max_bytes));
   }
-  std::ostringstream text;
-  text << file.rdbuf();
-  if (file.bad()) {
-    return std::unexpected(cat(path, ": cannot read: ", std::strerror(errno)));
-  }
-  auto config = parse_config(text.str());
+  auto config = parse_config(*text);
   if (config) return config;
   std::string message;
   std::istringstream lines(config.error());

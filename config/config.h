@@ -36,7 +36,9 @@ using PropertyMap = std::map<std::string, PropertyValue>;
 
 // The property's value: its text, the file's contents (less one trailing newline) or the
 // variable's value. Errors name the file or the variable and why ("file /etc/x: cannot read:
-// No such file or directory", "environment variable X is not set"), never a value.
+// No such file or directory", "environment variable X is not set"), never a value. A file is
+// read as a config file is, to 1 MiB at most ("file /dev/zero: more than 1048576 bytes; a
+// property is at most 1048576").
 std::expected<std::string, std::string> resolve_property(const PropertyValue& value);
 
 struct KafkaConfig {
@@ -219,7 +221,9 @@ std::expected<Config, std::string> parse_config(const std::string& yaml_text);
 
 // Reads and parses a file. Every error line starts with the file's path
 // ("/etc/neardup/neardup.yaml: line 4: features.ngram: must be 1..8, got 0"); a file that
-// cannot be read is an error naming the path and the reason.
+// cannot be read is an error naming the path and the reason. At most 1 MiB + 1 byte is read,
+// whatever the path is (a device, a pipe, a FIFO): a longer one is refused unread past that
+// ("/dev/zero: more than 1048576 bytes; a config is at most 1048576").
 std::expected<Config, std::string> load_config_file(const std::string& path);
 
 // The fingerprint scheme id: "s-" + 8 lower-case hex digits, the high 32 bits of

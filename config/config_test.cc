@@ -1,15 +1,22 @@
 #include "config/config.h"
 
+#include <fcntl.h>
 #include <gmock/gmock.h>
 #include <gtest/gtest.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #include <xxhash.h>
 
+#include <atomic>
+#include <cerrno>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <string>
+#include <thread>
 
 namespace neardup {
 namespace {
@@ -261,6 +268,8 @@ TEST(ResolveProperty, ReadsTextFilesAndEnvironmentVariables) {
   auto missing = resolve_property({PropertyValue::Source::kFile, path + ".missing"});
   ASSERT_FALSE(missing);
   EXPECT_THAT(missing.error(), HasSubstr("file " + path + ".missing: cannot read: "));
+  EXPECT_EQ(resolve_property({PropertyValue::Source::kFile, "/dev/zero"}).error(),
+            "file /dev/zero: more than 1048576 bytes; a property is at most 1048576");
 
   ::setenv("NEARDUP_TEST_SECRET", "from-env", 1);
   EXPECT_EQ(resolve_property({PropertyValue::Source::kEnv, "NEARDUP_TEST_SECRET"}), "from-env");
@@ -491,6 +500,42 @@ TEST(Config, DirectoryIsNotAConfigFile) {
   auto config = load_config_file(std::filesystem::temp_directory_path().string());
   ASSERT_FALSE(config.has_value());
   EXPECT_THAT(config.error(), HasSubstr("is a directory"));
+}
+
+// A stream that never ends (a FIFO here; /dev/zero alike) is refused once more than the 1 MiB a
+// config may hold has been read: the writer is never waited for past that.
+TEST(Config, EndlessFileIsRefusedAfterTheLimitNotReadToItsEnd) {
+  const std::filesystem::path fifo =
+      std::filesystem::temp_directory_path() /
+      ("neardup-config-test-" + std::to_string(::getpid()) + ".fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0600), 0) << std::strerror(errno);
+  std::atomic<std::uint64_t> written = 0;
+  std::thread writer([&] {
+    const int fd = ::open(fifo.c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0) return;
+    const std::string chunk(1 << 16, '#');
+    // 64 MiB at most, so that a reader that reads everything still ends.
+    while (written < (64u << 20)) {
+      const ssize_t n = ::write(fd, chunk.data(), chunk.size());
+      if (n <= 0) break;  // EPIPE: the reader has closed its end
+      written += static_cast<std::uint64_t>(n);
+    }
+    ::close(fd);
+  });
+  ::signal(SIGPIPE, SIG_IGN);
+  auto config = load_config_file(fifo.string());
+  writer.join();
+  std::filesystem::remove(fifo);
+  ASSERT_FALSE(config.has_value());
+  EXPECT_EQ(config.error(),
+            fifo.string() + ": more than 1048576 bytes; a config is at most 1048576");
+  EXPECT_LT(written.load(), 4u << 20);
+}
+
+TEST(Config, DevZeroIsRefusedAfterTheLimit) {
+  auto config = load_config_file("/dev/zero");
+  ASSERT_FALSE(config.has_value());
+  EXPECT_EQ(config.error(), "/dev/zero: more than 1048576 bytes; a config is at most 1048576");
 }
 
 TEST(Config, ExampleConfigParsesToExactlyTheDefaults) {

@@ -38,6 +38,15 @@ ProcessedRecord process_record_moved(std::string&& record, std::shared_ptr<const
       std::move(config), std::move(scheme), times);
 }
 
+ProcessedRecord process_unheld_record(std::uint64_t size, std::shared_ptr<const Config> config,
+                                      std::string scheme) {
+  return process(
+      [&](const InputConfig& input) -> std::expected<Page, RecordError> {
+        return std::unexpected(record_too_large(size, input));
+      },
+      std::move(config), std::move(scheme), nullptr);
+}
+
 IndexItem index_item(const ProcessedRecord& record, std::optional<SourceOffset> source,
                      std::int64_t record_time_ms) {
   IndexItem item{.source = std::move(source)};

@@ -43,6 +43,12 @@ ProcessedRecord process_record(std::string_view record, std::shared_ptr<const Co
 ProcessedRecord process_record_moved(std::string&& record, std::shared_ptr<const Config> config,
                                      std::string scheme, StageTimes* times = nullptr);
 
+// The record of `size` bytes that was too long to be held (a JSONL line over
+// input.max_record_bytes, read past by the line reader): the dead letter process_record() gives
+// a record that long, record_too_large.
+ProcessedRecord process_unheld_record(std::uint64_t size, std::shared_ptr<const Config> config,
+                                      std::string scheme);
+
 // The record's index item. A fingerprinted page asks the index (IndexItem::page); a skipped page
 // carries Verdict kSkipped with the skip reason and an unreadable record kDeadLetter with its
 // error code, decided without the index (and stored against `source`, so that a replay of the

@@ -71,6 +71,21 @@ TEST(Processing, SkippedAndUnreadableRecordsCarryTheirVerdictWithoutTheIndex) {
   EXPECT_EQ(outcome.error.code, "not_json");
 }
 
+TEST(Processing, ARecordTooLongToBeHeldIsTheDeadLetterOfOneThatWasHeld) {
+  auto config = std::make_shared<Config>();
+  config->input.max_record_bytes = 1024;
+  const std::string scheme = scheme_id(*config);
+  auto held = process_record(std::string(2000, ' '), config, scheme);
+  auto unheld = process_unheld_record(2000, config, scheme);
+  ASSERT_FALSE(unheld.page);
+  EXPECT_EQ(unheld.page.error().code, "record_too_large");
+  EXPECT_EQ(unheld.page.error().detail, held.page.error().detail);
+  EXPECT_EQ(unheld.page.error().detail, "2000 bytes > input.max_record_bytes 1024");
+  Outcome outcome = render_outcome(unheld, index_item(unheld).decided);
+  EXPECT_TRUE(outcome.dead_letter);
+  EXPECT_EQ(outcome.error.code, "record_too_large");
+}
+
 TEST(Processing, TheOutputCarriesTheVerdictAndDropsTheBodyWhenAsked) {
   auto record = process(article("https://a.example/3"), config_with(3));
   Verdict duplicate{.status = Verdict::Status::kDuplicate,

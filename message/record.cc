@@ -217,8 +217,7 @@ static_assert(kRecordPadding >= simdjson::SIMDJSON_PADDING);
 
 std::optional<RecordError> too_large(std::size_t size, const InputConfig& input) {
   if (size <= input.max_record_bytes) return std::nullopt;
-  return RecordError{"record_too_large", std::to_string(size) + " bytes > input.max_record_bytes " +
-                                             std::to_string(input.max_record_bytes)};
+  return record_too_large(size, input);
 }
 
 // Reads page.record, whose capacity holds kRecordPadding bytes past its end, into the rest of
@@ -291,6 +290,11 @@ std::optional<RecordError> read_page(Page& page, const InputConfig& input) {
 }
 
 }  // namespace
+
+RecordError record_too_large(std::uint64_t size, const InputConfig& input) {
+  return RecordError{"record_too_large", std::to_string(size) + " bytes > input.max_record_bytes " +
+                                             std::to_string(input.max_record_bytes)};
+}
 
 std::expected<Page, RecordError> parse_page(std::string_view record, const InputConfig& input) {
   if (auto error = too_large(record.size(), input)) return std::unexpected(std::move(*error));

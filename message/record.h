@@ -53,6 +53,11 @@ bool json_depth_within(std::string_view text, std::size_t max_depth);
 // and the pipeline skips it (empty_body).
 std::expected<Page, RecordError> parse_page(std::string_view record, const InputConfig& input);
 
+// The dead letter of a record of `size` bytes over input.max_record_bytes: record_too_large,
+// "<size> bytes > input.max_record_bytes <max>". parse_page gives it for such a record; a reader
+// that does not even hold a record that long (cli/line_reader.h) gives it alike.
+RecordError record_too_large(std::uint64_t size, const InputConfig& input);
+
 // The room past a record's last byte that parsing reads ahead into (simdjson's padding).
 inline constexpr std::size_t kRecordPadding = 64;
 

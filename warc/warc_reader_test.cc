@@ -2,9 +2,11 @@
 
 #include <brotli/encode.h>
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 #include <unistd.h>
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
@@ -34,9 +36,9 @@ std::string html(std::string_view text) {
 }
 
 // One gzip member (window_bits 31), or a raw deflate stream (-15).
-std::string deflate_bytes(std::string_view data, int window_bits) {
+std::string deflate_bytes(std::string_view data, int window_bits, int level = 6) {
   z_stream zs{};
-  EXPECT_EQ(::deflateInit2(&zs, 6, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY), Z_OK);
+  EXPECT_EQ(::deflateInit2(&zs, level, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY), Z_OK);
   std::string out(::deflateBound(&zs, data.size()) + 32, '\0');
   zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
   zs.avail_in = data.size();
@@ -47,7 +49,45 @@ std::string deflate_bytes(std::string_view data, int window_bits) {
   ::deflateEnd(&zs);
   return out;
 }
-std::string gzip(std::string_view data) { return deflate_bytes(data, 31); }
+std::string gzip(std::string_view data, int level = 6) { return deflate_bytes(data, 31, level); }
+
+// The record with its Content-Length replaced by `claimed` (its block left as it is).
+std::string claiming(std::string record, std::uint64_t claimed) {
+  const std::size_t at = record.find("Content-Length: ") + 16;
+  return record.replace(at, record.find('\r', at) - at, std::to_string(claimed));
+}
+
+// Response record number `i`, an HTML page of about `size` bytes that says its number.
+std::string page_record(int i, std::size_t size = 600) {
+  std::string text = "page " + std::to_string(i) + " ";
+  while (text.size() < size) text += "lorem ipsum dolor sit amet " + std::to_string(i) + " ";
+  return record("response", http("200 OK", "Content-Type: text/html\r\n", html(text)),
+                "http://a.example/" + std::to_string(i));
+}
+
+// The three ways a WARC file is laid out, and where each record starts in it (for gzip, the
+// offset of the member it starts in).
+enum class Layout { kUncompressed, kPerRecordGzip, kWholeFileGzip };
+constexpr Layout kLayouts[] = {Layout::kUncompressed, Layout::kPerRecordGzip,
+                               Layout::kWholeFileGzip};
+struct LaidOut {
+  std::string bytes;
+  std::vector<std::uint64_t> offsets;
+};
+LaidOut lay_out(const std::vector<std::string>& records, Layout layout, int level = 6) {
+  LaidOut out;
+  for (const std::string& r : records) {
+    out.offsets.push_back(layout == Layout::kWholeFileGzip ? 0 : out.bytes.size());
+    out.bytes += layout == Layout::kPerRecordGzip ? gzip(r, level) : r;
+  }
+  if (layout == Layout::kWholeFileGzip) out.bytes = gzip(out.bytes, level);
+  return out;
+}
+const char* name(Layout layout) {
+  return layout == Layout::kUncompressed    ? "uncompressed"
+         : layout == Layout::kPerRecordGzip ? "per-record gzip"
+                                            : "whole-file gzip";
+}
 
 class WarcReaderTest : public ::testing::Test {
  protected:
@@ -278,6 +318,185 @@ TEST_F(WarcReaderTest, FileThatIsNotWarcIsRefusedAtOpen) {
   ASSERT_FALSE(gzipped.has_value());
   EXPECT_NE(gzipped.error().find("gzip-compressed"), std::string::npos) << gzipped.error();
   EXPECT_FALSE(WarcReader::open("/nonexistent/x.warc").has_value());
+}
+
+// The page numbers of the pages read (page_record), and the offsets of the damage reports.
+struct Outcome {
+  std::vector<int> pages;
+  std::vector<std::uint64_t> damage;
+};
+Outcome outcome_of(const std::vector<WarcEntry>& entries) {
+  Outcome out;
+  for (const WarcEntry& entry : entries) {
+    if (entry.kind == Kind::kPage) {
+      out.pages.push_back(std::stoi(entry.page.body.substr(entry.page.body.find("page ") + 5)));
+    } else if (entry.kind == Kind::kCorrupt) {
+      out.damage.push_back(entry.where.offset);
+    }
+  }
+  return out;
+}
+std::vector<int> numbers(int from, int to) {
+  std::vector<int> out;
+  for (int i = from; i < to; ++i) out.push_back(i);
+  return out;
+}
+
+// A record whose Content-Length claims more than the rest of the file (60 MiB, within
+// kMaxBlockBytes, and 100 MiB, over it): it is reported, and every record after it is read.
+TEST_F(WarcReaderTest, ALengthPastTheEndOfTheFileLosesOnlyItsOwnRecord) {
+  for (const std::uint64_t lie : {std::uint64_t{60} << 20, std::uint64_t{100} << 20}) {
+    std::vector<std::string> records = {page_record(0), claiming(page_record(1), lie)};
+    for (int i = 2; i < 2002; ++i) records.push_back(page_record(i));
+    for (const Layout layout : kLayouts) {
+      const LaidOut file = lay_out(records, layout);
+      const auto entries = read_all(file.bytes);
+      const Outcome got = outcome_of(entries);
+      std::vector<int> want = numbers(2, 2002);
+      want.insert(want.begin(), 0);
+      EXPECT_EQ(got.pages.size(), want.size()) << name(layout) << ", a lie of " << lie;
+      EXPECT_TRUE(got.pages == want) << name(layout) << ", a lie of " << lie;
+      EXPECT_EQ(got.damage, std::vector<std::uint64_t>{file.offsets[1]})
+          << name(layout) << ", a lie of " << lie;
+      const auto liar = std::find_if(entries.begin(), entries.end(),
+                                     [](const WarcEntry& e) { return e.kind == Kind::kCorrupt; });
+      ASSERT_NE(liar, entries.end());
+      EXPECT_NE(liar->reason.find(std::to_string(lie)), std::string::npos) << liar->reason;
+    }
+  }
+}
+
+// Lies whose claimed end lands inside the records after them: 100 MiB (passed over without
+// being held, then found wrong) with a 60 MiB one (held, then found wrong) among the records it
+// covers. Every record after each is read.
+TEST_F(WarcReaderTest, ALengthEndingInsideTheRecordsAfterItLosesOnlyItsOwnRecord) {
+  std::vector<std::string> records = {claiming(page_record(0), std::uint64_t{100} << 20)};
+  std::size_t bytes = 0;
+  int i = 1;
+  for (; bytes < (30u << 20); ++i) bytes += records.emplace_back(page_record(i, 4000)).size();
+  const std::size_t second_liar = records.size();
+  records.push_back(claiming(page_record(i++, 4000), std::uint64_t{60} << 20));
+  for (; bytes < (110u << 20); ++i) bytes += records.emplace_back(page_record(i, 4000)).size();
+  const int last = i;
+  for (const Layout layout : kLayouts) {
+    const LaidOut file = lay_out(records, layout, 1);
+    const Outcome got = outcome_of(read_all(file.bytes));
+    std::vector<int> want = numbers(1, last);
+    want.erase(want.begin() + static_cast<std::ptrdiff_t>(second_liar) - 1);
+    EXPECT_EQ(got.pages.size(), want.size()) << name(layout);
+    EXPECT_TRUE(got.pages == want) << name(layout);
+    EXPECT_EQ(got.damage, (std::vector<std::uint64_t>{file.offsets[0], file.offsets[second_liar]}))
+        << name(layout);
+  }
+}
+
+// A wrong length that ends on the CRLF CRLF ending another record's HTTP header is not a record
+// boundary: the next record must follow it.
+TEST_F(WarcReaderTest, ALengthEndingOnCrLfCrLfThatNoRecordFollowsIsNotTrusted) {
+  const std::string a = page_record(1);
+  const std::string b = page_record(2);
+  const std::string c = page_record(3);
+  // a's claimed block ends where b's HTTP header ends: "\r\n\r\n<html>..." follows.
+  const std::size_t b_http_end = a.size() + b.find("\r\n\r\n<html>");
+  const std::size_t a_block = a.find("\r\n\r\nHTTP/") + 4;
+  const std::string liar = claiming(a, b_http_end - a_block);
+  for (const Layout layout : {Layout::kUncompressed, Layout::kWholeFileGzip}) {
+    const LaidOut file = lay_out({liar, b, c}, layout);
+    const Outcome got = outcome_of(read_all(file.bytes));
+    EXPECT_EQ(got.pages, (std::vector<int>{2, 3})) << name(layout);
+    EXPECT_EQ(got.damage, std::vector<std::uint64_t>{0}) << name(layout);
+  }
+}
+
+// Per-record gzip: a record that starts a member ends in it when the next member starts a
+// record; one that is continued in the next member (as in a file gzipped in blocks) is read.
+TEST_F(WarcReaderTest, ARecordThatStartsAGzipMemberMustEndInItUnlessItIsContinued) {
+  const std::string a = gzip(page_record(1));
+  const std::string liar = gzip(claiming(page_record(2), page_record(2).size()));
+  const std::string c = gzip(page_record(3));
+  const std::string split = page_record(4);
+  const std::string halves = gzip(split.substr(0, 300)) + gzip(split.substr(300));
+  const auto entries = read_all(a + liar + c + halves + c);
+  EXPECT_EQ(outcome_of(entries).pages, (std::vector<int>{1, 3, 4, 3}));
+  ASSERT_EQ(outcome_of(entries).damage, std::vector<std::uint64_t>{a.size()});
+  EXPECT_NE(entries[1].reason.find("gzip member"), std::string::npos) << entries[1].reason;
+}
+
+TEST_F(WarcReaderTest, OversizedRecordsArePassedOverInEveryLayout) {
+  const std::string big =
+      "WARC/1.0\r\nWARC-Type: response\r\nContent-Length: " + std::to_string(kMaxBlockBytes + 1) +
+      "\r\n\r\n" + std::string(kMaxBlockBytes + 1, 'x') + "\r\n\r\n";
+  for (const Layout layout : kLayouts) {
+    const auto entries =
+        read_all(lay_out({page_record(1), big, page_record(2), big}, layout, 1).bytes);
+    EXPECT_EQ(kinds(entries), "page skip:too_large page skip:too_large") << name(layout);
+  }
+}
+
+// The file is cut (ftruncate) while a reader is in the middle of it: what was cut is reported
+// as damage, never a crash (SIGBUS when the file was mapped).
+TEST_F(WarcReaderTest, AFileCutWhileBeingReadIsReportedNotACrash) {
+  std::vector<std::string> records;
+  for (int i = 0; i < 20000; ++i) records.push_back(page_record(i, 1000));
+  for (const Layout layout : {Layout::kUncompressed, Layout::kPerRecordGzip}) {
+    const std::string path = write(lay_out(records, layout, 1).bytes);
+    auto reader = WarcReader::open(path);
+    ASSERT_TRUE(reader.has_value()) << reader.error();
+    WarcEntry entry;
+    for (int i = 0; i < 10; ++i) ASSERT_TRUE((*reader)->next(entry));
+    const std::uint64_t cut_to = 4 << 20;
+    ASSERT_EQ(::truncate(path.c_str(), static_cast<off_t>(cut_to)), 0);
+    std::vector<WarcEntry> rest;
+    while ((*reader)->next(entry)) rest.push_back(entry);
+    const Outcome got = outcome_of(rest);
+    EXPECT_FALSE(got.damage.empty()) << name(layout);
+    EXPECT_LT(got.pages.size(), records.size() - 10) << name(layout);
+    const bool told = std::any_of(rest.begin(), rest.end(), [](const WarcEntry& e) {
+      return e.kind == Kind::kCorrupt && e.reason.find("shrank") != std::string::npos;
+    });
+    EXPECT_TRUE(told) << name(layout);
+    for (const std::uint64_t at : got.damage) EXPECT_LE(at, cut_to) << name(layout);
+  }
+}
+
+// A block of 60 MiB of empty header lines (":\n") is skipped without holding one entry per
+// line: the HTTP header block is read to 64 KiB and 512 fields at most.
+TEST_F(WarcReaderTest, AnEndlessHttpHeaderBlockIsSkippedInBoundedMemory) {
+  std::string block = "HTTP/1.1 200 OK\r\n";
+  block.reserve(60 << 20);
+  while (block.size() < (60u << 20)) block += ":\n";
+  const std::string path = write(record("response", block) + page_record(1));
+  block = std::string();
+  // In a child, so that the peak is this reading's alone.
+  EXPECT_EXIT(
+      {
+        struct rusage before {};
+        ::getrusage(RUSAGE_SELF, &before);
+        auto reader = WarcReader::open(path);
+        std::string kinds_seen;
+        WarcEntry entry;
+        while (reader && (*reader)->next(entry)) {
+          kinds_seen += entry.kind == Kind::kPage ? "page " : entry.reason + " ";
+        }
+        struct rusage after {};
+        ::getrusage(RUSAGE_SELF, &after);
+        const long grew_mib = (after.ru_maxrss - before.ru_maxrss) / 1024;
+        std::fprintf(stderr, "%sgrew %ld MiB\n", kinds_seen.c_str(), grew_mib);
+        std::exit(kinds_seen == "headers_too_large page " && grew_mib < 300 ? 0 : 1);
+      },
+      ::testing::ExitedWithCode(0), "headers_too_large page grew");
+}
+
+TEST(ReadHttpResponse, TheHeaderBlockIsReadTo64KiBAnd512FieldsAtMost) {
+  WarcPage page;
+  std::string many;
+  for (int i = 0; i < 512; ++i) many += "X-" + std::to_string(i) + ": y\r\n";
+  EXPECT_EQ(read_http_response("HTTP/1.1 200 OK\r\n" + many + "\r\n<p>x</p>", page), std::nullopt);
+  EXPECT_EQ(read_http_response("HTTP/1.1 200 OK\r\n" + many + "X: z\r\n\r\n<p>x</p>", page),
+            "headers_too_large");
+  const std::string long_field = "X: " + std::string(64 << 10, 'v') + "\r\n";
+  EXPECT_EQ(read_http_response("HTTP/1.1 200 OK\r\n" + long_field + "\r\n<p>x</p>", page),
+            "headers_too_large");
 }
 
 TEST(ReadHttpResponse, StatusLineWithoutReasonAndBadHeadersAreTold) {

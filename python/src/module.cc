@@ -420,6 +420,10 @@ void define_module(py::module_& m) {
       [](const py::object& html, std::string_view content_type, const ConfigHandle* config) {
         const Body body(html, content_type);
         const ConfigPtr c = config_or_default(config);
+        // As fingerprint() skips it (too_large): a larger body is not decoded at all.
+        if (body.bytes().size() > c->config.input.max_body_bytes) {
+          return std::pair<std::string, std::string>();
+        }
         py::gil_scoped_release release;
         auto decoded = decode(body.bytes(), body.content_type(), c->config.decode);
         if (!decoded) return std::pair<std::string, std::string>();

@@ -68,6 +68,20 @@ def test_extract_gives_title_and_main_text_as_the_command(page, pages, cli):
     assert neardup.extract(b"") == ("", "")
 
 
+def test_extract_skips_a_body_over_max_body_bytes_as_fingerprint_does(page):
+    small = neardup.Config.from_yaml("input:\n  max_body_bytes: 1KiB\n")
+    body = page("a")
+    assert len(body) > 1024
+    assert neardup.fingerprint(body, config=small).skip_reason == "too_large"
+    for html in (body, body.decode("utf-8"), bytearray(body), memoryview(body)):
+        assert neardup.extract(html, config=small) == ("", "")
+    assert neardup.extract(body[:1024], config=small) != ("", "")
+    # The default limit, 10 MiB: a body one byte over it is not decoded at all.
+    big = b"<p>" + b"x" * (10 * 1024 * 1024 - 2)
+    assert neardup.fingerprint(big).skip_reason == "too_large"
+    assert neardup.extract(big) == ("", "")
+
+
 def test_compare_finds_the_near_duplicate_pair_only(page):
     same = neardup.compare(page("a"), page("b"))
     assert same.comparable and same.is_duplicate

@@ -184,7 +184,8 @@ def fingerprint(html: _Html, content_type: str = "", config: Optional[Config] = 
 def extract(html: _Html, content_type: str = "", config: Optional[Config] = None) -> Tuple[str, str]:
     """The page's title and main text (paragraphs joined by newlines), as `neardup extract`.
 
-    ("", "") when the body cannot be decoded as text (empty, binary).
+    ("", "") when the body cannot be decoded as text (empty, binary), or is larger than the
+    config's input.max_body_bytes (10 MiB by default; fingerprint() skips it as too_large).
     """
 
 def compare(
