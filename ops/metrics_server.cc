@@ -9,6 +9,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <charconv>
 #include <cstring>
@@ -45,38 +46,80 @@ std::expected<ListenAddress, std::string> parse_listen_address(std::string_view 
   return address;
 }
 
-struct MetricsServer::Routes {
-  const MetricsRegistry* registry = nullptr;
-  HealthCheck health;
-  HealthCheck ready;
-  QueryHandlers queries;
-};
-
 namespace {
 
 // The threads serving the connections; each polls its own share of them.
 constexpr unsigned kThreads = 2;
 constexpr int kListenBacklog = 64;
 
-// A POST request's body, gathered over the calls libmicrohttpd makes as it arrives.
+// The bytes of request bodies being received, on all connections, against a budget.
+class BodyBudget {
+ public:
+  explicit BodyBudget(std::size_t limit) : limit_(limit) {}
+
+  // Takes `bytes` if they fit; false (nothing taken) if they would go past the budget.
+  bool take(std::size_t bytes) {
+    std::size_t held = held_.load();
+    do {
+      if (bytes > limit_ - held) return false;
+    } while (!held_.compare_exchange_weak(held, held + bytes));
+    return true;
+  }
+  void give_back(std::size_t bytes) { held_ -= bytes; }
+  std::size_t held() const { return held_.load(); }
+  std::size_t limit() const { return limit_; }
+
+ private:
+  const std::size_t limit_;
+  std::atomic<std::size_t> held_{0};
+};
+
+}  // namespace
+
+struct MetricsServer::Routes {
+  Routes(const MetricsRegistry& registry, HealthCheck health, HealthCheck ready,
+         QueryHandlers queries)
+      : registry(&registry),
+        health(std::move(health)),
+        ready(std::move(ready)),
+        queries(std::move(queries)),
+        bodies(this->queries.body_budget_bytes) {}
+
+  const MetricsRegistry* registry;
+  HealthCheck health;
+  HealthCheck ready;
+  QueryHandlers queries;
+  BodyBudget bodies;
+};
+
+namespace {
+
+// A POST request's body, gathered over the calls libmicrohttpd makes as it arrives, in the
+// bytes reserved for it in the budget.
 struct Upload {
   std::string body;
+  std::size_t reserved = 0;
   bool too_large = false;  // past QueryHandlers::max_body_bytes: refused once it has arrived
 };
 
 MHD_Result reply(MHD_Connection* connection, unsigned status, std::string_view body,
-                 const char* type) {
+                 const char* type, const char* retry_after = nullptr) {
   MHD_Response* response = MHD_create_response_from_buffer(
       body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
   if (response == nullptr) return MHD_NO;
   MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  if (retry_after != nullptr) {
+    MHD_add_response_header(response, MHD_HTTP_HEADER_RETRY_AFTER, retry_after);
+  }
   MHD_Result queued = MHD_queue_response(connection, status, response);
   MHD_destroy_response(response);
   return queued;
 }
 
-MHD_Result reply_text(MHD_Connection* connection, unsigned status, std::string_view text) {
-  return reply(connection, status, std::string(text) + "\n", "text/plain; charset=utf-8");
+MHD_Result reply_text(MHD_Connection* connection, unsigned status, std::string_view text,
+                      const char* retry_after = nullptr) {
+  return reply(connection, status, std::string(text) + "\n", "text/plain; charset=utf-8",
+               retry_after);
 }
 
 MHD_Result reply_json(MHD_Connection* connection, const HttpAnswer& answer) {
@@ -91,6 +134,11 @@ MHD_Result reply_check(MHD_Connection* connection, const HealthCheck& check,
                  : reply_text(connection, MHD_HTTP_SERVICE_UNAVAILABLE, verdict.error());
 }
 
+MHD_Result reply_too_large(MHD_Connection* connection, std::size_t limit) {
+  return reply_text(connection, MHD_HTTP_CONTENT_TOO_LARGE,
+                    "request body over " + std::to_string(limit) + " bytes");
+}
+
 std::string header(MHD_Connection* connection, const char* name) {
   const char* value = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
   return value != nullptr ? value : "";
@@ -98,25 +146,41 @@ std::string header(MHD_Connection* connection, const char* name) {
 
 // POST /v1/lookup: called first with the headers, then once per piece of the body, then with
 // no data once the body is complete.
-MHD_Result serve_lookup(const MetricsServer::Routes& routes, MHD_Connection* connection,
+MHD_Result serve_lookup(MetricsServer::Routes& routes, MHD_Connection* connection,
                         const char* data, std::size_t* size, void** state) {
   const std::size_t limit = routes.queries.max_body_bytes;
   auto* upload = static_cast<Upload*>(*state);
   if (upload == nullptr) {
-    std::string length = header(connection, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    std::size_t declared = 0;
-    auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), declared);
-    if (!length.empty() && (ec != std::errc() || declared > limit)) {
-      return reply_text(connection, MHD_HTTP_CONTENT_TOO_LARGE,
-                        "request body over " + std::to_string(limit) + " bytes");
+    // The most the body may bring: its Content-Length, or the limit when a Transfer-Encoding
+    // (any) leaves its length unknown until its end. libmicrohttpd has refused a malformed
+    // Content-Length (400).
+    std::size_t bytes = limit;
+    if (MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                    MHD_HTTP_HEADER_TRANSFER_ENCODING) == nullptr) {
+      std::string length = header(connection, MHD_HTTP_HEADER_CONTENT_LENGTH);
+      bytes = 0;
+      auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), bytes);
+      if (!length.empty() && (ec != std::errc() || bytes > limit)) {
+        return reply_too_large(connection, limit);
+      }
     }
-    *state = new Upload;
+    // Answered before the body is read, the request ends there and its connection is closed.
+    if (!routes.bodies.take(bytes)) {
+      return reply_text(connection, MHD_HTTP_SERVICE_UNAVAILABLE,
+                        "busy: the request bodies being received fill the listener's " +
+                            std::to_string(routes.bodies.limit()) + " bytes, retry",
+                        "1");
+    }
+    upload = new Upload{.reserved = bytes};
+    *state = upload;
+    upload->body.reserve(bytes);  // one allocation, of bytes the budget holds
     return MHD_YES;
   }
   if (*size > 0) {
-    // libmicrohttpd takes no response while a body arrives: past the limit the rest is read
-    // and dropped, and the answer waits for its end.
-    upload->too_large = upload->too_large || upload->body.size() + *size > limit;
+    // libmicrohttpd takes no response while a body arrives: past the bytes reserved (the limit,
+    // when the length was not declared) the rest is read and dropped, and the answer waits for
+    // its end.
+    upload->too_large = upload->too_large || upload->body.size() + *size > upload->reserved;
     if (upload->too_large) {
       upload->body.clear();
     } else {
@@ -125,18 +189,16 @@ MHD_Result serve_lookup(const MetricsServer::Routes& routes, MHD_Connection* con
     *size = 0;
     return MHD_YES;
   }
-  if (upload->too_large) {
-    return reply_text(connection, MHD_HTTP_CONTENT_TOO_LARGE,
-                      "request body over " + std::to_string(limit) + " bytes");
-  }
-  return reply_json(connection, routes.queries.lookup(
-                                    upload->body, header(connection, MHD_HTTP_HEADER_CONTENT_TYPE)));
+  if (upload->too_large) return reply_too_large(connection, limit);
+  return reply_json(connection,
+                    routes.queries.lookup(std::move(upload->body),
+                                          header(connection, MHD_HTTP_HEADER_CONTENT_TYPE)));
 }
 
 MHD_Result serve(void* cls, MHD_Connection* connection, const char* url_text,
                  const char* method_text, const char* /*version*/, const char* data,
                  std::size_t* size, void** state) {
-  const auto& routes = *static_cast<const MetricsServer::Routes*>(cls);
+  auto& routes = *static_cast<MetricsServer::Routes*>(cls);
   const std::string_view url = url_text, method = method_text;
   const bool get = method == MHD_HTTP_METHOD_GET || method == MHD_HTTP_METHOD_HEAD;
   if (method == MHD_HTTP_METHOD_POST && url == "/v1/lookup" && routes.queries.lookup) {
@@ -156,9 +218,13 @@ MHD_Result serve(void* cls, MHD_Connection* connection, const char* url_text,
   return reply_text(connection, MHD_HTTP_NOT_FOUND, "not found");
 }
 
-void request_done(void*, MHD_Connection*, void** state, MHD_RequestTerminationCode) {
-  delete static_cast<Upload*>(*state);
-  *state = nullptr;
+void request_done(void* cls, MHD_Connection*, void** state, MHD_RequestTerminationCode) {
+  auto& routes = *static_cast<MetricsServer::Routes*>(cls);
+  if (auto* upload = static_cast<Upload*>(*state)) {
+    routes.bodies.give_back(upload->reserved);
+    delete upload;
+    *state = nullptr;
+  }
 }
 
 // The listening socket, bound here rather than by libmicrohttpd so that a failure names the
@@ -215,23 +281,28 @@ MetricsServer::~MetricsServer() { stop(); }
 std::expected<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
     std::string_view listen, const MetricsRegistry& registry, HealthCheck health,
     HealthCheck ready, QueryHandlers queries) {
+  if (queries.lookup && queries.body_budget_bytes < queries.max_body_bytes) {
+    return std::unexpected("metrics.queries: a body budget of " +
+                           std::to_string(queries.body_budget_bytes) +
+                           " bytes cannot hold one body of the largest size, " +
+                           std::to_string(queries.max_body_bytes) + " bytes");
+  }
   auto address = parse_listen_address(listen);
   if (!address) return std::unexpected(address.error());
   auto socket = listen_on(*address, listen);
   if (!socket) return std::unexpected(socket.error());
   address->port = socket->second;
 
-  auto routes = std::make_unique<Routes>(Routes{.registry = &registry,
-                                                .health = std::move(health),
-                                                .ready = std::move(ready),
-                                                .queries = std::move(queries)});
+  auto routes = std::make_unique<Routes>(registry, std::move(health), std::move(ready),
+                                         std::move(queries));
   std::unique_ptr<MetricsServer> server(new MetricsServer(*address, std::move(routes)));
+  Routes* cls = server->routes_.get();
   server->daemon_ = MHD_start_daemon(
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, nullptr, nullptr, &serve,
-      server->routes_.get(), MHD_OPTION_LISTEN_SOCKET, socket->first, MHD_OPTION_THREAD_POOL_SIZE,
-      kThreads, MHD_OPTION_CONNECTION_LIMIT, kMaxConnections, MHD_OPTION_CONNECTION_TIMEOUT,
-      kIdleSeconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT, kHeaderBytes, MHD_OPTION_NOTIFY_COMPLETED,
-      &request_done, nullptr, MHD_OPTION_END);
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, nullptr, nullptr, &serve, cls,
+      MHD_OPTION_LISTEN_SOCKET, socket->first, MHD_OPTION_THREAD_POOL_SIZE, kThreads,
+      MHD_OPTION_CONNECTION_LIMIT, kMaxConnections, MHD_OPTION_CONNECTION_TIMEOUT, kIdleSeconds,
+      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kHeaderBytes, MHD_OPTION_NOTIFY_COMPLETED,
+      &request_done, cls, MHD_OPTION_END);
   if (server->daemon_ == nullptr) {
     ::close(socket->first);
     return std::unexpected("metrics.listen: the server on " + std::string(listen) +
@@ -244,6 +315,10 @@ void MetricsServer::stop() {
   if (daemon_ == nullptr) return;
   MHD_stop_daemon(daemon_);  // also closes the listening socket
   daemon_ = nullptr;
+}
+
+MetricsServer::Load MetricsServer::load() const {
+  return {.body_bytes = routes_->bodies.held()};
 }
 
 }  // namespace neardup::ops
