@@ -12,7 +12,14 @@
 #include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <condition_variable>
 #include <cstring>
+#include <mutex>
+#include <stop_token>
+#include <thread>
+
+#include "common/thread_name.h"
+#include "ops/connection_table.h"
 
 namespace neardup::ops {
 
@@ -51,6 +58,8 @@ namespace {
 // The threads serving the connections; each polls its own share of them.
 constexpr unsigned kThreads = 2;
 constexpr int kListenBacklog = 64;
+// How often the deadlines are checked.
+constexpr auto kWatchInterval = std::chrono::milliseconds(100);
 
 // The bytes of request bodies being received, on all connections, against a budget.
 class BodyBudget {
@@ -74,6 +83,89 @@ class BodyBudget {
   std::atomic<std::size_t> held_{0};
 };
 
+// The connections the threads serve, under ConnectionTable's policy: the table behind a lock,
+// keyed by socket, and a thread (nd:http-watch) that closes those past their deadline. Closing
+// is shutdown(): the connection's own thread then sees its stream end and closes it as it would
+// any other. The socket number stays taken until libmicrohttpd reports the connection closed
+// (closed() here, under the same lock), so a shutdown never reaches another connection's socket.
+class Connections {
+ public:
+  Connections()
+      : table_({.max_connections = kMaxConnections,
+                .max_per_client = kMaxConnectionsPerClient,
+                .head_time = std::chrono::seconds(kHeaderSeconds),
+                .min_body_rate = kMinBodyBytesPerSecond}),
+        watcher_([this](std::stop_token stop) { watch(stop); }) {}
+
+  void opened(MHD_Connection* connection) {
+    const int key = socket_of(connection);
+    const std::string client = client_of(connection);
+    std::lock_guard lock(mutex_);
+    if (auto victim = table_.opened(key, client, Clock::now())) ::shutdown(*victim, SHUT_RDWR);
+  }
+  void head_received(MHD_Connection* connection, std::size_t body_bytes) {
+    std::lock_guard lock(mutex_);
+    table_.head_received(socket_of(connection), body_bytes, Clock::now());
+  }
+  void answering(MHD_Connection* connection) {
+    std::lock_guard lock(mutex_);
+    table_.answering(socket_of(connection));
+  }
+  void request_ended(MHD_Connection* connection) {
+    std::lock_guard lock(mutex_);
+    table_.request_ended(socket_of(connection), Clock::now());
+  }
+  void closed(MHD_Connection* connection) {
+    std::lock_guard lock(mutex_);
+    table_.closed(socket_of(connection));
+  }
+  std::size_t held() const {
+    std::lock_guard lock(mutex_);
+    return table_.held();
+  }
+  void stop() {
+    watcher_.request_stop();
+    if (watcher_.joinable()) watcher_.join();
+  }
+
+ private:
+  using Clock = ConnectionTable::Clock;
+
+  static int socket_of(MHD_Connection* connection) {
+    return MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD)->connect_fd;
+  }
+  // The client's address (without the port): an IPv4 client is the same over IPv6.
+  static std::string client_of(MHD_Connection* connection) {
+    const sockaddr* address =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS)->client_addr;
+    if (address->sa_family == AF_INET) {
+      const auto& ip = reinterpret_cast<const sockaddr_in*>(address)->sin_addr;
+      return std::string(reinterpret_cast<const char*>(&ip), sizeof ip);
+    }
+    if (address->sa_family == AF_INET6) {
+      const auto& ip = reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
+      const auto* bytes = reinterpret_cast<const char*>(&ip);
+      return IN6_IS_ADDR_V4MAPPED(&ip) ? std::string(bytes + 12, 4)
+                                       : std::string(bytes, sizeof ip);
+    }
+    return {};  // not an IP socket: one client
+  }
+
+  void watch(std::stop_token stop) {
+    name_this_thread("nd:http-watch");
+    std::unique_lock lock(mutex_);
+    while (!stop.stop_requested()) {
+      for (int key : table_.expired(Clock::now())) ::shutdown(key, SHUT_RDWR);
+      wake_.wait_for(lock, stop, kWatchInterval, [] { return false; });  // or until stop()
+    }
+  }
+
+  mutable std::mutex mutex_;
+  ConnectionTable table_;
+  std::condition_variable_any wake_;
+  std::jthread watcher_;  // last: started once the rest exists
+};
+
 }  // namespace
 
 struct MetricsServer::Routes {
@@ -90,6 +182,7 @@ struct MetricsServer::Routes {
   HealthCheck ready;
   QueryHandlers queries;
   BodyBudget bodies;
+  Connections connections;
 };
 
 namespace {
@@ -174,6 +267,7 @@ MHD_Result serve_lookup(MetricsServer::Routes& routes, MHD_Connection* connectio
     upload = new Upload{.reserved = bytes};
     *state = upload;
     upload->body.reserve(bytes);  // one allocation, of bytes the budget holds
+    routes.connections.head_received(connection, bytes);
     return MHD_YES;
   }
   if (*size > 0) {
@@ -189,6 +283,7 @@ MHD_Result serve_lookup(MetricsServer::Routes& routes, MHD_Connection* connectio
     *size = 0;
     return MHD_YES;
   }
+  routes.connections.answering(connection);
   if (upload->too_large) return reply_too_large(connection, limit);
   return reply_json(connection,
                     routes.queries.lookup(std::move(upload->body),
@@ -204,6 +299,8 @@ MHD_Result serve(void* cls, MHD_Connection* connection, const char* url_text,
   if (method == MHD_HTTP_METHOD_POST && url == "/v1/lookup" && routes.queries.lookup) {
     return serve_lookup(routes, connection, data, size, state);
   }
+  // Every other request is answered at its first call; a body it brings is not read.
+  routes.connections.answering(connection);
   if (get && url == "/metrics") {
     return reply(connection, MHD_HTTP_OK, routes.registry->render(),
                  std::string(kExpositionContentType).c_str());
@@ -218,12 +315,24 @@ MHD_Result serve(void* cls, MHD_Connection* connection, const char* url_text,
   return reply_text(connection, MHD_HTTP_NOT_FOUND, "not found");
 }
 
-void request_done(void* cls, MHD_Connection*, void** state, MHD_RequestTerminationCode) {
+void request_done(void* cls, MHD_Connection* connection, void** state,
+                  MHD_RequestTerminationCode) {
   auto& routes = *static_cast<MetricsServer::Routes*>(cls);
   if (auto* upload = static_cast<Upload*>(*state)) {
     routes.bodies.give_back(upload->reserved);
     delete upload;
     *state = nullptr;
+  }
+  routes.connections.request_ended(connection);
+}
+
+void connection_changed(void* cls, MHD_Connection* connection, void**,
+                        MHD_ConnectionNotificationCode change) {
+  auto& connections = static_cast<MetricsServer::Routes*>(cls)->connections;
+  if (change == MHD_CONNECTION_NOTIFY_STARTED) {
+    connections.opened(connection);
+  } else {
+    connections.closed(connection);
   }
 }
 
@@ -300,9 +409,10 @@ std::expected<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
   server->daemon_ = MHD_start_daemon(
       MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, nullptr, nullptr, &serve, cls,
       MHD_OPTION_LISTEN_SOCKET, socket->first, MHD_OPTION_THREAD_POOL_SIZE, kThreads,
-      MHD_OPTION_CONNECTION_LIMIT, kMaxConnections, MHD_OPTION_CONNECTION_TIMEOUT, kIdleSeconds,
-      MHD_OPTION_CONNECTION_MEMORY_LIMIT, kHeaderBytes, MHD_OPTION_NOTIFY_COMPLETED,
-      &request_done, cls, MHD_OPTION_END);
+      MHD_OPTION_CONNECTION_LIMIT, kMaxConnections + kSpareConnections,
+      MHD_OPTION_CONNECTION_TIMEOUT, kIdleSeconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      kHeaderBytes, MHD_OPTION_NOTIFY_COMPLETED, &request_done, cls,
+      MHD_OPTION_NOTIFY_CONNECTION, &connection_changed, cls, MHD_OPTION_END);
   if (server->daemon_ == nullptr) {
     ::close(socket->first);
     return std::unexpected("metrics.listen: the server on " + std::string(listen) +
@@ -313,12 +423,13 @@ std::expected<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
 
 void MetricsServer::stop() {
   if (daemon_ == nullptr) return;
+  routes_->connections.stop();
   MHD_stop_daemon(daemon_);  // also closes the listening socket
   daemon_ = nullptr;
 }
 
 MetricsServer::Load MetricsServer::load() const {
-  return {.body_bytes = routes_->bodies.held()};
+  return {.connections = routes_->connections.held(), .body_bytes = routes_->bodies.held()};
 }
 
 }  // namespace neardup::ops

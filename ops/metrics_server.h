@@ -9,18 +9,27 @@
 // connections with epoll, so that idle or slow clients never hold a worker. Ranges are not
 // served; every response is whole.
 //
-// The listener is bounded whatever the clients do:
-//   - Connections: at most kMaxConnections (later ones wait in the kernel's accept queue), each
-//     closed after kIdleSeconds without progress.
+// The listener is bounded whatever the clients do (ops/connection_table.h has the policy):
+//   - Connections: at most kMaxConnections, kMaxConnectionsPerClient from one address. Past
+//     either, a new connection closes the longest-waiting connection without a request in
+//     progress (of that address, or of the address with the most), so that stalled
+//     connections never lock out a prompt request such as a health check; when every
+//     connection is busy with a request, the new one is closed. Connections being closed
+//     count until they are: at most kMaxConnections + kSpareConnections sockets are open
+//     (later ones wait in the kernel's accept queue).
+//   - Time: a request's line and headers must arrive within kHeaderSeconds of the connection's
+//     start or of its previous request's end, its body within kHeaderSeconds more plus its
+//     length at kMinBodyBytesPerSecond; otherwise the connection is closed without an answer.
+//     Any connection is also closed after kIdleSeconds without progress.
 //   - Memory: a request's line and headers in kHeaderBytes (431 past it); its body in
 //     QueryHandlers::max_body_bytes (413, before it is read when its length is declared); the
 //     bodies being received on all connections in QueryHandlers::body_budget_bytes, reserved
 //     when a request's headers arrive (its Content-Length, or max_body_bytes when the length is
 //     only known at the end): a request that does not fit is answered 503 with Retry-After: 1
 //     and closed, before its body is read; a body stays in the budget until its request ends.
-//     The listener's memory is thus at most kMaxConnections x kHeaderBytes, plus
-//     body_budget_bytes, plus the answers being sent and the work of the handlers running (one
-//     at a time per thread).
+//     The listener's memory is thus at most (kMaxConnections + kSpareConnections) x
+//     kHeaderBytes, plus body_budget_bytes, plus the answers being sent and the work of the
+//     handlers running (one at a time per thread).
 //
 // An empty metrics.listen means no metrics server: do not call start() then.
 //
@@ -46,7 +55,11 @@ namespace neardup::ops {
 
 // The listener's bounds (see the top of this file).
 inline constexpr unsigned kMaxConnections = 256;
+inline constexpr unsigned kMaxConnectionsPerClient = 64;
+inline constexpr unsigned kSpareConnections = 64;
 inline constexpr unsigned kIdleSeconds = 10;
+inline constexpr unsigned kHeaderSeconds = 5;
+inline constexpr std::size_t kMinBodyBytesPerSecond = 64 * 1024;
 inline constexpr std::size_t kHeaderBytes = 32 * 1024;
 
 struct ListenAddress {
@@ -106,8 +119,10 @@ class MetricsServer {
   // the threads. Idempotent.
   void stop();
 
-  // What the listener holds now: the bytes of request bodies reserved in the budget.
+  // What the listener holds now: its open connections (those being closed included) and the
+  // bytes of request bodies reserved in the budget.
   struct Load {
+    std::size_t connections = 0;
     std::size_t body_bytes = 0;
   };
   Load load() const;

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <httplib.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
@@ -362,6 +363,109 @@ TEST(MetricsServer, ABodyBudgetSmallerThanOneBodyIsAnError) {
   EXPECT_EQ(server.error(),
             "metrics.queries: a body budget of 999 bytes cannot hold one body of the largest "
             "size, 1000 bytes");
+}
+
+// 260 connections sending a header byte every 3 s once kept /healthz and /metrics from being
+// answered: the idle timeout restarts with every byte. A request's line and headers must now
+// arrive within kHeaderSeconds, and its body at a rate that ends it in time; a kept-alive
+// connection's deadline runs from the end of its previous request.
+TEST(MetricsServer, RequestsThatTrickleAreClosedAtTheirDeadline) {
+  MetricsRegistry registry;
+  QueryHandlers queries;
+  queries.lookup = [](const std::string&, const std::string&) { return HttpAnswer{200, "{}"}; };
+  auto server = MetricsServer::start("127.0.0.1:0", registry, {}, {}, queries);
+  ASSERT_TRUE(server) << server.error();
+  RawSocket head((*server)->port()), body((*server)->port()), kept((*server)->port());
+  ASSERT_TRUE(head.connected() && body.connected() && kept.connected());
+  body.send("POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n");
+  const auto start = std::chrono::steady_clock::now();
+  const std::string slow_head =
+      "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(100, 'y');
+  double head_closed = 0, body_closed = 0;
+  int kept_answers = 0;
+  for (std::size_t i = 0; i < slow_head.size() && (head_closed == 0 || body_closed == 0); ++i) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (seconds > kHeaderSeconds + 3) break;
+    if (head_closed == 0 && head.closed_by_server()) head_closed = seconds;
+    if (body_closed == 0 && body.closed_by_server()) body_closed = seconds;
+    head.send(slow_head.substr(i, 1));
+    body.send("x");
+    if (i % 4 == 0) {  // a prompt request every second
+      kept.send("POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}");
+      kept_answers += kept.receive_until("}\n", 2).starts_with("HTTP/1.1 200");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  EXPECT_GT(head_closed, kHeaderSeconds - 1.0) << "a trickling request line closed too early";
+  EXPECT_LT(head_closed, kHeaderSeconds + 1.5) << "a trickling request line was not closed";
+  EXPECT_GT(body_closed, kHeaderSeconds - 1.0) << "a trickling body closed too early";
+  EXPECT_LT(body_closed, kHeaderSeconds + 1.5) << "a trickling body was not closed";
+  EXPECT_GE(kept_answers, static_cast<int>(kHeaderSeconds)) << "a kept-alive connection was cut";
+  EXPECT_FALSE(kept.closed_by_server());
+}
+
+// One client (one address) holds at most kMaxConnectionsPerClient connections: past them its
+// longest-waiting connection without a request is closed, so a client's stalled connections
+// never lock out its own, or anyone else's, next request.
+TEST(MetricsServer, OneClientKeepsAtMostItsShareOfConnections) {
+  MetricsRegistry registry;
+  auto server = MetricsServer::start("127.0.0.1:0", registry);
+  ASSERT_TRUE(server) << server.error();
+  // Waits until `done` holds (the server registers a connection on its own thread: one at a
+  // time, so that "longest-waiting" is the order of connecting).
+  auto wait_until = [](auto done) {
+    for (int i = 0; i < 2000 && !done(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return done();
+  };
+  std::vector<std::unique_ptr<RawSocket>> other, flood;
+  for (std::size_t i = 0; i < 8; ++i) {
+    other.push_back(std::make_unique<RawSocket>((*server)->port(), "127.0.0.2"));
+    ASSERT_TRUE(other.back()->connected());
+    ASSERT_TRUE(wait_until([&] { return (*server)->load().connections == i + 1; }));
+  }
+  for (std::size_t i = 0; i < kMaxConnectionsPerClient + 40; ++i) {
+    flood.push_back(std::make_unique<RawSocket>((*server)->port()));
+    ASSERT_TRUE(flood.back()->connected());
+    if (i < kMaxConnectionsPerClient) {
+      ASSERT_TRUE(wait_until([&] { return (*server)->load().connections == 8 + i + 1; }));
+    } else {  // the new one closes the one that has waited longest
+      RawSocket& victim = *flood[i - kMaxConnectionsPerClient];
+      ASSERT_TRUE(wait_until([&] { return victim.closed_by_server(); })) << "connection " << i;
+    }
+  }
+  EXPECT_EQ(std::count_if(flood.begin(), flood.end(),
+                          [](const auto& socket) { return !socket->closed_by_server(); }),
+            kMaxConnectionsPerClient);
+  for (const auto& socket : other) EXPECT_FALSE(socket->closed_by_server());
+}
+
+// 400 stalled connections from one address, more than the listener ever holds: /healthz is
+// still answered within a second, for that address as for any other.
+TEST(MetricsServer, HealthIsAnsweredWhile400StalledConnectionsAreOpen) {
+  MetricsRegistry registry;
+  auto server = MetricsServer::start("127.0.0.1:0", registry);
+  ASSERT_TRUE(server) << server.error();
+  std::vector<std::unique_ptr<RawSocket>> stalled;
+  static_assert(400 > kMaxConnections + kSpareConnections);
+  for (int i = 0; i < 400; ++i) {
+    stalled.push_back(std::make_unique<RawSocket>((*server)->port()));
+    ASSERT_TRUE(stalled.back()->connected());
+    stalled.back()->send("GET /metr");
+  }
+  for (const char* source : {"127.0.0.1", "127.0.0.3"}) {
+    RawSocket probe((*server)->port(), source);
+    ASSERT_TRUE(probe.connected()) << source;
+    const auto start = std::chrono::steady_clock::now();
+    probe.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    std::string response = probe.receive_all(3);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_TRUE(response.starts_with("HTTP/1.1 200")) << source << ": " << response;
+    EXPECT_LT(seconds, 1.0) << source;
+  }
 }
 
 }  // namespace
