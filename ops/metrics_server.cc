@@ -57,7 +57,9 @@ namespace {
 
 // The threads serving the connections; each polls its own share of them.
 constexpr unsigned kThreads = 2;
-constexpr int kListenBacklog = 64;
+// Connections accepted by the kernel, waiting for the threads. A burst past it is dropped, and
+// a client whose connection attempt was dropped tries again only after a second.
+constexpr int kListenBacklog = 1024;
 // How often the deadlines are checked.
 constexpr auto kWatchInterval = std::chrono::milliseconds(100);
 
