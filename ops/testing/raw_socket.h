@@ -1,11 +1,13 @@
 // A raw HTTP client socket on loopback, for what an HTTP client library would not send (a
 // request cut short, one byte at a time, bytes that are not HTTP), for the metrics server's
 // tests and its fuzz target. `source` is the client's own address: any of 127.0.0.0/8 is this
-// machine, so that one process can be several clients. Header-only.
+// machine, so that one process can be several clients. Calls interrupted by a signal go on.
+// Header-only.
 #pragma once
 
 #include <arpa/inet.h>
 #include <netinet/in.h>
+#include <poll.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -28,7 +30,16 @@ class RawSocket {
     }
     address.sin_port = htons(static_cast<std::uint16_t>(port));
     address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
+    if (::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0) {
+      connected_ = true;
+    } else if (errno == EINTR) {  // a signal (libFuzzer's timer): the connection goes on
+      pollfd writable{.fd = fd_, .events = POLLOUT, .revents = 0};
+      while (::poll(&writable, 1, -1) < 0 && errno == EINTR) {
+      }
+      int error = 0;
+      socklen_t length = sizeof error;
+      connected_ = ::getsockopt(fd_, SOL_SOCKET, SO_ERROR, &error, &length) == 0 && error == 0;
+    }
   }
   ~RawSocket() { ::close(fd_); }
   RawSocket(const RawSocket&) = delete;
@@ -40,6 +51,7 @@ class RawSocket {
   void send(std::string_view bytes) {
     while (!bytes.empty()) {
       ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) return;
       bytes.remove_prefix(static_cast<std::size_t>(n));
     }
@@ -59,6 +71,7 @@ class RawSocket {
     char buffer[65536];
     while (end.empty() || out.find(end) == std::string::npos) {
       ssize_t n = ::recv(fd_, buffer, sizeof buffer, 0);
+      if (n < 0 && errno == EINTR) continue;
       if (n <= 0) break;
       out.append(buffer, static_cast<std::size_t>(n));
     }
