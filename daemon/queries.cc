@@ -19,13 +19,15 @@ bool is_json(std::string_view content_type) {
 ops::QueryHandlers query_handlers(Daemon& daemon, const ops::ConfigHolder& config) {
   ops::QueryHandlers handlers;
   handlers.max_body_bytes = config.current()->input.max_record_bytes;
-  handlers.lookup = [&daemon, &config](const std::string& body,
+  handlers.body_budget_bytes = kQueryBodyBudgetRecords * handlers.max_body_bytes;
+  handlers.lookup = [&daemon, &config](std::string body,
                                        const std::string& content_type) -> ops::HttpAnswer {
     const std::shared_ptr<const Config> current = config.current();
     std::string scheme = scheme_id(*current);
-    ProcessedRecord record = is_json(content_type)
-                                 ? process_record(body, current, std::move(scheme))
-                                 : process_html(body, content_type, "", current, std::move(scheme));
+    ProcessedRecord record =
+        is_json(content_type)
+            ? process_record_moved(std::move(body), current, std::move(scheme))
+            : process_html(std::move(body), content_type, "", current, std::move(scheme));
     auto answer = daemon.lookup(record);
     if (!answer) return store_failure(answer.error());
     const nlohmann::json json = lookup_json(record, *answer);

@@ -5,7 +5,7 @@
 //                       inserted; 400 {"error", "detail"} for a record that is not a page
 //   GET /v1/pages/{id}  200 {"page": {...}, "cluster": {...}}; 404 {"error": "not_found"}
 // Store failures answer 500 {"error": "store", "detail"}. Pages are processed under the config
-// in effect (reloads included).
+// in effect (reloads included); the body limits are input.max_record_bytes at start.
 #pragma once
 
 #include "daemon/daemon.h"
@@ -16,6 +16,11 @@ namespace neardup::daemon {
 
 // Cluster members listed by GET /v1/pages/{id} (size counts them all).
 inline constexpr std::size_t kQueryMaxMembers = 1000;
+
+// The request bodies the listener receives at once, in bodies of the largest size
+// (input.max_record_bytes, as read at start): as many as its two threads answer at once.
+// Requests past it are answered 503 (ops/metrics_server.h).
+inline constexpr std::size_t kQueryBodyBudgetRecords = 2;
 
 // Handlers answering from `daemon`'s index; `config` and `daemon` must outlive them.
 ops::QueryHandlers query_handlers(Daemon& daemon, const ops::ConfigHolder& config);

@@ -9,44 +9,188 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <cerrno>
 #include <charconv>
+#include <condition_variable>
 #include <cstring>
+#include <stop_token>
+#include <thread>
+
+#include "common/mutex.h"
+#include "common/thread_name.h"
+#include "ops/connection_table.h"
 
 namespace neardup::ops {
 
-struct MetricsServer::Routes {
-  const MetricsRegistry* registry = nullptr;
-  HealthCheck health;
-  HealthCheck ready;
-  QueryHandlers queries;
-};
 
 namespace {
 
 // The threads serving the connections; each polls its own share of them.
 constexpr unsigned kThreads = 2;
-constexpr int kListenBacklog = 64;
+// Connections accepted by the kernel, waiting for the threads. A burst past it is dropped, and
+// a client whose connection attempt was dropped tries again only after a second.
+constexpr int kListenBacklog = 1024;
+// How often the deadlines are checked.
+constexpr auto kWatchInterval = std::chrono::milliseconds(100);
 
-// A POST request's body, gathered over the calls libmicrohttpd makes as it arrives.
+// The bytes of request bodies being received, on all connections, against a budget.
+class BodyBudget {
+ public:
+  explicit BodyBudget(std::size_t limit) : limit_(limit) {}
+
+  // Takes `bytes` if they fit; false (nothing taken) if they would go past the budget.
+  bool take(std::size_t bytes) {
+    std::size_t held = held_.load();
+    do {
+      if (bytes > limit_ - held) return false;
+    } while (!held_.compare_exchange_weak(held, held + bytes));
+    return true;
+  }
+  void give_back(std::size_t bytes) { held_ -= bytes; }
+  std::size_t held() const { return held_.load(); }
+  std::size_t limit() const { return limit_; }
+
+ private:
+  const std::size_t limit_;
+  std::atomic<std::size_t> held_{0};
+};
+
+// The connections the threads serve, under ConnectionTable's policy: the table behind a lock,
+// keyed by socket, and a thread (nd:http-watch) that closes those past their deadline. Closing
+// is shutdown(): the connection's own thread then sees its stream end and closes it as it would
+// any other. The socket number stays taken until libmicrohttpd reports the connection closed
+// (closed() here, under the same lock), so a shutdown never reaches another connection's socket.
+class Connections {
+ public:
+  Connections()
+      : table_({.max_connections = kMaxConnections,
+                .max_per_client = kMaxConnectionsPerClient,
+                .head_time = std::chrono::seconds(kHeaderSeconds),
+                .min_body_rate = kMinBodyBytesPerSecond}),
+        watcher_([this] { watch(); }) {}
+
+  void opened(MHD_Connection* connection) {
+    const int key = socket_of(connection);
+    const std::string client = client_of(connection);
+    MutexLock lock(mutex_);
+    if (auto victim = table_.opened(key, client, Clock::now())) ::shutdown(*victim, SHUT_RDWR);
+  }
+  void head_received(MHD_Connection* connection, std::size_t body_bytes) {
+    MutexLock lock(mutex_);
+    table_.head_received(socket_of(connection), body_bytes, Clock::now());
+  }
+  void answering(MHD_Connection* connection) {
+    MutexLock lock(mutex_);
+    table_.answering(socket_of(connection));
+  }
+  void request_ended(MHD_Connection* connection) {
+    MutexLock lock(mutex_);
+    table_.request_ended(socket_of(connection), Clock::now());
+  }
+  void closed(MHD_Connection* connection) {
+    MutexLock lock(mutex_);
+    table_.closed(socket_of(connection));
+  }
+  std::size_t held() const {
+    MutexLock lock(mutex_);
+    return table_.held();
+  }
+  void stop() EXCLUDES(mutex_) {
+    {
+      MutexLock lock(mutex_);
+      stopping_ = true;
+    }
+    wake_.notify_all();
+    if (watcher_.joinable()) watcher_.join();
+  }
+
+ private:
+  using Clock = ConnectionTable::Clock;
+
+  static int socket_of(MHD_Connection* connection) {
+    return MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CONNECTION_FD)->connect_fd;
+  }
+  // The client's address (without the port): an IPv4 client is the same over IPv6.
+  static std::string client_of(MHD_Connection* connection) {
+    const sockaddr* address =
+        MHD_get_connection_info(connection, MHD_CONNECTION_INFO_CLIENT_ADDRESS)->client_addr;
+    if (address->sa_family == AF_INET) {
+      const auto& ip = reinterpret_cast<const sockaddr_in*>(address)->sin_addr;
+      return std::string(reinterpret_cast<const char*>(&ip), sizeof ip);
+    }
+    if (address->sa_family == AF_INET6) {
+      const auto& ip = reinterpret_cast<const sockaddr_in6*>(address)->sin6_addr;
+      const auto* bytes = reinterpret_cast<const char*>(&ip);
+      return IN6_IS_ADDR_V4MAPPED(&ip) ? std::string(bytes + 12, 4)
+                                       : std::string(bytes, sizeof ip);
+    }
+    return {};  // not an IP socket: one client
+  }
+
+  void watch() EXCLUDES(mutex_) {
+    name_this_thread("nd:http-watch");
+    MutexLock lock(mutex_);
+    while (!stopping_) {
+      for (int key : table_.expired(Clock::now())) ::shutdown(key, SHUT_RDWR);
+      wake_.wait_for(mutex_, kWatchInterval);  // or until stop()
+    }
+  }
+
+  mutable Mutex mutex_;
+  ConnectionTable table_ GUARDED_BY(mutex_);
+  bool stopping_ GUARDED_BY(mutex_) = false;
+  CondVar wake_;
+  std::jthread watcher_;  // last: started once the rest exists
+};
+
+}  // namespace
+
+struct MetricsServer::Routes {
+  Routes(const MetricsRegistry& registry, HealthCheck health, HealthCheck ready,
+         QueryHandlers queries)
+      : registry(&registry),
+        health(std::move(health)),
+        ready(std::move(ready)),
+        queries(std::move(queries)),
+        bodies(this->queries.body_budget_bytes) {}
+
+  const MetricsRegistry* registry;
+  HealthCheck health;
+  HealthCheck ready;
+  QueryHandlers queries;
+  BodyBudget bodies;
+  Connections connections;
+};
+
+namespace {
+
+// A POST request's body, gathered over the calls libmicrohttpd makes as it arrives, in the
+// bytes reserved for it in the budget.
 struct Upload {
   std::string body;
+  std::size_t reserved = 0;
   bool too_large = false;  // past QueryHandlers::max_body_bytes: refused once it has arrived
 };
 
 MHD_Result reply(MHD_Connection* connection, unsigned status, std::string_view body,
-                 const char* type) {
+                 const char* type, const char* retry_after = nullptr) {
   MHD_Response* response = MHD_create_response_from_buffer(
       body.size(), const_cast<char*>(body.data()), MHD_RESPMEM_MUST_COPY);
   if (response == nullptr) return MHD_NO;
   MHD_add_response_header(response, MHD_HTTP_HEADER_CONTENT_TYPE, type);
+  if (retry_after != nullptr) {
+    MHD_add_response_header(response, MHD_HTTP_HEADER_RETRY_AFTER, retry_after);
+  }
   MHD_Result queued = MHD_queue_response(connection, status, response);
   MHD_destroy_response(response);
   return queued;
 }
 
-MHD_Result reply_text(MHD_Connection* connection, unsigned status, std::string_view text) {
-  return reply(connection, status, std::string(text) + "\n", "text/plain; charset=utf-8");
+MHD_Result reply_text(MHD_Connection* connection, unsigned status, std::string_view text,
+                      const char* retry_after = nullptr) {
+  return reply(connection, status, std::string(text) + "\n", "text/plain; charset=utf-8",
+               retry_after);
 }
 
 MHD_Result reply_json(MHD_Connection* connection, const HttpAnswer& answer) {
@@ -61,6 +205,11 @@ MHD_Result reply_check(MHD_Connection* connection, const HealthCheck& check,
                  : reply_text(connection, MHD_HTTP_SERVICE_UNAVAILABLE, verdict.error());
 }
 
+MHD_Result reply_too_large(MHD_Connection* connection, std::size_t limit) {
+  return reply_text(connection, MHD_HTTP_CONTENT_TOO_LARGE,
+                    "request body over " + std::to_string(limit) + " bytes");
+}
+
 std::string header(MHD_Connection* connection, const char* name) {
   const char* value = MHD_lookup_connection_value(connection, MHD_HEADER_KIND, name);
   return value != nullptr ? value : "";
@@ -68,25 +217,42 @@ std::string header(MHD_Connection* connection, const char* name) {
 
 // POST /v1/lookup: called first with the headers, then once per piece of the body, then with
 // no data once the body is complete.
-MHD_Result serve_lookup(const MetricsServer::Routes& routes, MHD_Connection* connection,
+MHD_Result serve_lookup(MetricsServer::Routes& routes, MHD_Connection* connection,
                         const char* data, std::size_t* size, void** state) {
   const std::size_t limit = routes.queries.max_body_bytes;
   auto* upload = static_cast<Upload*>(*state);
   if (upload == nullptr) {
-    std::string length = header(connection, MHD_HTTP_HEADER_CONTENT_LENGTH);
-    std::size_t declared = 0;
-    auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), declared);
-    if (!length.empty() && (ec != std::errc() || declared > limit)) {
-      return reply_text(connection, MHD_HTTP_CONTENT_TOO_LARGE,
-                        "request body over " + std::to_string(limit) + " bytes");
+    // The most the body may bring: its Content-Length, or the limit when a Transfer-Encoding
+    // (any) leaves its length unknown until its end. libmicrohttpd has refused a malformed
+    // Content-Length (400).
+    std::size_t bytes = limit;
+    if (MHD_lookup_connection_value(connection, MHD_HEADER_KIND,
+                                    MHD_HTTP_HEADER_TRANSFER_ENCODING) == nullptr) {
+      std::string length = header(connection, MHD_HTTP_HEADER_CONTENT_LENGTH);
+      bytes = 0;
+      auto [end, ec] = std::from_chars(length.data(), length.data() + length.size(), bytes);
+      if (!length.empty() && (ec != std::errc() || bytes > limit)) {
+        return reply_too_large(connection, limit);
+      }
     }
-    *state = new Upload;
+    // Answered before the body is read, the request ends there and its connection is closed.
+    if (!routes.bodies.take(bytes)) {
+      return reply_text(connection, MHD_HTTP_SERVICE_UNAVAILABLE,
+                        "busy: the request bodies being received fill the listener's " +
+                            std::to_string(routes.bodies.limit()) + " bytes, retry",
+                        "1");
+    }
+    upload = new Upload{.reserved = bytes};
+    *state = upload;
+    upload->body.reserve(bytes);  // one allocation, of bytes the budget holds
+    routes.connections.head_received(connection, bytes);
     return MHD_YES;
   }
   if (*size > 0) {
-    // libmicrohttpd takes no response while a body arrives: past the limit the rest is read
-    // and dropped, and the answer waits for its end.
-    upload->too_large = upload->too_large || upload->body.size() + *size > limit;
+    // libmicrohttpd takes no response while a body arrives: past the bytes reserved (the limit,
+    // when the length was not declared) the rest is read and dropped, and the answer waits for
+    // its end.
+    upload->too_large = upload->too_large || upload->body.size() + *size > upload->reserved;
     if (upload->too_large) {
       upload->body.clear();
     } else {
@@ -95,23 +261,24 @@ MHD_Result serve_lookup(const MetricsServer::Routes& routes, MHD_Connection* con
     *size = 0;
     return MHD_YES;
   }
-  if (upload->too_large) {
-    return reply_text(connection, MHD_HTTP_CONTENT_TOO_LARGE,
-                      "request body over " + std::to_string(limit) + " bytes");
-  }
-  return reply_json(connection, routes.queries.lookup(
-                                    upload->body, header(connection, MHD_HTTP_HEADER_CONTENT_TYPE)));
+  routes.connections.answering(connection);
+  if (upload->too_large) return reply_too_large(connection, limit);
+  return reply_json(connection,
+                    routes.queries.lookup(std::move(upload->body),
+                                          header(connection, MHD_HTTP_HEADER_CONTENT_TYPE)));
 }
 
 MHD_Result serve(void* cls, MHD_Connection* connection, const char* url_text,
                  const char* method_text, const char* /*version*/, const char* data,
                  std::size_t* size, void** state) {
-  const auto& routes = *static_cast<const MetricsServer::Routes*>(cls);
+  auto& routes = *static_cast<MetricsServer::Routes*>(cls);
   const std::string_view url = url_text, method = method_text;
   const bool get = method == MHD_HTTP_METHOD_GET || method == MHD_HTTP_METHOD_HEAD;
   if (method == MHD_HTTP_METHOD_POST && url == "/v1/lookup" && routes.queries.lookup) {
     return serve_lookup(routes, connection, data, size, state);
   }
+  // Every other request is answered at its first call; a body it brings is not read.
+  routes.connections.answering(connection);
   if (get && url == "/metrics") {
     return reply(connection, MHD_HTTP_OK, routes.registry->render(),
                  std::string(kExpositionContentType).c_str());
@@ -126,9 +293,25 @@ MHD_Result serve(void* cls, MHD_Connection* connection, const char* url_text,
   return reply_text(connection, MHD_HTTP_NOT_FOUND, "not found");
 }
 
-void request_done(void*, MHD_Connection*, void** state, MHD_RequestTerminationCode) {
-  delete static_cast<Upload*>(*state);
-  *state = nullptr;
+void request_done(void* cls, MHD_Connection* connection, void** state,
+                  MHD_RequestTerminationCode) {
+  auto& routes = *static_cast<MetricsServer::Routes*>(cls);
+  if (auto* upload = static_cast<Upload*>(*state)) {
+    routes.bodies.give_back(upload->reserved);
+    delete upload;
+    *state = nullptr;
+  }
+  routes.connections.request_ended(connection);
+}
+
+void connection_changed(void* cls, MHD_Connection* connection, void**,
+                        MHD_ConnectionNotificationCode change) {
+  auto& connections = static_cast<MetricsServer::Routes*>(cls)->connections;
+  if (change == MHD_CONNECTION_NOTIFY_STARTED) {
+    connections.opened(connection);
+  } else {
+    connections.closed(connection);
+  }
 }
 
 // The listening socket, bound here rather than by libmicrohttpd so that a failure names the
@@ -185,23 +368,29 @@ MetricsServer::~MetricsServer() { stop(); }
 std::expected<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
     std::string_view listen, const MetricsRegistry& registry, HealthCheck health,
     HealthCheck ready, QueryHandlers queries) {
+  if (queries.lookup && queries.body_budget_bytes < queries.max_body_bytes) {
+    return std::unexpected("metrics.queries: a body budget of " +
+                           std::to_string(queries.body_budget_bytes) +
+                           " bytes cannot hold one body of the largest size, " +
+                           std::to_string(queries.max_body_bytes) + " bytes");
+  }
   auto address = parse_listen_address(listen, "metrics.listen");
   if (!address) return std::unexpected(address.error());
   auto socket = listen_on(*address, listen);
   if (!socket) return std::unexpected(socket.error());
   address->port = socket->second;
 
-  auto routes = std::make_unique<Routes>(Routes{.registry = &registry,
-                                                .health = std::move(health),
-                                                .ready = std::move(ready),
-                                                .queries = std::move(queries)});
+  auto routes = std::make_unique<Routes>(registry, std::move(health), std::move(ready),
+                                         std::move(queries));
   std::unique_ptr<MetricsServer> server(new MetricsServer(*address, std::move(routes)));
+  Routes* cls = server->routes_.get();
   server->daemon_ = MHD_start_daemon(
-      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, nullptr, nullptr, &serve,
-      server->routes_.get(), MHD_OPTION_LISTEN_SOCKET, socket->first, MHD_OPTION_THREAD_POOL_SIZE,
-      kThreads, MHD_OPTION_CONNECTION_LIMIT, kMaxConnections, MHD_OPTION_CONNECTION_TIMEOUT,
-      kIdleSeconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT, kHeaderBytes, MHD_OPTION_NOTIFY_COMPLETED,
-      &request_done, nullptr, MHD_OPTION_END);
+      MHD_USE_INTERNAL_POLLING_THREAD | MHD_USE_EPOLL, 0, nullptr, nullptr, &serve, cls,
+      MHD_OPTION_LISTEN_SOCKET, socket->first, MHD_OPTION_THREAD_POOL_SIZE, kThreads,
+      MHD_OPTION_CONNECTION_LIMIT, kMaxConnections + kSpareConnections,
+      MHD_OPTION_CONNECTION_TIMEOUT, kIdleSeconds, MHD_OPTION_CONNECTION_MEMORY_LIMIT,
+      kHeaderBytes, MHD_OPTION_NOTIFY_COMPLETED, &request_done, cls,
+      MHD_OPTION_NOTIFY_CONNECTION, &connection_changed, cls, MHD_OPTION_END);
   if (server->daemon_ == nullptr) {
     ::close(socket->first);
     return std::unexpected("metrics.listen: the server on " + std::string(listen) +
@@ -212,8 +401,13 @@ std::expected<std::unique_ptr<MetricsServer>, std::string> MetricsServer::start(
 
 void MetricsServer::stop() {
   if (daemon_ == nullptr) return;
+  routes_->connections.stop();
   MHD_stop_daemon(daemon_);  // also closes the listening socket
   daemon_ = nullptr;
+}
+
+MetricsServer::Load MetricsServer::load() const {
+  return {.connections = routes_->connections.held(), .body_bytes = routes_->bodies.held()};
 }
 
 }  // namespace neardup::ops

@@ -1,16 +1,16 @@
 #include "ops/metrics_server.h"
 
-#include <arpa/inet.h>
 #include <gtest/gtest.h>
 #include <httplib.h>
-#include <netinet/in.h>
-#include <sys/socket.h>
-#include <unistd.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <string>
+#include <thread>
 #include <vector>
+
+#include "ops/testing/raw_socket.h"
 
 namespace neardup::ops {
 namespace {
@@ -133,6 +133,8 @@ TEST(MetricsServer, StopRightAfterStartReturns) {
 namespace neardup::ops {
 namespace {
 
+using testing::RawSocket;
+
 TEST(MetricsServer, QueryRoutesAreServedOnlyWhenGivenHandlers) {
   MetricsRegistry registry;
   auto plain = MetricsServer::start("127.0.0.1:0", registry);
@@ -172,44 +174,6 @@ TEST(MetricsServer, QueryRoutesAreServedOnlyWhenGivenHandlers) {
   ASSERT_TRUE(big);
   EXPECT_EQ(big->status, 413);
 }
-
-// A raw client socket, for what an HTTP client library would not send.
-class RawSocket {
- public:
-  explicit RawSocket(int port) : fd_(::socket(AF_INET, SOCK_STREAM, 0)) {
-    sockaddr_in address{};
-    address.sin_family = AF_INET;
-    address.sin_port = htons(static_cast<uint16_t>(port));
-    ::inet_pton(AF_INET, "127.0.0.1", &address.sin_addr);
-    connected_ = ::connect(fd_, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0;
-  }
-  ~RawSocket() { ::close(fd_); }
-  RawSocket(const RawSocket&) = delete;
-  RawSocket& operator=(const RawSocket&) = delete;
-
-  bool connected() const { return connected_; }
-  // Sends what the server takes; stops at the first error (the server may close first).
-  void send(std::string_view bytes) {
-    while (!bytes.empty()) {
-      ssize_t n = ::send(fd_, bytes.data(), bytes.size(), MSG_NOSIGNAL);
-      if (n <= 0) return;
-      bytes.remove_prefix(static_cast<std::size_t>(n));
-    }
-  }
-  // Everything the server sends until it closes the connection (or 10 s pass).
-  std::string receive_all() {
-    timeval timeout{.tv_sec = 10, .tv_usec = 0};
-    ::setsockopt(fd_, SOL_SOCKET, SO_RCVTIMEO, &timeout, sizeof timeout);
-    std::string out;
-    char buffer[65536];
-    for (ssize_t n; (n = ::recv(fd_, buffer, sizeof buffer, 0)) > 0;) out.append(buffer, n);
-    return out;
-  }
-
- private:
-  int fd_;
-  bool connected_ = false;
-};
 
 // The listener once gave each connection a worker until its 5 s read timeout: 100 idle sockets
 // delayed /healthz by 250 s.
@@ -300,6 +264,185 @@ TEST(MetricsServer, ChunkedBodyPastTheLimitIsRefused) {
   socket.send(request);
   std::string response = socket.receive_all();
   EXPECT_TRUE(response.starts_with("HTTP/1.1 413")) << response.substr(0, 200);
+}
+
+std::string lookup_head(std::string_view framing) {
+  return "POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Type: text/html\r\n"
+         "Expect: 100-continue\r\n" +
+         std::string(framing) + "\r\n\r\n";
+}
+
+std::string content_length(std::size_t bytes) {
+  return "Content-Length: " + std::to_string(bytes);
+}
+
+// Bodies were once held whole as they arrived, up to the per-request limit on every
+// connection: 20 uploads of 60 MiB took the daemon from 21 MB to 1.41 GB, 48 ended it with
+// std::bad_alloc. Bodies being received now share one budget; a request whose body would take
+// the listener past it is answered 503 at once, before any of its body is read.
+TEST(MetricsServer, BodiesPastTheListenersBudgetAreRefusedBeforeTheyAreRead) {
+  MetricsRegistry registry;
+  QueryHandlers queries;
+  queries.max_body_bytes = 1 << 20;
+  queries.body_budget_bytes = 2 << 20;
+  queries.lookup = [](const std::string& body, const std::string&) {
+    return HttpAnswer{200, "{\"bytes\":" + std::to_string(body.size()) + "}"};
+  };
+  auto server = MetricsServer::start("127.0.0.1:0", registry, {}, {}, queries);
+  ASSERT_TRUE(server) << server.error();
+  const int port = (*server)->port();
+
+  // Two uploads of the largest size take the whole budget ("100 Continue": admitted).
+  RawSocket first(port), second(port);
+  for (RawSocket* upload : {&first, &second}) {
+    ASSERT_TRUE(upload->connected());
+    upload->send(lookup_head(content_length(1 << 20)));
+    EXPECT_TRUE(upload->receive_until("\r\n\r\n", 5).starts_with("HTTP/1.1 100"));
+    upload->send(std::string(1000, 'x'));
+  }
+  // A third is refused at once, and so is a chunked one (it may grow to the limit).
+  for (const std::string& framing :
+       {content_length(1 << 20), content_length(1000), std::string("Transfer-Encoding: chunked")}) {
+    RawSocket refused(port);
+    ASSERT_TRUE(refused.connected());
+    const auto start = std::chrono::steady_clock::now();
+    refused.send(lookup_head(framing));
+    std::string response = refused.receive_all(5);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_TRUE(response.starts_with("HTTP/1.1 503")) << framing << ": " << response.substr(0, 80);
+    EXPECT_NE(response.find("Retry-After: 1\r\n"), std::string::npos) << response;
+    EXPECT_LT(seconds, 2.0) << "the refusal did not close the connection";
+  }
+  EXPECT_EQ((*server)->load().body_bytes, 2u << 20);
+  // An upload that ends gives its share back (once its answer is sent).
+  first.send(std::string((1 << 20) - 1000, 'x'));
+  EXPECT_NE(first.receive_until("}\n", 5).find("{\"bytes\":1048576}"), std::string::npos);
+  for (int i = 0; i < 100 && (*server)->load().body_bytes > (1u << 20); ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_EQ((*server)->load().body_bytes, 1u << 20);
+  RawSocket third(port);
+  third.send(lookup_head(content_length(1 << 20)));
+  EXPECT_TRUE(third.receive_until("\r\n\r\n", 5).starts_with("HTTP/1.1 100"));
+  third.send(std::string(1 << 20, 'x'));
+  EXPECT_NE(third.receive_until("}\n", 5).find("{\"bytes\":1048576}"), std::string::npos);
+}
+
+TEST(MetricsServer, ABodyBudgetSmallerThanOneBodyIsAnError) {
+  MetricsRegistry registry;
+  QueryHandlers queries;
+  queries.lookup = [](const std::string&, const std::string&) { return HttpAnswer{200, "{}"}; };
+  queries.max_body_bytes = 1000;
+  queries.body_budget_bytes = 999;
+  auto server = MetricsServer::start("127.0.0.1:0", registry, {}, {}, queries);
+  ASSERT_FALSE(server);
+  EXPECT_EQ(server.error(),
+            "metrics.queries: a body budget of 999 bytes cannot hold one body of the largest "
+            "size, 1000 bytes");
+}
+
+// 260 connections sending a header byte every 3 s once kept /healthz and /metrics from being
+// answered: the idle timeout restarts with every byte. A request's line and headers must now
+// arrive within kHeaderSeconds, and its body at a rate that ends it in time; a kept-alive
+// connection's deadline runs from the end of its previous request.
+TEST(MetricsServer, RequestsThatTrickleAreClosedAtTheirDeadline) {
+  MetricsRegistry registry;
+  QueryHandlers queries;
+  queries.lookup = [](const std::string&, const std::string&) { return HttpAnswer{200, "{}"}; };
+  auto server = MetricsServer::start("127.0.0.1:0", registry, {}, {}, queries);
+  ASSERT_TRUE(server) << server.error();
+  RawSocket head((*server)->port()), body((*server)->port()), kept((*server)->port());
+  ASSERT_TRUE(head.connected() && body.connected() && kept.connected());
+  body.send("POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n");
+  const auto start = std::chrono::steady_clock::now();
+  const std::string slow_head =
+      "GET /metrics HTTP/1.1\r\nHost: x\r\nX-Slow: " + std::string(100, 'y');
+  double head_closed = 0, body_closed = 0;
+  int kept_answers = 0;
+  for (std::size_t i = 0; i < slow_head.size() && (head_closed == 0 || body_closed == 0); ++i) {
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (seconds > kHeaderSeconds + 3) break;
+    if (head_closed == 0 && head.closed_by_server()) head_closed = seconds;
+    if (body_closed == 0 && body.closed_by_server()) body_closed = seconds;
+    head.send(slow_head.substr(i, 1));
+    body.send("x");
+    if (i % 4 == 0) {  // a prompt request every second
+      kept.send("POST /v1/lookup HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}");
+      kept_answers += kept.receive_until("}\n", 2).starts_with("HTTP/1.1 200");
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(250));
+  }
+  EXPECT_GT(head_closed, kHeaderSeconds - 1.0) << "a trickling request line closed too early";
+  EXPECT_LT(head_closed, kHeaderSeconds + 1.5) << "a trickling request line was not closed";
+  EXPECT_GT(body_closed, kHeaderSeconds - 1.0) << "a trickling body closed too early";
+  EXPECT_LT(body_closed, kHeaderSeconds + 1.5) << "a trickling body was not closed";
+  EXPECT_GE(kept_answers, static_cast<int>(kHeaderSeconds)) << "a kept-alive connection was cut";
+  EXPECT_FALSE(kept.closed_by_server());
+}
+
+// One client (one address) holds at most kMaxConnectionsPerClient connections: past them its
+// longest-waiting connection without a request is closed, so a client's stalled connections
+// never lock out its own, or anyone else's, next request.
+TEST(MetricsServer, OneClientKeepsAtMostItsShareOfConnections) {
+  MetricsRegistry registry;
+  auto server = MetricsServer::start("127.0.0.1:0", registry);
+  ASSERT_TRUE(server) << server.error();
+  // Waits until `done` holds (the server registers a connection on its own thread: one at a
+  // time, so that "longest-waiting" is the order of connecting).
+  auto wait_until = [](auto done) {
+    for (int i = 0; i < 2000 && !done(); ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    return done();
+  };
+  std::vector<std::unique_ptr<RawSocket>> other, flood;
+  for (std::size_t i = 0; i < 8; ++i) {
+    other.push_back(std::make_unique<RawSocket>((*server)->port(), "127.0.0.2"));
+    ASSERT_TRUE(other.back()->connected());
+    ASSERT_TRUE(wait_until([&] { return (*server)->load().connections == i + 1; }));
+  }
+  for (std::size_t i = 0; i < kMaxConnectionsPerClient + 40; ++i) {
+    flood.push_back(std::make_unique<RawSocket>((*server)->port()));
+    ASSERT_TRUE(flood.back()->connected());
+    if (i < kMaxConnectionsPerClient) {
+      ASSERT_TRUE(wait_until([&] { return (*server)->load().connections == 8 + i + 1; }));
+    } else {  // the new one closes the one that has waited longest
+      RawSocket& victim = *flood[i - kMaxConnectionsPerClient];
+      ASSERT_TRUE(wait_until([&] { return victim.closed_by_server(); })) << "connection " << i;
+    }
+  }
+  EXPECT_EQ(std::count_if(flood.begin(), flood.end(),
+                          [](const auto& socket) { return !socket->closed_by_server(); }),
+            kMaxConnectionsPerClient);
+  for (const auto& socket : other) EXPECT_FALSE(socket->closed_by_server());
+}
+
+// 400 stalled connections from one address, more than the listener ever holds: /healthz is
+// still answered within a second, for that address as for any other.
+TEST(MetricsServer, HealthIsAnsweredWhile400StalledConnectionsAreOpen) {
+  MetricsRegistry registry;
+  auto server = MetricsServer::start("127.0.0.1:0", registry);
+  ASSERT_TRUE(server) << server.error();
+  std::vector<std::unique_ptr<RawSocket>> stalled;
+  static_assert(400 > kMaxConnections + kSpareConnections);
+  for (int i = 0; i < 400; ++i) {
+    stalled.push_back(std::make_unique<RawSocket>((*server)->port()));
+    ASSERT_TRUE(stalled.back()->connected());
+    stalled.back()->send("GET /metr");
+  }
+  for (const char* source : {"127.0.0.1", "127.0.0.3"}) {
+    RawSocket probe((*server)->port(), source);
+    ASSERT_TRUE(probe.connected()) << source;
+    const auto start = std::chrono::steady_clock::now();
+    probe.send("GET /healthz HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+    std::string response = probe.receive_all(3);
+    const double seconds =
+        std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    EXPECT_TRUE(response.starts_with("HTTP/1.1 200")) << source << ": " << response;
+    EXPECT_LT(seconds, 1.0) << source;
+  }
 }
 
 }  // namespace

@@ -21,7 +21,8 @@ done
 seconds=${1:-60}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -eq 0 ] && targets=(record_fuzz page_fuzz config_fuzz warc_fuzz fingerprinted_fuzz line_reader_fuzz)
+[ ${#targets[@]} -eq 0 ] && targets=(record_fuzz page_fuzz config_fuzz warc_fuzz fingerprinted_fuzz line_reader_fuzz
+                                       http_request_fuzz)
 
 scripts/sanitized-build.sh "$dir" "${targets[@]}"
 mkdir -p "$dir/artifacts"

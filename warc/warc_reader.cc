@@ -11,6 +11,8 @@
 #include <charconv>
 #include <cstring>
 
+#include "common/ascii.h"
+
 namespace neardup::warc {
 namespace {
 
@@ -23,25 +25,8 @@ constexpr std::string_view kRecordEnd("\r\n\r\n");
 // Content-Length values past this are no file's: refused before any offset arithmetic.
 constexpr std::uint64_t kMaxLength = std::uint64_t{1} << 56;
 
-char ascii_lower(char c) { return c >= 'A' && c <= 'Z' ? static_cast<char>(c + 32) : c; }
-
-bool iequals(std::string_view a, std::string_view b) {
-  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-           return ascii_lower(x) == ascii_lower(y);
-         });
-}
-
-std::string_view trim(std::string_view s) {
-  const std::size_t first = s.find_first_not_of(" \t\r\n");
-  if (first == std::string_view::npos) return {};
-  return s.substr(first, s.find_last_not_of(" \t\r\n") - first + 1);
-}
-
-std::string lower(std::string_view s) {
-  std::string out(s);
-  std::transform(out.begin(), out.end(), out.begin(), ascii_lower);
-  return out;
-}
+// Header names and values: ASCII case-insensitive, surrounding whitespace ignored.
+std::string_view trim(std::string_view s) { return trim_ascii_whitespace(s); }
 
 // "<x>" -> "x": WARC 1.0 drafts (and wget) bracket WARC-Target-URI; WARC-Record-ID always is.
 std::string unbracket(std::string_view s) {
@@ -57,7 +42,7 @@ struct Headers {
   // The first field named `name` (any case), trimmed; empty when absent.
   std::string_view get(std::string_view name) const {
     for (const auto& [key, value] : fields) {
-      if (iequals(key, name)) return value;
+      if (ascii_iequals(key, name)) return value;
     }
     return {};
   }
@@ -145,7 +130,7 @@ std::string base32(const unsigned char* bytes, std::size_t size) {
 // Checks a WARC-Block-Digest of the form sha1:BASE32 (or sha1:HEX). Returns what is wrong when
 // the block's SHA-1 differs; nullopt when it matches or when there is no SHA-1 digest to check.
 std::optional<std::string> block_digest_mismatch(std::string_view digest, std::string_view block) {
-  if (digest.size() < 5 || !iequals(digest.substr(0, 5), "sha1:")) return std::nullopt;
+  if (digest.size() < 5 || !ascii_iequals(digest.substr(0, 5), "sha1:")) return std::nullopt;
   const std::string_view want = digest.substr(5);
   unsigned char md[EVP_MAX_MD_SIZE];
   unsigned int md_size = 0;
@@ -158,7 +143,7 @@ std::optional<std::string> block_digest_mismatch(std::string_view digest, std::s
     got.clear();
     for (unsigned int i = 0; i < md_size; ++i) (got += kHex[md[i] >> 4]) += kHex[md[i] & 15];
   }
-  if (iequals(want, got)) return std::nullopt;
+  if (ascii_iequals(want, got)) return std::nullopt;
   return "WARC-Block-Digest " + std::string(digest) + " does not match the block (sha1:" + got +
          "): a damaged byte";
 }
@@ -302,13 +287,13 @@ std::optional<std::string> read_http_response(std::string_view block, WarcPage& 
 
   page.content_type = std::string(headers.get("Content-Type"));
   const std::string media =
-      lower(trim(std::string_view(page.content_type)
+      ascii_lowercase(trim(std::string_view(page.content_type)
                      .substr(0, std::string_view(page.content_type).find(';'))));
   if (!media.empty() && media != "text/html" && media != "application/xhtml+xml") {
     return "not_html";
   }
   page.body.assign(block.substr(*body_at));
-  if (lower(headers.get("Transfer-Encoding")).find("chunked") != std::string::npos) {
+  if (ascii_lowercase(headers.get("Transfer-Encoding")).find("chunked") != std::string::npos) {
     std::string plain;
     if (dechunk(page.body, plain)) page.body = std::move(plain);
   }
@@ -317,7 +302,7 @@ std::optional<std::string> read_http_response(std::string_view block, WarcPage& 
   while (!codings.empty()) {
     const std::size_t comma = codings.rfind(',');
     const std::string coding =
-        lower(trim(comma == std::string_view::npos ? codings : codings.substr(comma + 1)));
+        ascii_lowercase(trim(comma == std::string_view::npos ? codings : codings.substr(comma + 1)));
     codings = comma == std::string_view::npos ? std::string_view() : codings.substr(0, comma);
     if (auto skip = decode_content(coding, page.body)) return skip;
   }
