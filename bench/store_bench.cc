@@ -90,15 +90,15 @@ struct Workload {
     char id[64];
     std::snprintf(id, sizeof id, "https://www.example.com/articles/%012" PRIu64, i);
     neardup::IndexItem item;
-    item.page = neardup::IndexItem::Page{.id = id,
-                                         .fingerprint = fp,
-                                         .scheme = "s-bench",
-                                         .max_distance = 3,
-                                         .seen_at_ms = static_cast<std::int64_t>(i),
-                                         .sketch = std::move(sketch),
-                                         .bands = minhash ? kBands : 0,
-                                         .rows = minhash ? kRows : 0,
-                                         .min_similarity = 0.45};
+    item.page = neardup::PageRequest{.id = id,
+                                     .fingerprint = fp,
+                                     .scheme = "s-bench",
+                                     .max_distance = 3,
+                                     .seen_at_ms = static_cast<std::int64_t>(i),
+                                     .sketch = std::move(sketch),
+                                     .bands = minhash ? kBands : 0,
+                                     .rows = minhash ? kRows : 0,
+                                     .min_similarity = 0.45};
     item.source = neardup::SourceOffset{"pages/0", static_cast<std::int64_t>(i)};
     return item;
   }

@@ -67,7 +67,7 @@ void register_generate(CLI::App& root, neardup::cli::CommandRegistry& registry) 
 int main(int argc, char** argv) {
   using namespace neardup;
   using namespace neardup::cli;
-  neardup::init_logging("info");
+  neardup::init_logging(neardup::LogLevel::kInfo);
 
   CLI::App app{"neardup: find near-duplicate web pages (SimHash over the main text)", "neardup"};
   use_help_formatter(app);

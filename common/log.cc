@@ -121,32 +121,24 @@ bool stderr_is_journal() {
   return st.st_dev == device && st.st_ino == inode;
 }
 
-bool set_log_level(std::string_view level) {
-  auto parsed = spdlog::level::from_str(std::string(level));
-  if (parsed == spdlog::level::off && level != "off") return false;
+void set_log_level(LogLevel level) {
+  static constexpr spdlog::level::level_enum kLevels[] = {
+      spdlog::level::trace, spdlog::level::debug,    spdlog::level::info, spdlog::level::warn,
+      spdlog::level::err,   spdlog::level::critical, spdlog::level::off};
+  const spdlog::level::level_enum spd = kLevels[static_cast<std::size_t>(level)];
   std::lock_guard lock(g_mutex);
-  g_level = parsed;
-  spdlog::apply_all([&](std::shared_ptr<spdlog::logger> l) { l->set_level(parsed); });
-  return true;
+  g_level = spd;
+  spdlog::apply_all([&](std::shared_ptr<spdlog::logger> l) { l->set_level(spd); });
 }
 
-bool set_log_format(std::string_view format) {
-  if (format == "text") {
-    g_format = LogFormat::kText;
-  } else if (format == "json") {
-    g_format = LogFormat::kJson;
-  } else {
-    return false;
-  }
-  return true;
-}
+void set_log_format(LogFormat format) { g_format = format; }
 
-bool init_logging(std::string_view level) {
+void init_logging(LogLevel level) {
   {
     std::lock_guard lock(g_mutex);
     sink();
   }
-  return set_log_level(level);
+  set_log_level(level);
 }
 
 std::shared_ptr<spdlog::logger> logger(const std::string& component) {

@@ -16,16 +16,15 @@
 #include <string>
 #include <string_view>
 
+#include "common/log_level.h"
+
 namespace neardup {
 
-enum class LogFormat { kText, kJson };
-
-// Sets up the stderr sink and the level ("trace".."off"). Returns false for an unknown level.
-// Call once at start-up; set_log_level and set_log_format may be called again later (reload).
-bool init_logging(std::string_view level);
-bool set_log_level(std::string_view level);
-// "text" or "json"; false (and no change) for anything else.
-bool set_log_format(std::string_view format);
+// Sets up the stderr sink and the level. Call once at start-up; set_log_level and set_log_format
+// may be called again later (reload).
+void init_logging(LogLevel level);
+void set_log_level(LogLevel level);
+void set_log_format(LogFormat format);
 
 // The logger of one component ("daemon", "store", ...), created on first use.
 std::shared_ptr<spdlog::logger> logger(const std::string& component);

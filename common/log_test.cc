@@ -42,11 +42,5 @@ TEST(LogLine, JsonLinesAreOneObjectWithEscapedMessage) {
   EXPECT_EQ(journal, "<3>{\"level\":\"error\",\"component\":\"d\",\"message\":\"m\"}\n");
 }
 
-TEST(LogFormat, OnlyTextAndJsonAreAccepted) {
-  EXPECT_TRUE(set_log_format("json"));
-  EXPECT_TRUE(set_log_format("text"));
-  EXPECT_FALSE(set_log_format("xml"));
-}
-
 }  // namespace
 }  // namespace neardup

@@ -70,8 +70,7 @@ struct Key {
   bool size = false;           // integers: a byte size; KiB/MiB/GiB/TiB suffixes accepted
   bool duration = false;       // integers: seconds; s/m/h/d/w suffixes accepted
   bool hex = false;            // integers: to_yaml prints 0x hex
-  double min_real = 0, max_real = 1;  // reals: the allowed closed range
-  std::span<const std::string_view> one_of = {};  // strings: the allowed values, if a fixed set
+  double min_real = 0, max_real = 1;              // reals: the allowed closed range
   bool (*check)(std::string& value) = nullptr;    // strings: accepts (and may normalise) a value
   std::string_view expect = {};                   // strings: what `check` accepts, for errors
   // Scheme keys added after others: scheme_id leaves the key out at this canonical value (the
@@ -106,13 +105,48 @@ bool is_charset_label(std::string& value) {
   return true;
 }
 
-constexpr std::array<std::string_view, 2> kDenoiseModes = {"main_text", "all_text"};
-constexpr std::array<std::string_view, 3> kWeightings = {"tf", "log_tf", "binary"};
-constexpr std::array<std::string_view, 2> kCjkTokens = {"bigrams", "words"};
-constexpr std::array<std::string_view, 7> kLogLevels = {"trace", "debug",    "info", "warn",
-                                                        "error", "critical", "off"};
+// The names a config file gives the values of each choice, in the order the docs list them.
+template <class E>
+struct Names;
+template <>
+struct Names<DenoiseMode> {
+  static constexpr std::array<std::pair<DenoiseMode, std::string_view>, 2> values{
+      {{DenoiseMode::kMainText, "main_text"}, {DenoiseMode::kAllText, "all_text"}}};
+};
+template <>
+struct Names<Weighting> {
+  static constexpr std::array<std::pair<Weighting, std::string_view>, 3> values{
+      {{Weighting::kTf, "tf"}, {Weighting::kLogTf, "log_tf"}, {Weighting::kBinary, "binary"}}};
+};
+template <>
+struct Names<CjkTokens> {
+  static constexpr std::array<std::pair<CjkTokens, std::string_view>, 2> values{
+      {{CjkTokens::kBigrams, "bigrams"}, {CjkTokens::kWords, "words"}}};
+};
+template <>
+struct Names<LogLevel> {
+  static constexpr std::array<std::pair<LogLevel, std::string_view>, 7> values{
+      {{LogLevel::kTrace, "trace"},
+       {LogLevel::kDebug, "debug"},
+       {LogLevel::kInfo, "info"},
+       {LogLevel::kWarn, "warn"},
+       {LogLevel::kError, "error"},
+       {LogLevel::kCritical, "critical"},
+       {LogLevel::kOff, "off"}}};
+};
+template <>
+struct Names<LogFormat> {
+  static constexpr std::array<std::pair<LogFormat, std::string_view>, 2> values{
+      {{LogFormat::kText, "text"}, {LogFormat::kJson, "json"}}};
+};
 
-constexpr std::array<std::string_view, 2> kLogFormats = {"text", "json"};
+template <class E>
+std::string_view enum_name(E value) {
+  for (const auto& [v, name] : Names<E>::values) {
+    if (v == value) return name;
+  }
+  return "?";
+}
 
 constexpr std::string_view kFieldName = "a non-empty field name";
 constexpr std::string_view kTopic = "a Kafka topic name (1..249 of a-z A-Z 0-9 . _ -)";
@@ -169,13 +203,13 @@ void for_each_key(C& c, F&& f) {
   f(Key{.path = "decode.prescan_bytes", .min = 512, .max = 64 * kKiB, .size = true},
     c.decode.prescan_bytes);
 
-  f(Key{.path = "denoise.mode", .one_of = kDenoiseModes}, c.denoise.mode);
+  f(Key{.path = "denoise.mode"}, c.denoise.mode);
   f(Key{.path = "denoise.max_nodes", .min = 100}, c.denoise.max_nodes);
   f(Key{.path = "denoise.max_millis", .min = 1}, c.denoise.max_millis);
 
   f(Key{.path = "features.ngram", .min = 1, .max = 8}, c.features.ngram);
-  f(Key{.path = "features.weighting", .one_of = kWeightings}, c.features.weighting);
-  f(Key{.path = "features.cjk", .one_of = kCjkTokens, .scheme_omits = "\"words\""}, c.features.cjk);
+  f(Key{.path = "features.weighting"}, c.features.weighting);
+  f(Key{.path = "features.cjk", .scheme_omits = "\"words\""}, c.features.cjk);
   f(Key{.path = "features.stop_words"}, c.features.stop_words);
   f(Key{.path = "features.min_features", .min = 1, .max = 100'000}, c.features.min_features);
   f(Key{.path = "features.max_text_bytes", .min = kKiB, .max = kGiB, .size = true},
@@ -218,8 +252,8 @@ void for_each_key(C& c, F&& f) {
     c.metrics.listen);
   f(Key{.path = "metrics.queries"}, c.metrics.queries);
 
-  f(Key{.path = "log.level", .one_of = kLogLevels}, c.log.level);
-  f(Key{.path = "log.format", .one_of = kLogFormats}, c.log.format);
+  f(Key{.path = "log.level"}, c.log.level);
+  f(Key{.path = "log.format"}, c.log.format);
 }
 
 // --- Errors -------------------------------------------------------------------------------
@@ -415,16 +449,24 @@ std::string join(std::span<const std::string_view> words, std::string_view separ
   return out;
 }
 
-void read(const Found& found, const Key& key, std::string& field, Errors& errors) {
-  std::string value = found.value.IsScalar() ? found.value.Scalar() : std::string();
-  if (!key.one_of.empty()) {
-    if (!found.value.IsScalar() || std::ranges::find(key.one_of, value) == key.one_of.end()) {
-      errors.add(
-          found.mark(), key.path,
-          cat("must be one of ", join(key.one_of, ", "), ", got ", describe(found.value, true)));
+template <class E>
+requires std::is_enum_v<E>
+void read(const Found& found, const Key& key, E& field, Errors& errors) {
+  std::vector<std::string_view> names;
+  for (const auto& [value, name] : Names<E>::values) {
+    if (found.value.IsScalar() && found.value.Scalar() == name) {
+      field = value;
       return;
     }
-  } else if (!found.value.IsScalar() || (key.check != nullptr && !key.check(value))) {
+    names.push_back(name);
+  }
+  errors.add(found.mark(), key.path,
+             cat("must be one of ", join(names, ", "), ", got ", describe(found.value, true)));
+}
+
+void read(const Found& found, const Key& key, std::string& field, Errors& errors) {
+  std::string value = found.value.IsScalar() ? found.value.Scalar() : std::string();
+  if (!found.value.IsScalar() || (key.check != nullptr && !key.check(value))) {
     errors.add(found.mark(), key.path,
                cat("must be ", key.expect.empty() ? "a string" : key.expect, ", got ",
                    describe(found.value, true)));
@@ -725,6 +767,8 @@ std::string canonical(const std::string& value) { return quote(value); }
 std::string canonical(bool value) { return value ? "true" : "false"; }
 std::string canonical(std::unsigned_integral auto value) { return std::to_string(value); }
 std::string canonical(double value) { return canonical_real(value); }
+template <class E>
+requires std::is_enum_v<E> std::string canonical(E value) { return quote(enum_name(value)); }
 std::string canonical(const PropertyValue& value) {
   switch (value.source) {
     case PropertyValue::Source::kFile:
@@ -797,6 +841,12 @@ bool changes_fingerprints(std::string_view path) {
 }
 
 }  // namespace
+
+std::string_view name_of(DenoiseMode value) { return enum_name(value); }
+std::string_view name_of(Weighting value) { return enum_name(value); }
+std::string_view name_of(CjkTokens value) { return enum_name(value); }
+std::string_view name_of(LogLevel value) { return enum_name(value); }
+std::string_view name_of(LogFormat value) { return enum_name(value); }
 
 std::expected<std::string, std::string> resolve_property(const PropertyValue& value) {
   switch (value.source) {

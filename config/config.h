@@ -14,7 +14,20 @@
 #include <utility>
 #include <vector>
 
+#include "common/log_level.h"
+
 namespace neardup {
+
+// The values of the keys that name one of a few choices (docs/configuration.md).
+enum class DenoiseMode : std::uint8_t { kMainText, kAllText };  // denoise.mode
+enum class Weighting : std::uint8_t { kTf, kLogTf, kBinary };   // features.weighting
+enum class CjkTokens : std::uint8_t { kBigrams, kWords };       // features.cjk
+// The name a config file gives a value: "main_text", "log_tf", "bigrams", "warn", "json".
+std::string_view name_of(DenoiseMode value);
+std::string_view name_of(Weighting value);
+std::string_view name_of(CjkTokens value);
+std::string_view name_of(LogLevel value);
+std::string_view name_of(LogFormat value);
 
 // A librdkafka property's value: the text itself, or where to read it when the daemon starts, so
 // that secrets need not be written into the YAML:
@@ -103,8 +116,8 @@ struct DecodeConfig {
 };
 
 struct DenoiseConfig {
-  // "main_text": boilerplate removal; "all_text": every visible text block.
-  std::string mode = "main_text";
+  // main_text: boilerplate removal; all_text: every visible text block.
+  DenoiseMode mode = DenoiseMode::kMainText;
   std::uint32_t max_nodes = 200000;  // past this, fall back to all visible text
   std::uint32_t max_millis = 500;    // past this, fall back to all visible text
 
@@ -113,8 +126,8 @@ struct DenoiseConfig {
 
 struct FeaturesConfig {
   std::uint32_t ngram = 2;                 // token n-gram length, 1..8 (see pipeline/features/MEASUREMENTS.md)
-  std::string weighting = "tf";            // tf | log_tf | binary (measured)
-  std::string cjk = "bigrams";             // bigrams | words: Han and kana tokens (measured)
+  Weighting weighting = Weighting::kTf;    // tf | log_tf | binary (measured)
+  CjkTokens cjk = CjkTokens::kBigrams;     // bigrams | words: Han and kana tokens (measured)
   bool stop_words = false;                 // drop stop words (per detected script/language)
   std::uint32_t min_features = 16;         // fewer distinct features: skipped (low_content)
   std::uint64_t max_text_bytes = 1 << 20;  // main text beyond this is ignored
@@ -183,8 +196,8 @@ struct MetricsConfig {
 };
 
 struct LogConfig {
-  std::string level = "info";  // trace | debug | info | warn | error | critical | off
-  std::string format = "text";  // text | json (one JSON object per line)
+  LogLevel level = LogLevel::kInfo;     // trace | debug | info | warn | error | critical | off
+  LogFormat format = LogFormat::kText;  // text | json (one JSON object per line)
 
   bool operator==(const LogConfig&) const = default;
 };

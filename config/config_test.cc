@@ -342,7 +342,7 @@ TEST(Config, PrescanBytesIsLimitedTo512To64KiB) {
 TEST(Config, DenoiseModeMustBeKnown) {
   EXPECT_THAT(error_of("denoise:\n  mode: everything\n"),
               HasSubstr("denoise.mode: must be one of main_text, all_text, got \"everything\""));
-  EXPECT_EQ(parsed("denoise:\n  mode: all_text\n").denoise.mode, "all_text");
+  EXPECT_EQ(parsed("denoise:\n  mode: all_text\n").denoise.mode, DenoiseMode::kAllText);
 }
 
 TEST(Config, DenoiseCapsHaveMinimums) {
@@ -447,9 +447,9 @@ TEST(Config, MetricsListenIsEmptyOrHostPort) {
 }
 
 TEST(Config, LogLevelMustBeKnown) {
-  EXPECT_EQ(parsed("log:\n  level: critical\n").log.level, "critical");
-  EXPECT_EQ(parsed("").log.format, "text");
-  EXPECT_EQ(parsed("log:\n  format: json\n").log.format, "json");
+  EXPECT_EQ(parsed("log:\n  level: critical\n").log.level, LogLevel::kCritical);
+  EXPECT_EQ(parsed("").log.format, LogFormat::kText);
+  EXPECT_EQ(parsed("log:\n  format: json\n").log.format, LogFormat::kJson);
   EXPECT_THAT(error_of("log:\n  format: xml\n"),
               HasSubstr("log.format: must be one of text, json, got \"xml\""));
   EXPECT_THAT(error_of("log:\n  level: verbose\n"),
@@ -589,10 +589,10 @@ TEST(SchemeId, IsPinnedForAFixedConfig) {
   // fingerprint would start a new scheme.
   Config config;
   config.decode = {.default_charset = "utf-8", .detect = true, .prescan_bytes = 4096};
-  config.denoise = {.mode = "main_text", .max_nodes = 200000, .max_millis = 500};
+  config.denoise = {.mode = DenoiseMode::kMainText, .max_nodes = 200000, .max_millis = 500};
   config.features = {.ngram = 3,
-                     .weighting = "log_tf",
-                     .cjk = "words",  // the pinned scheme predates features.cjk
+                     .weighting = Weighting::kLogTf,
+                     .cjk = CjkTokens::kWords,  // the pinned scheme predates features.cjk
                      .stop_words = false,
                      .min_features = 16,
                      .max_text_bytes = 1 << 20};
@@ -614,7 +614,7 @@ TEST(SchemeId, IsTheDocumentedHashOfTheDocumentedText) {
       std::to_string(config.decode.prescan_bytes) +
       "\n"
       "denoise.mode=\"" +
-      config.denoise.mode +
+      std::string(name_of(config.denoise.mode)) +
       "\"\n"
       "denoise.max_nodes=" +
       std::to_string(config.denoise.max_nodes) +
@@ -626,10 +626,10 @@ TEST(SchemeId, IsTheDocumentedHashOfTheDocumentedText) {
       std::to_string(config.features.ngram) +
       "\n"
       "features.weighting=\"" +
-      config.features.weighting +
+      std::string(name_of(config.features.weighting)) +
       "\"\n"
       "features.cjk=\"" +
-      config.features.cjk +
+      std::string(name_of(config.features.cjk)) +
       "\"\n"
       "features.stop_words=" +
       std::string(config.features.stop_words ? "true" : "false") +
@@ -656,9 +656,9 @@ TEST(SchemeId, AKeyAddedLaterKeepsTheOlderSchemesId) {
   // features.cjk "words" fingerprints as before the key existed: its scheme text leaves the key
   // out, so an index of that scheme goes on matching new pages.
   Config config;
-  config.features.cjk = "words";
+  config.features.cjk = CjkTokens::kWords;
   Config bigrams = config;
-  bigrams.features.cjk = "bigrams";
+  bigrams.features.cjk = CjkTokens::kBigrams;
   EXPECT_NE(scheme_id(config), scheme_id(bigrams));
   EXPECT_EQ(scheme_id(config), "s-aff0c346");  // the default scheme before features.cjk
 }
@@ -675,14 +675,15 @@ TEST(SchemeId, ChangesWithEveryFingerprintSetting) {
   vary("decode.default_charset", [](Config& c) { c.decode.default_charset = "utf-8"; });
   vary("decode.detect", [](Config& c) { c.decode.detect = !c.decode.detect; });
   vary("decode.prescan_bytes", [](Config& c) { c.decode.prescan_bytes += 1; });
-  vary("denoise.mode", [](Config& c) { c.denoise.mode = "all_text"; });
+  vary("denoise.mode", [](Config& c) { c.denoise.mode = DenoiseMode::kAllText; });
   vary("denoise.max_nodes", [](Config& c) { c.denoise.max_nodes += 1; });
   vary("denoise.max_millis", [](Config& c) { c.denoise.max_millis += 1; });
   vary("features.ngram", [](Config& c) { c.features.ngram = c.features.ngram % 8 + 1; });
   vary("features.weighting", [](Config& c) {
-    c.features.weighting = c.features.weighting == "binary" ? "tf" : "binary";
+    c.features.weighting =
+        c.features.weighting == Weighting::kBinary ? Weighting::kTf : Weighting::kBinary;
   });
-  vary("features.cjk", [](Config& c) { c.features.cjk = "words"; });
+  vary("features.cjk", [](Config& c) { c.features.cjk = CjkTokens::kWords; });
   vary("features.stop_words", [](Config& c) { c.features.stop_words = !c.features.stop_words; });
   vary("features.min_features", [](Config& c) { c.features.min_features += 1; });
   vary("features.max_text_bytes", [](Config& c) { c.features.max_text_bytes += 1; });
@@ -710,7 +711,7 @@ TEST(SchemeId, IgnoresSettingsThatDoNotChangeFingerprints) {
   config.output.include_body = false;
   config.pipeline.threads = 3;
   config.metrics.listen = "";
-  config.log.level = "debug";
+  config.log.level = LogLevel::kDebug;
   EXPECT_EQ(scheme_id(config), scheme_id(Config{}));
 }
 
@@ -742,7 +743,7 @@ TEST(RestartOnlyChanges, NamesEveryChangedRestartKeyInOrder) {
 TEST(RestartOnlyChanges, IgnoresKeysThatApplyOnReload) {
   Config after;
   after.dedup.max_distance = 1;
-  after.log.level = "debug";
+  after.log.level = LogLevel::kDebug;
   after.output.include_body = false;
   after.input.max_body_bytes = 1000;
   after.features.ngram = 1;
@@ -769,10 +770,10 @@ TEST(ToYaml, NonDefaultConfigRoundTrips) {
   config.output.include_body = false;
   config.decode.default_charset = "gbk";
   config.decode.detect = false;
-  config.denoise.mode = "all_text";
+  config.denoise.mode = DenoiseMode::kAllText;
   config.features.ngram = 5;
-  config.features.weighting = "binary";
-  config.features.cjk = "words";
+  config.features.weighting = Weighting::kBinary;
+  config.features.cjk = CjkTokens::kWords;
   config.features.stop_words = true;
   config.fingerprint.seed = 0xdeadbeefcafef00dull;
   config.dedup.max_distance = 6;
@@ -782,7 +783,7 @@ TEST(ToYaml, NonDefaultConfigRoundTrips) {
   config.store.map_size = 3ull << 20;
   config.pipeline.threads = 12;
   config.metrics.listen = "";
-  config.log.level = "off";
+  config.log.level = LogLevel::kOff;
   std::string yaml = to_yaml(config);
   EXPECT_EQ(parsed(yaml), config) << yaml;
 }

@@ -88,11 +88,8 @@ void reload(const std::string& path, neardup::ops::ConfigHolder& holder,
   if (!plan) {
     log.warn("reload rejected, the running config is kept: {}", one_line(plan.error()));
     metrics.reloads_rejected.inc();
-  } else if (!set_log_level(plan->config.log.level)) {
-    log.warn("reload rejected, the running config is kept: log.level: unknown level {}",
-             plan->config.log.level);
-    metrics.reloads_rejected.inc();
   } else {
+    set_log_level(plan->config.log.level);
     set_log_format(plan->config.log.format);
     // Restart-only keys are named in the line; they call for the operator's attention.
     if (plan->needs_restart.empty()) {
@@ -151,7 +148,7 @@ class StatusReporter {
 
 int main(int argc, char** argv) {
   using namespace neardup;
-  init_logging("info");
+  init_logging(LogLevel::kInfo);
 
   CLI::App app{"neardupd: tags pages from Kafka as unique, duplicate or skipped", "neardupd"};
   use_help_formatter(app);
@@ -229,10 +226,7 @@ int main(int argc, char** argv) {
   }
   ops::ConfigHolder holder(std::move(*loaded));
   const std::shared_ptr<const Config> config = holder.current();  // start-up values
-  if (!set_log_level(config->log.level)) {
-    std::cerr << "log.level: unknown level " << config->log.level << "\n";
-    return kExitUsage;
-  }
+  set_log_level(config->log.level);
   set_log_format(config->log.format);
   auto log = logger("daemon");
   for (const std::string& warning : config_warnings(*config)) log->warn("config {}", warning);

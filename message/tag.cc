@@ -6,22 +6,22 @@
 
 namespace neardup {
 
-std::optional<IndexItem::Page> index_request(const Page& page, const PageFingerprint& result,
-                                             const std::string& scheme, const Config& config) {
+std::optional<PageRequest> index_request(const Page& page, const PageFingerprint& result,
+                                         const std::string& scheme, const Config& config) {
   if (result.skip) return std::nullopt;
   std::int64_t seen_at = page.fetched_at_ms.value_or(
       std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::system_clock::now().time_since_epoch())
           .count());
-  return IndexItem::Page{.id = page.id,
-                         .fingerprint = result.fingerprint,
-                         .scheme = scheme,
-                         .max_distance = config.dedup.max_distance,
-                         .seen_at_ms = seen_at,
-                         .sketch = result.sketch,
-                         .bands = result.sketch.empty() ? 0 : config.minhash.bands,
-                         .rows = result.sketch.empty() ? 0 : config.minhash.rows,
-                         .min_similarity = config.dedup.min_similarity};
+  return PageRequest{.id = page.id,
+                     .fingerprint = result.fingerprint,
+                     .scheme = scheme,
+                     .max_distance = config.dedup.max_distance,
+                     .seen_at_ms = seen_at,
+                     .sketch = result.sketch,
+                     .bands = result.sketch.empty() ? 0 : config.minhash.bands,
+                     .rows = result.sketch.empty() ? 0 : config.minhash.rows,
+                     .min_similarity = config.dedup.min_similarity};
 }
 
 Tag make_tag(const PageFingerprint& result, const Verdict& verdict, const std::string& scheme) {

@@ -11,8 +11,8 @@ namespace neardup {
 
 // The index request for a fingerprinted page under config (dedup.max_distance,
 // dedup.min_similarity, the LSH design), or nullopt when the pipeline skipped it.
-std::optional<IndexItem::Page> index_request(const Page& page, const PageFingerprint& result,
-                                             const std::string& scheme, const Config& config);
+std::optional<PageRequest> index_request(const Page& page, const PageFingerprint& result,
+                                         const std::string& scheme, const Config& config);
 
 // The tag of a page: skipped pages carry the pipeline's reason; indexed ones the verdict.
 Tag make_tag(const PageFingerprint& result, const Verdict& verdict, const std::string& scheme);

@@ -1,5 +1,5 @@
-// SIGHUP reload (docs/configuration.md): the pure decision of what a newly read config file changes,
-// and the holder through which pages see the running config.
+// SIGHUP reload (docs/configuration.md): the pure decision of what a newly read config file
+// changes, and the holder through which pages see the running config.
 //
 // Daemon, on SIGHUP (from its signal handling thread, never inside a signal handler; see
 // daemon/main.cc):
@@ -7,7 +7,7 @@
 //   auto plan = plan_reload(*holder.current(), load_config_file(path), index.stats().design_k);
 //   if (!plan) { log warn plan.error(); metrics.reloads_rejected.inc(); }
 //   else {
-//     log info describe(*plan); set_log_level(plan->config.log.level);
+//     log info describe(*plan); set_log_level(plan->config.log.level);  // an enum: always valid
 //     holder.replace(std::move(plan->config)); metrics.reloads_accepted.inc();
 //   }
 //   notify_ready();

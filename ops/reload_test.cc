@@ -66,7 +66,7 @@ TEST(PlanReload, LiveKeysAreAppliedAndListed) {
   Config running;
   Config file = running;
   file.dedup.max_distance = 2;
-  file.log.level = "debug";
+  file.log.level = LogLevel::kDebug;
   file.output.include_body = false;
   file.input.max_body_bytes = 1024;
   auto plan = plan_reload(running, file, 3);
@@ -74,7 +74,7 @@ TEST(PlanReload, LiveKeysAreAppliedAndListed) {
   EXPECT_EQ(keys(plan->applied),
             (std::vector<std::string>{"input.max_body_bytes", "output.include_body",
                                       "dedup.max_distance", "log.level"}));
-  EXPECT_EQ(plan->config.log.level, "debug");
+  EXPECT_EQ(plan->config.log.level, LogLevel::kDebug);
   EXPECT_FALSE(plan->config.output.include_body);
   EXPECT_EQ(plan->config.input.max_body_bytes, 1024u);
   EXPECT_FALSE(plan->scheme_changed());
@@ -92,7 +92,7 @@ TEST(PlanReload, RestartOnlyKeysKeepTheirRunningValues) {
   file.store.path = "/elsewhere";
   file.metrics.listen = "0.0.0.0:9999";
   file.pipeline.threads = 7;
-  file.log.level = "warn";
+  file.log.level = LogLevel::kWarn;
   auto plan = plan_reload(running, file, 3);
   ASSERT_TRUE(plan) << plan.error();
   EXPECT_EQ(plan->config.kafka.bootstrap_servers, running.kafka.bootstrap_servers);
@@ -101,7 +101,7 @@ TEST(PlanReload, RestartOnlyKeysKeepTheirRunningValues) {
   EXPECT_EQ(plan->config.metrics.listen, running.metrics.listen);
   EXPECT_EQ(plan->config.pipeline.threads, running.pipeline.threads);
   EXPECT_EQ(keys(plan->applied), std::vector<std::string>{"log.level"});
-  EXPECT_EQ(plan->config.log.level, "warn");
+  EXPECT_EQ(plan->config.log.level, LogLevel::kWarn);
   // What the file asked for is reported, so the operator knows a restart is due.
   EXPECT_EQ(plan->needs_restart, restart_only_changes(running, file));
   // The effective config differs from the running one in no restart-only key.
@@ -208,7 +208,7 @@ TEST(ConfigHolder, ReadersKeepTheirSnapshotAcrossAReplace) {
 TEST(ConfigHolder, ConcurrentReadersSeeWholeConfigs) {
   Config initial;
   initial.dedup.max_distance = 0;
-  initial.log.level = "0";
+  initial.kafka.group_id = "0";
   ConfigHolder holder(initial);
   std::atomic<bool> done = false;
   std::atomic<int> torn = 0;
@@ -217,14 +217,14 @@ TEST(ConfigHolder, ConcurrentReadersSeeWholeConfigs) {
     readers.emplace_back([&] {
       while (!done) {
         auto c = holder.current();
-        if (std::to_string(c->dedup.max_distance) != c->log.level) ++torn;
+        if (std::to_string(c->dedup.max_distance) != c->kafka.group_id) ++torn;
       }
     });
   }
   for (std::uint32_t i = 1; i <= 2000; ++i) {
     Config next;
     next.dedup.max_distance = i;
-    next.log.level = std::to_string(i);
+    next.kafka.group_id = std::to_string(i);
     holder.replace(next);
   }
   done = true;

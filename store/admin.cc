@@ -67,13 +67,17 @@ IndexStats stats(StoreEnv& env, const Catalog& catalog) {
   return s;
 }
 
-std::optional<std::int64_t> applied_offset(StoreEnv& env, const std::string& partition) {
+StoreResult<std::optional<std::int64_t>> applied_offset(StoreEnv& env,
+                                                        const std::string& partition) {
   auto read = env.begin_read();
-  if (!read) return std::nullopt;
+  if (!read) return std::unexpected(read.error());
   auto value = env.tables().offsets.get((*read)->txn, partition);
-  if (!value) return std::nullopt;
+  if (!value) {
+    if (value.error().code == MDB_NOTFOUND) return std::nullopt;
+    return std::unexpected(from_lmdb(value.error()));
+  }
   auto offset = records::decode_u64(*value);
-  if (!offset) return std::nullopt;
+  if (!offset) return corrupt("offsets of " + partition);
   return static_cast<std::int64_t>(*offset);
 }
 

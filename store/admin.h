@@ -17,7 +17,8 @@ namespace neardup::admin {
 // Index::stats(): from a read transaction, on any thread, never blocking the writer.
 IndexStats stats(StoreEnv& env, const Catalog& catalog);
 // Index::applied_offset(), likewise.
-std::optional<std::int64_t> applied_offset(StoreEnv& env, const std::string& partition);
+StoreResult<std::optional<std::int64_t>> applied_offset(StoreEnv& env,
+                                                        const std::string& partition);
 
 // Index::trim_pending(), forget() and drop_scheme(). Writer mutex held.
 StoreResult<> trim_pending(StoreEnv& env, const std::string& partition,

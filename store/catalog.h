@@ -69,7 +69,7 @@ class Catalog {
   StoreResult<> load_read_only(StoreEnv& env, lmdb::Txn& snapshot) REQUIRES(mutex);
   // Registers a new scheme (its LSH design from `page`) in meta and opens its columns.
   StoreResult<> add_scheme(const lmdb::Txn& txn, const StoreTables& tables, const std::string& name,
-                           const IndexItem::Page& page) REQUIRES(mutex);
+                           const PageRequest& page) REQUIRES(mutex);
   // Fills a new id filter with every hash in the ids column's runs (none without runs).
   StoreResult<> rebuild_id_filter(StoreEnv& env) REQUIRES(mutex);
 

@@ -52,7 +52,7 @@ class LmdbIndex final : public Index {
     return writer_.apply(items);
   }
 
-  std::optional<std::int64_t> applied_offset(const std::string& partition) override {
+  StoreResult<std::optional<std::int64_t>> applied_offset(const std::string& partition) override {
     return admin::applied_offset(*env_, partition);
   }
 
@@ -63,7 +63,7 @@ class LmdbIndex final : public Index {
 
   IndexStats stats() override { return admin::stats(*env_, catalog_); }
 
-  StoreResult<Verdict> lookup(const IndexItem::Page& page) override {
+  StoreResult<Verdict> lookup(const PageRequest& page) override {
     Query query;
     Candidates found;
     records::SchemeState scheme_state;

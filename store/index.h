@@ -47,23 +47,26 @@ namespace neardup {
 // unique instead of that copy's duplicate (docs/index.md, "Exact copies").
 inline constexpr std::size_t kIndexedCopies = 16;
 
+// One page as the index is asked about it: its id, its signatures and the thresholds to match
+// them at (lookup() and apply()).
+struct PageRequest {
+  std::string id;
+  std::uint64_t fingerprint = 0;
+  std::string scheme;              // signatures of different schemes are never compared
+  std::uint32_t max_distance = 3;  // live k for this page, <= the design's k
+  std::int64_t seen_at_ms = 0;     // first-seen time if this id is new
+  // The second signature: empty for a scheme without it. Every page of a scheme has the same
+  // sketch length and bands x rows (the scheme id covers them).
+  Sketch sketch;
+  std::uint32_t bands = 0, rows = 0;
+  double min_similarity = 1;  // live threshold on the estimated Jaccard similarity
+};
+
 // One record of a batch, in input order.
 struct IndexItem {
   // Set for a fingerprinted page; unset for a skipped/dead-lettered record, whose verdict is
   // given in `decided` and only recorded against its offset.
-  struct Page {
-    std::string id;
-    std::uint64_t fingerprint = 0;
-    std::string scheme;              // signatures of different schemes are never compared
-    std::uint32_t max_distance = 3;  // live k for this page, <= the design's k
-    std::int64_t seen_at_ms = 0;     // first-seen time if this id is new
-    // The second signature: empty for a scheme without it. Every page of a scheme has the same
-    // sketch length and bands x rows (the scheme id covers them).
-    Sketch sketch;
-    std::uint32_t bands = 0, rows = 0;
-    double min_similarity = 1;  // live threshold on the estimated Jaccard similarity
-  };
-  std::optional<Page> page;
+  std::optional<PageRequest> page;
   Verdict decided;  // used when page is unset
   std::optional<SourceOffset> source;
 };
@@ -174,8 +177,9 @@ class Index {
   // store.max_map_size after growing and retrying), kCorrupt, kLmdb.
   virtual StoreResult<std::vector<Verdict>> apply(std::span<const IndexItem> items) = 0;
 
-  // Last applied offset of a partition, if any.
-  virtual std::optional<std::int64_t> applied_offset(const std::string& partition) = 0;
+  // Last applied offset of a partition, if any (nullopt: none applied). Errors: kCorrupt, LMDB's
+  // (a read transaction that cannot begin).
+  virtual StoreResult<std::optional<std::int64_t>> applied_offset(const std::string& partition) = 0;
 
   // Drops stored verdicts of offsets < committed_offset for a partition (they are acknowledged).
   // Serialized with apply(); any thread.
@@ -190,7 +194,7 @@ class Index {
   // recognising the page's own id: a stored copy of it is a match like any other). Waits for
   // the batch being applied to probe. Errors: kInvalidArgument (the page does not fit the store:
   // apply() would dead-letter it), kCorrupt, kLmdb.
-  virtual StoreResult<Verdict> lookup(const IndexItem::Page& page) = 0;
+  virtual StoreResult<Verdict> lookup(const PageRequest& page) = 0;
 
   // The live page stored under an id (not superseded by a re-crawl, forgotten or past
   // store.retention), if any.

@@ -315,9 +315,9 @@ TEST(Index, ReplayedOffsetsReturnTheStoredVerdictAndApplyNothing) {
     skipped.decided.reason = "low_content";
     apply_or_die(*index, {at(page("a", kA), "pages/0", 10), at(page("b", kA ^ 1), "pages/0", 11),
                           at(skipped, "pages/0", 12), at(page("z", ~kA), "pages/1", 5)});
-    EXPECT_EQ(index->applied_offset("pages/0"), 12);
-    EXPECT_EQ(index->applied_offset("pages/1"), 5);
-    EXPECT_EQ(index->applied_offset("pages/2"), std::nullopt);
+    EXPECT_EQ(index->applied_offset("pages/0").value(), 12);
+    EXPECT_EQ(index->applied_offset("pages/1").value(), 5);
+    EXPECT_EQ(index->applied_offset("pages/2").value(), std::nullopt);
   }
   auto index = open_or_die(config);
   // Re-delivered 11 and 12 carry different content now: the stored verdicts win.
@@ -333,7 +333,7 @@ TEST(Index, ReplayedOffsetsReturnTheStoredVerdictAndApplyNothing) {
   EXPECT_TRUE(v[1].replayed);
   EXPECT_EQ(v[2].status, Status::kDuplicate);
   EXPECT_FALSE(v[2].replayed);
-  EXPECT_EQ(index->applied_offset("pages/0"), 13);
+  EXPECT_EQ(index->applied_offset("pages/0").value(), 13);
   EXPECT_EQ(index->stats().documents, 4u);  // a, b, z, c: b2 was never applied
 }
 
@@ -356,7 +356,7 @@ TEST(Index, TrimPendingDropsVerdictsBelowTheCommittedOffset) {
   // Offsets above the trim point still replay.
   auto v = apply_or_die(*index, {at(page("other", 1), "t/0", 70)});
   EXPECT_TRUE(v[0].replayed);
-  EXPECT_EQ(index->applied_offset("t/0"), 99);
+  EXPECT_EQ(index->applied_offset("t/0").value(), 99);
 }
 
 TEST(Index, SchemesAreIsolated) {

@@ -50,7 +50,7 @@ StoreResult<std::optional<Hit>> nearest(const Documents& docs,
 // the live matching document of the lowest number.
 StoreResult<std::optional<Hit>> most_similar(const Documents& docs,
                                              const records::SchemeState& scheme,
-                                             const IndexItem::Page& page,
+                                             const PageRequest& page,
                                              const std::vector<std::uint64_t>& candidates,
                                              bool first_match) {
   std::vector<std::pair<double, std::uint64_t>> matches;
@@ -189,7 +189,7 @@ StoreResult<Cluster> Documents::cluster(std::uint64_t root_doc,
   return cluster;
 }
 
-void Prober::probe(Catalog& catalog, Scheme& scheme, const IndexItem::Page& page,
+void Prober::probe(Catalog& catalog, Scheme& scheme, const PageRequest& page,
                    const std::vector<std::uint64_t>& band_keys, const std::uint64_t* id_hash,
                    Candidates& out) {
   out.id_docs.clear();
@@ -264,7 +264,7 @@ void Prober::members(Catalog& catalog, std::uint64_t root_doc, std::vector<std::
 }
 
 StoreResult<Verdict> decide(const Documents& docs, const records::SchemeState& scheme,
-                            bool has_bands, const IndexItem::Page& page, Candidates& found) {
+                            bool has_bands, const PageRequest& page, Candidates& found) {
   Verdict verdict;
   verdict.candidates = static_cast<std::uint32_t>(found.checked);
   auto by_simhash = nearest(docs, found.hits);

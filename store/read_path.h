@@ -101,7 +101,7 @@ class Prober {
  public:
   // The ids column (when id_hash is set), the scheme's tables and its bands for one page. All
   // columns' probes are started before any is finished, so that their cache misses overlap.
-  void probe(Catalog& catalog, Scheme& scheme, const IndexItem::Page& page,
+  void probe(Catalog& catalog, Scheme& scheme, const PageRequest& page,
              const std::vector<std::uint64_t>& band_keys, const std::uint64_t* id_hash,
              Candidates& out) REQUIRES(catalog.mutex);
   // The documents whose id hashes as `id` does (XXH3-64).
@@ -124,6 +124,6 @@ class Prober {
 // is the first if any, else the second. `scheme` is the page's scheme's state (its LSH design;
 // has_bands: the scheme has a band column). Sets found.matched_doc / matched_cluster.
 StoreResult<Verdict> decide(const Documents& docs, const records::SchemeState& scheme,
-                            bool has_bands, const IndexItem::Page& page, Candidates& found);
+                            bool has_bands, const PageRequest& page, Candidates& found);
 
 }  // namespace neardup

@@ -211,7 +211,7 @@ StoreResult<> Catalog::load_stored_samples(const lmdb::Txn& txn, const StoreTabl
 }
 
 StoreResult<> Catalog::add_scheme(const lmdb::Txn& txn, const StoreTables& tables,
-                                  const std::string& name, const IndexItem::Page& page) {
+                                  const std::string& name, const PageRequest& page) {
   records::SchemeState state{.number = static_cast<std::uint32_t>(schemes.size())};
   if (!page.sketch.empty()) {
     state.hashes = static_cast<std::uint32_t>(page.sketch.size());

@@ -51,7 +51,7 @@ inline StoreConfig store_config(const std::string& path, std::uint32_t k = 3,
 inline IndexItem page(std::string id, std::uint64_t fingerprint, std::string scheme = "s-test",
                       std::uint32_t max_distance = 3) {
   IndexItem item;
-  item.page = IndexItem::Page{std::move(id), fingerprint, std::move(scheme), max_distance, 0};
+  item.page = PageRequest{std::move(id), fingerprint, std::move(scheme), max_distance, 0};
   return item;
 }
 

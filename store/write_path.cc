@@ -41,7 +41,7 @@ Verdict unfit(const StoreError& error) {
 
 }  // namespace
 
-StoreResult<> check_page(const TableDesign& design, const IndexItem::Page& page) {
+StoreResult<> check_page(const TableDesign& design, const PageRequest& page) {
   if (page.max_distance > design.k) {
     return store_error(Code::kInvalidArgument, "max_distance " + std::to_string(page.max_distance) +
                                                    " exceeds the index design's k " +
@@ -57,7 +57,7 @@ StoreResult<> check_page(const TableDesign& design, const IndexItem::Page& page)
   return {};
 }
 
-StoreResult<> check_sketch_fits(const Scheme& scheme, const IndexItem::Page& page) {
+StoreResult<> check_sketch_fits(const Scheme& scheme, const PageRequest& page) {
   const records::SchemeState& s = scheme.state;
   if (page.sketch.size() != s.hashes ||
       (s.has_minhash() && (page.bands != s.bands || page.rows != s.rows))) {
@@ -212,7 +212,7 @@ void BatchWriter::prefetch(const IndexItem& item, const std::vector<std::uint64_
   }
 }
 
-StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const IndexItem::Page& page,
+StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRequest& page,
                                              const std::vector<std::uint64_t>& band_keys) {
   if (auto valid = check_page(catalog_.design, page); !valid) return unfit(valid.error());
   const lmdb::Txn& txn = docs.txn();
@@ -294,7 +294,7 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const IndexI
 }
 
 StoreResult<bool> BatchWriter::indexed_copies_full(
-    const Documents& docs, const IndexItem::Page& page,
+    const Documents& docs, const PageRequest& page,
     const std::vector<std::pair<int, std::uint64_t>>& hits) {
   exact_docs_.clear();
   for (const auto& [distance, doc] : hits) {

@@ -23,9 +23,9 @@ namespace neardup {
 // Whether a page fits the store: its max_distance within the design's k, and a sketch that
 // can hold its bands x rows. Otherwise the error says why (its message is the dead letter's
 // detail: index.h).
-StoreResult<> check_page(const TableDesign& design, const IndexItem::Page& page);
+StoreResult<> check_page(const TableDesign& design, const PageRequest& page);
 // Whether a page's sketch matches its scheme's LSH design (the scheme id covers it).
-StoreResult<> check_sketch_fits(const Scheme& scheme, const IndexItem::Page& page);
+StoreResult<> check_sketch_fits(const Scheme& scheme, const PageRequest& page);
 
 class BatchWriter {
  public:
@@ -48,12 +48,12 @@ class BatchWriter {
 
   StoreResult<> apply_batch(const lmdb::Txn& txn, std::span<const IndexItem> items,
                             std::vector<Verdict>& verdicts) REQUIRES(catalog_.mutex);
-  StoreResult<Verdict> apply_page(const Documents& docs, const IndexItem::Page& page,
+  StoreResult<Verdict> apply_page(const Documents& docs, const PageRequest& page,
                                   const std::vector<std::uint64_t>& band_keys)
       REQUIRES(catalog_.mutex);
   // Whether kIndexedCopies live documents among the SimHash hits are exact copies of the page
   // (the same fingerprint and the same sketch): then the page is stored unindexed (index.h).
-  StoreResult<bool> indexed_copies_full(const Documents& docs, const IndexItem::Page& page,
+  StoreResult<bool> indexed_copies_full(const Documents& docs, const PageRequest& page,
                                         const std::vector<std::pair<int, std::uint64_t>>& hits)
       REQUIRES(catalog_.mutex);
   // Starts loading the delta buckets a page will probe, while the previous page is applied.

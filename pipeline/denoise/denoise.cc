@@ -63,7 +63,7 @@ MainText denoise(std::string_view utf8_html, std::string_view content_type,
     fall_back(result, outline, "max_nodes");
   } else if (outline.timed_out) {
     fall_back(result, outline, "max_millis");
-  } else if (config.mode == "all_text") {
+  } else if (config.mode == DenoiseMode::kAllText) {
     fall_back(result, outline, "mode");
   } else {
     denoise_internal::MainContentError error{};

@@ -128,14 +128,14 @@ TEST(Denoise, DropsHiddenElements) {
       "<p style=\"visibility:hidden\">Visibility hidden text, long enough to be scored.</p>"
       "</div></body></html>";
   DenoiseConfig all_text;
-  all_text.mode = "all_text";
+  all_text.mode = DenoiseMode::kAllText;
   for (const DenoiseConfig& config : {DenoiseConfig{}, all_text}) {
     const std::string text = joined(denoise(page, "", config));
-    EXPECT_TRUE(contains(text, kParagraph1)) << config.mode;
-    EXPECT_FALSE(contains(text, "Hidden attribute")) << config.mode;
-    EXPECT_FALSE(contains(text, "Aria hidden")) << config.mode;
-    EXPECT_FALSE(contains(text, "Display none")) << config.mode;
-    EXPECT_FALSE(contains(text, "Visibility hidden")) << config.mode;
+    EXPECT_TRUE(contains(text, kParagraph1)) << name_of(config.mode);
+    EXPECT_FALSE(contains(text, "Hidden attribute")) << name_of(config.mode);
+    EXPECT_FALSE(contains(text, "Aria hidden")) << name_of(config.mode);
+    EXPECT_FALSE(contains(text, "Display none")) << name_of(config.mode);
+    EXPECT_FALSE(contains(text, "Visibility hidden")) << name_of(config.mode);
   }
 }
 
@@ -147,19 +147,19 @@ TEST(Denoise, DropsScriptStyleNoscriptAndTemplate) {
                            "<template><p>template words here</p></template>"
                            "<style>body { font-family: style words }</style></div></body></html>";
   DenoiseConfig all_text;
-  all_text.mode = "all_text";
+  all_text.mode = DenoiseMode::kAllText;
   for (const DenoiseConfig& config : {DenoiseConfig{}, all_text}) {
     const std::string text = joined(denoise(page, "", config));
-    EXPECT_TRUE(contains(text, kParagraph3)) << config.mode;
+    EXPECT_TRUE(contains(text, kParagraph3)) << name_of(config.mode);
     for (std::string_view noise : {"script words", "JavaScript", "template words", "style words"}) {
-      EXPECT_FALSE(contains(text, noise)) << config.mode << ": " << noise;
+      EXPECT_FALSE(contains(text, noise)) << name_of(config.mode) << ": " << noise;
     }
   }
 }
 
 TEST(Denoise, BlockBoundariesSeparateWords) {
   DenoiseConfig all_text;
-  all_text.mode = "all_text";
+  all_text.mode = DenoiseMode::kAllText;
   MainText m = denoise(
       "<div>foo</div><div>bar</div><p>baz</p><p>qux<br>quux</p>"
       "<ul><li>one</li><li>two</li></ul><span>in</span><b>line</b>",
@@ -169,7 +169,7 @@ TEST(Denoise, BlockBoundariesSeparateWords) {
 
 TEST(Denoise, CollapsesWhitespaceAndDecodesEntities) {
   DenoiseConfig all_text;
-  all_text.mode = "all_text";
+  all_text.mode = DenoiseMode::kAllText;
   MainText m = denoise(
       "<p>  don&#39;t \n\t stop&nbsp;&nbsp;me &amp; &lt;you&gt; &eacute;t&#xE9; "
       "&mdash; &#8220;x&#8221;  </p>",
@@ -180,7 +180,7 @@ TEST(Denoise, CollapsesWhitespaceAndDecodesEntities) {
 
 TEST(Denoise, IgnoresDeclaredLegacyCharsetOverUtf8Text) {
   DenoiseConfig all_text;
-  all_text.mode = "all_text";
+  all_text.mode = DenoiseMode::kAllText;
   MainText m = denoise(
       "<html><head><meta charset=\"iso-8859-1\"></head><body><p>café 東京</p></body></html>", "",
       all_text);
@@ -208,7 +208,7 @@ TEST(Denoise, EmptyInputGivesNoText) {
 
 TEST(Denoise, AllTextModeKeepsBoilerplateButSaysSo) {
   DenoiseConfig all_text;
-  all_text.mode = "all_text";
+  all_text.mode = DenoiseMode::kAllText;
   MainText m = denoise(noisy_page(), "", all_text);
   EXPECT_TRUE(m.fell_back);
   EXPECT_EQ(m.fallback_reason, "mode");
@@ -280,7 +280,7 @@ TEST(Denoise, MalformedHtmlDoesNotCrash) {
     for (const std::string& p : m.paragraphs) EXPECT_FALSE(p.empty());
   }
   DenoiseConfig all_text;
-  all_text.mode = "all_text";
+  all_text.mode = DenoiseMode::kAllText;
   EXPECT_EQ(joined(denoise(inputs[1], "", all_text)), "after the end");
 }
 

@@ -25,82 +25,82 @@ enum TagTrait : std::uint8_t {
 
 struct TagInfo {
   std::string_view name;
-  Tag tag;
+  HtmlTag tag;
   std::uint8_t traits;
 };
 
 // Sorted by name for binary search.
 constexpr std::array kTags = std::to_array<TagInfo>({
-    {"a", Tag::kA, 0},
-    {"address", Tag::kAddress, kBlock},
-    {"article", Tag::kArticle, kBlock},
-    {"aside", Tag::kAside, kBlock | kBoilerplate},
-    {"audio", Tag::kAudio, kHidden},
-    {"blockquote", Tag::kBlockquote, kBlock},
-    {"body", Tag::kBody, kBlock},
-    {"br", Tag::kBr, kBreak},
-    {"button", Tag::kButton, kBoilerplate},
-    {"canvas", Tag::kCanvas, kHidden},
-    {"caption", Tag::kCaption, kBlock},
-    {"center", Tag::kCenter, kBlock},
-    {"code", Tag::kCode, 0},
-    {"dd", Tag::kDd, kBlock},
-    {"details", Tag::kDetails, kBlock},
-    {"dialog", Tag::kDialog, kBlock | kBoilerplate},
-    {"div", Tag::kDiv, kBlock},
-    {"dl", Tag::kDl, kBlock},
-    {"dt", Tag::kDt, kBlock},
-    {"embed", Tag::kEmbed, kHidden},
-    {"fieldset", Tag::kFieldset, kBlock},
-    {"figcaption", Tag::kFigcaption, kBlock},
-    {"figure", Tag::kFigure, kBlock},
-    {"footer", Tag::kFooter, kBlock | kBoilerplate},
-    {"form", Tag::kForm, kBlock | kBoilerplate},
-    {"h1", Tag::kH1, kBlock},
-    {"h2", Tag::kH2, kBlock},
-    {"h3", Tag::kH3, kBlock},
-    {"h4", Tag::kH4, kBlock},
-    {"h5", Tag::kH5, kBlock},
-    {"h6", Tag::kH6, kBlock},
-    {"head", Tag::kHead, kBlock},
-    {"header", Tag::kHeader, kBlock | kBoilerplate},
-    {"hgroup", Tag::kOther, kBlock},
-    {"hr", Tag::kHr, kBreak},
-    {"html", Tag::kHtml, kBlock},
-    {"iframe", Tag::kIframe, kHidden},
-    {"img", Tag::kImg, 0},
-    {"input", Tag::kInput, kHidden},
-    {"legend", Tag::kOther, kBlock},
-    {"li", Tag::kLi, kBlock},
-    {"main", Tag::kMain, kBlock},
-    {"menu", Tag::kMenu, kBlock | kBoilerplate},
-    {"meta", Tag::kMeta, kHidden},
-    {"nav", Tag::kNav, kBlock | kBoilerplate},
-    {"noscript", Tag::kNoscript, kBlock | kHidden},
-    {"object", Tag::kObject, kHidden},
-    {"ol", Tag::kOl, kBlock},
-    {"option", Tag::kOption, kBlock},
-    {"p", Tag::kP, kBlock},
-    {"picture", Tag::kOther, 0},
-    {"pre", Tag::kPre, kBlock},
-    {"script", Tag::kScript, kHidden},
-    {"section", Tag::kSection, kBlock},
-    {"select", Tag::kSelect, kBlock | kBoilerplate},
-    {"style", Tag::kStyle, kHidden},
-    {"summary", Tag::kSummary, kBlock},
-    {"svg", Tag::kSvg, kHidden},
-    {"table", Tag::kTable, kBlock},
-    {"tbody", Tag::kTbody, kBlock},
-    {"td", Tag::kTd, kBlock},
-    {"template", Tag::kTemplate, kHidden},
-    {"textarea", Tag::kTextarea, kHidden},
-    {"tfoot", Tag::kTfoot, kBlock},
-    {"th", Tag::kTh, kBlock},
-    {"thead", Tag::kThead, kBlock},
-    {"title", Tag::kTitle, kBlock | kHidden},
-    {"tr", Tag::kTr, kBlock},
-    {"ul", Tag::kUl, kBlock},
-    {"video", Tag::kVideo, kHidden},
+    {"a", HtmlTag::kA, 0},
+    {"address", HtmlTag::kAddress, kBlock},
+    {"article", HtmlTag::kArticle, kBlock},
+    {"aside", HtmlTag::kAside, kBlock | kBoilerplate},
+    {"audio", HtmlTag::kAudio, kHidden},
+    {"blockquote", HtmlTag::kBlockquote, kBlock},
+    {"body", HtmlTag::kBody, kBlock},
+    {"br", HtmlTag::kBr, kBreak},
+    {"button", HtmlTag::kButton, kBoilerplate},
+    {"canvas", HtmlTag::kCanvas, kHidden},
+    {"caption", HtmlTag::kCaption, kBlock},
+    {"center", HtmlTag::kCenter, kBlock},
+    {"code", HtmlTag::kCode, 0},
+    {"dd", HtmlTag::kDd, kBlock},
+    {"details", HtmlTag::kDetails, kBlock},
+    {"dialog", HtmlTag::kDialog, kBlock | kBoilerplate},
+    {"div", HtmlTag::kDiv, kBlock},
+    {"dl", HtmlTag::kDl, kBlock},
+    {"dt", HtmlTag::kDt, kBlock},
+    {"embed", HtmlTag::kEmbed, kHidden},
+    {"fieldset", HtmlTag::kFieldset, kBlock},
+    {"figcaption", HtmlTag::kFigcaption, kBlock},
+    {"figure", HtmlTag::kFigure, kBlock},
+    {"footer", HtmlTag::kFooter, kBlock | kBoilerplate},
+    {"form", HtmlTag::kForm, kBlock | kBoilerplate},
+    {"h1", HtmlTag::kH1, kBlock},
+    {"h2", HtmlTag::kH2, kBlock},
+    {"h3", HtmlTag::kH3, kBlock},
+    {"h4", HtmlTag::kH4, kBlock},
+    {"h5", HtmlTag::kH5, kBlock},
+    {"h6", HtmlTag::kH6, kBlock},
+    {"head", HtmlTag::kHead, kBlock},
+    {"header", HtmlTag::kHeader, kBlock | kBoilerplate},
+    {"hgroup", HtmlTag::kOther, kBlock},
+    {"hr", HtmlTag::kHr, kBreak},
+    {"html", HtmlTag::kHtml, kBlock},
+    {"iframe", HtmlTag::kIframe, kHidden},
+    {"img", HtmlTag::kImg, 0},
+    {"input", HtmlTag::kInput, kHidden},
+    {"legend", HtmlTag::kOther, kBlock},
+    {"li", HtmlTag::kLi, kBlock},
+    {"main", HtmlTag::kMain, kBlock},
+    {"menu", HtmlTag::kMenu, kBlock | kBoilerplate},
+    {"meta", HtmlTag::kMeta, kHidden},
+    {"nav", HtmlTag::kNav, kBlock | kBoilerplate},
+    {"noscript", HtmlTag::kNoscript, kBlock | kHidden},
+    {"object", HtmlTag::kObject, kHidden},
+    {"ol", HtmlTag::kOl, kBlock},
+    {"option", HtmlTag::kOption, kBlock},
+    {"p", HtmlTag::kP, kBlock},
+    {"picture", HtmlTag::kOther, 0},
+    {"pre", HtmlTag::kPre, kBlock},
+    {"script", HtmlTag::kScript, kHidden},
+    {"section", HtmlTag::kSection, kBlock},
+    {"select", HtmlTag::kSelect, kBlock | kBoilerplate},
+    {"style", HtmlTag::kStyle, kHidden},
+    {"summary", HtmlTag::kSummary, kBlock},
+    {"svg", HtmlTag::kSvg, kHidden},
+    {"table", HtmlTag::kTable, kBlock},
+    {"tbody", HtmlTag::kTbody, kBlock},
+    {"td", HtmlTag::kTd, kBlock},
+    {"template", HtmlTag::kTemplate, kHidden},
+    {"textarea", HtmlTag::kTextarea, kHidden},
+    {"tfoot", HtmlTag::kTfoot, kBlock},
+    {"th", HtmlTag::kTh, kBlock},
+    {"thead", HtmlTag::kThead, kBlock},
+    {"title", HtmlTag::kTitle, kBlock | kHidden},
+    {"tr", HtmlTag::kTr, kBlock},
+    {"ul", HtmlTag::kUl, kBlock},
+    {"video", HtmlTag::kVideo, kHidden},
 });
 
 static_assert(std::ranges::is_sorted(kTags, {}, &TagInfo::name));
@@ -108,7 +108,7 @@ static_assert(std::ranges::is_sorted(kTags, {}, &TagInfo::name));
 TagInfo lookup_tag(std::string_view name) {
   auto it = std::ranges::lower_bound(kTags, name, {}, &TagInfo::name);
   if (it != kTags.end() && it->name == name) return *it;
-  return {name, Tag::kOther, 0};
+  return {name, HtmlTag::kOther, 0};
 }
 
 std::string_view as_view(const xmlChar* s) {
@@ -476,11 +476,11 @@ TagInfo OutlineBuilder::tag_of(const xmlChar* name) {
 void OutlineBuilder::start(const xmlChar* name, const xmlChar** attrs) {
   if (stopped_) return;
   const TagInfo info = tag_of(name);
-  const Tag tag = info.tag;
+  const HtmlTag tag = info.tag;
   Open open{-1, stack_.empty() ? -1 : stack_.back().owner, 0};
   bool hidden = (info.traits & kHidden) != 0;
 
-  if (tag == Tag::kMeta && attrs != nullptr && out_.og_title.empty()) {
+  if (tag == HtmlTag::kMeta && attrs != nullptr && out_.og_title.empty()) {
     std::string_view property, content;
     for (const xmlChar** a = attrs; a[0] != nullptr; a += 2) {
       std::string_view an = as_view(a[0]);
@@ -495,7 +495,7 @@ void OutlineBuilder::start(const xmlChar* name, const xmlChar** attrs) {
   std::uint32_t class_hash = 0;
   std::uint16_t flags = classify(attrs, weight, class_hash, hidden);
 
-  if (tag == Tag::kTitle && !title_seen_ && invisible_ == 0) {
+  if (tag == HtmlTag::kTitle && !title_seen_ && invisible_ == 0) {
     title_seen_ = true;
     open.bits |= kOpenTitle;
     ++title_;
@@ -537,20 +537,20 @@ void OutlineBuilder::start(const xmlChar* name, const xmlChar** attrs) {
     open.owner = -1;
   }
 
-  if (tag == Tag::kA) {
+  if (tag == HtmlTag::kA) {
     open.bits |= kOpenLink;
     ++links_;
   }
-  if (tag == Tag::kH1 && !h1_seen_ && invisible_ == 0) {
+  if (tag == HtmlTag::kH1 && !h1_seen_ && invisible_ == 0) {
     h1_seen_ = true;
     open.bits |= kOpenH1;
     ++h1_;
   }
-  if (tag == Tag::kCode || tag == Tag::kPre) {
+  if (tag == HtmlTag::kCode || tag == HtmlTag::kPre) {
     open.bits |= kOpenCode;
     ++code_;
   }
-  if (tag == Tag::kFigure) {
+  if (tag == HtmlTag::kFigure) {
     open.bits |= kOpenFigure;
     ++figure_;
   }

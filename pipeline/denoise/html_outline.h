@@ -20,7 +20,7 @@
 namespace neardup::denoise_internal {
 
 // The tags the extractor tells apart; everything else is kOther.
-enum class Tag : std::uint8_t {
+enum class HtmlTag : std::uint8_t {
   kOther,
   kA,
   kAddress,
@@ -104,7 +104,7 @@ enum ElementFlag : std::uint16_t {
 };
 
 struct OutlineElement {
-  Tag tag = Tag::kOther;
+  HtmlTag tag = HtmlTag::kOther;
   std::int8_t class_weight = 0;  // readability's class/id weight: -50..50
   std::uint16_t flags = 0;       // ElementFlag bits
   std::int32_t parent = -1;      // -1 for a root

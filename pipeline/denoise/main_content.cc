@@ -63,7 +63,7 @@ struct Stats {
   }
 };
 
-bool is_heading(Tag t) { return t >= Tag::kH1 && t <= Tag::kH6; }
+bool is_heading(HtmlTag t) { return t >= HtmlTag::kH1 && t <= HtmlTag::kH6; }
 
 // A heading whose text is a link (allowing a bullet or a counter beside it) titles a teaser for
 // another page; article subheadings are not links.
@@ -79,24 +79,24 @@ constexpr std::int32_t kTeaserItemChars = 400;
 constexpr std::uint32_t kMoreLinkChars = 25;
 
 // Readability.js _initializeNode: a prior by tag.
-double tag_prior(Tag t) {
+double tag_prior(HtmlTag t) {
   switch (t) {
-    case Tag::kDiv:
+    case HtmlTag::kDiv:
       return 5;
-    case Tag::kPre:
-    case Tag::kTd:
-    case Tag::kBlockquote:
+    case HtmlTag::kPre:
+    case HtmlTag::kTd:
+    case HtmlTag::kBlockquote:
       return 3;
-    case Tag::kAddress:
-    case Tag::kOl:
-    case Tag::kUl:
-    case Tag::kDl:
-    case Tag::kDd:
-    case Tag::kDt:
-    case Tag::kLi:
-    case Tag::kForm:
+    case HtmlTag::kAddress:
+    case HtmlTag::kOl:
+    case HtmlTag::kUl:
+    case HtmlTag::kDl:
+    case HtmlTag::kDd:
+    case HtmlTag::kDt:
+    case HtmlTag::kLi:
+    case HtmlTag::kForm:
       return -3;
-    case Tag::kTh:
+    case HtmlTag::kTh:
       return -5;
     default:
       return is_heading(t) ? -5 : 0;
@@ -106,21 +106,21 @@ double tag_prior(Tag t) {
 // Paragraph-like owners whose text is scored (Readability.js DEFAULT_TAGS_TO_SCORE plus the
 // divs it turns into paragraphs). List items and table headers are left out: scoring them
 // lifts navigation lists.
-bool scores_text(Tag t) {
+bool scores_text(HtmlTag t) {
   switch (t) {
-    case Tag::kLi:
-    case Tag::kDt:
-    case Tag::kDd:
-    case Tag::kTh:
-    case Tag::kH1:
-    case Tag::kCaption:
-    case Tag::kFigcaption:
-    case Tag::kAddress:
-    case Tag::kOption:
-    case Tag::kSummary:
-    case Tag::kHtml:
-    case Tag::kHead:
-    case Tag::kTitle:
+    case HtmlTag::kLi:
+    case HtmlTag::kDt:
+    case HtmlTag::kDd:
+    case HtmlTag::kTh:
+    case HtmlTag::kH1:
+    case HtmlTag::kCaption:
+    case HtmlTag::kFigcaption:
+    case HtmlTag::kAddress:
+    case HtmlTag::kOption:
+    case HtmlTag::kSummary:
+    case HtmlTag::kHtml:
+    case HtmlTag::kHead:
+    case HtmlTag::kTitle:
       return false;
     default:
       return true;
@@ -132,10 +132,10 @@ bool scores_text(Tag t) {
 bool wraps_loose_text(const OutlineElement& e) {
   if (!(e.flags & kHasBlockChild)) return false;
   switch (e.tag) {
-    case Tag::kP:
-    case Tag::kPre:
-    case Tag::kTd:
-    case Tag::kBlockquote:
+    case HtmlTag::kP:
+    case HtmlTag::kPre:
+    case HtmlTag::kTd:
+    case HtmlTag::kBlockquote:
       return false;
     default:
       return !is_heading(e.tag);
@@ -215,11 +215,11 @@ void Extractor::mark_dropped(Heuristics h) {
     }
     bool drop = (e.flags & kInvisible) != 0;
     if (!drop && (e.flags & kBoilerplateTag) && !holds_most_of_page(i)) drop = true;
-    if (e.tag == Tag::kFigcaption) drop = true;
+    if (e.tag == HtmlTag::kFigcaption) drop = true;
     // Captions and photo credits are named as such; they are never body text.
     if ((e.flags & kCaptionClass) && !(e.flags & kInCode) && !holds_most_of_page(i)) drop = true;
-    if (!drop && h.strip_unlikely && !(e.flags & kInCode) && e.tag != Tag::kBody &&
-        e.tag != Tag::kA && e.tag != Tag::kHtml) {
+    if (!drop && h.strip_unlikely && !(e.flags & kInCode) && e.tag != HtmlTag::kBody &&
+        e.tag != HtmlTag::kA && e.tag != HtmlTag::kHtml) {
       if ((e.flags & kUnlikelyClass) && !holds_most_of_page(i)) drop = true;
       // Author lines are short; a long "author" block is an author page's content.
       if ((e.flags & kBylineClass) && base_[i].chars < 250) drop = true;
@@ -250,31 +250,31 @@ void Extractor::gather_stats() {
     if (drop_[i]) continue;
     Stats& s = stats_[i];
     switch (o_.elements[i].tag) {
-      case Tag::kP:
+      case HtmlTag::kP:
         ++s.p;
         break;
-      case Tag::kImg:
+      case HtmlTag::kImg:
         ++s.img;
         break;
-      case Tag::kLi:
+      case HtmlTag::kLi:
         ++s.li;
         break;
-      case Tag::kInput:
-      case Tag::kTextarea:
-      case Tag::kSelect:
+      case HtmlTag::kInput:
+      case HtmlTag::kTextarea:
+      case HtmlTag::kSelect:
         ++s.input;
         break;
-      case Tag::kEmbed:
-      case Tag::kObject:
-      case Tag::kIframe:
+      case HtmlTag::kEmbed:
+      case HtmlTag::kObject:
+      case HtmlTag::kIframe:
         ++s.embed;
         break;
-      case Tag::kTr:
+      case HtmlTag::kTr:
         ++s.tr;
         break;
-      case Tag::kTh:
-      case Tag::kThead:
-      case Tag::kCaption:
+      case HtmlTag::kTh:
+      case HtmlTag::kThead:
+      case HtmlTag::kCaption:
         ++s.data_table_marks;
         break;
       default:
@@ -297,7 +297,7 @@ void Extractor::score_paragraphs(Heuristics h) {
     for (int level = 0; level < 5 && a >= 0; ++level) {
       const auto ai = static_cast<std::size_t>(a);
       const OutlineElement& ae = o_.elements[ai];
-      if (ae.tag == Tag::kHtml) break;
+      if (ae.tag == HtmlTag::kHtml) break;
       if (!scored_[ai]) {
         scored_[ai] = 1;
         score_[ai] = tag_prior(ae.tag) + (h.weight_classes ? ae.class_weight : 0);
@@ -339,7 +339,7 @@ std::int32_t Extractor::pick_top() const {
     if (best[k] >= 0 && score(best[k]) >= 0.75 * score(top)) alternatives.push_back(best[k]);
   }
   if (alternatives.size() >= 3) {
-    for (std::int32_t a = parent(top); a >= 0 && tag(a) != Tag::kBody; a = parent(a)) {
+    for (std::int32_t a = parent(top); a >= 0 && tag(a) != HtmlTag::kBody; a = parent(a)) {
       const auto& ae = o_.elements[static_cast<std::size_t>(a)];
       const auto inside =
           std::ranges::count_if(alternatives, [&](std::int32_t c) { return c > a && c < ae.end; });
@@ -352,7 +352,7 @@ std::int32_t Extractor::pick_top() const {
   // Climb while the parent scores better: the top may be one of several parts of the content.
   double last = score(top);
   const double threshold = last / 3;
-  for (std::int32_t a = parent(top); a >= 0 && tag(a) != Tag::kBody; a = parent(a)) {
+  for (std::int32_t a = parent(top); a >= 0 && tag(a) != HtmlTag::kBody; a = parent(a)) {
     if (!scored_[static_cast<std::size_t>(a)]) continue;
     if (score(a) < threshold) break;
     if (score(a) > last) {
@@ -362,7 +362,7 @@ std::int32_t Extractor::pick_top() const {
     last = score(a);
   }
   // A lone child is as good as its parent, and the parent keeps nearby captions and headings.
-  while (parent(top) >= 0 && tag(parent(top)) != Tag::kBody &&
+  while (parent(top) >= 0 && tag(parent(top)) != HtmlTag::kBody &&
          o_.elements[static_cast<std::size_t>(parent(top))].child_count == 1) {
     top = parent(top);
   }
@@ -404,7 +404,8 @@ std::vector<std::int32_t> Extractor::pick_with_siblings(std::int32_t top) const 
         (ce.class_hash != 0 && ce.class_hash == te.class_hash) ? top_score * 0.2 : 0.0;
     if (scored_[ci] && score_[ci] + bonus >= threshold) {
       roots.push_back(c);
-    } else if ((ce.tag == Tag::kP || (ce.tag == Tag::kDiv && !(ce.flags & kHasBlockChild))) &&
+    } else if ((ce.tag == HtmlTag::kP ||
+                (ce.tag == HtmlTag::kDiv && !(ce.flags & kHasBlockChild))) &&
                reads_like_prose(c)) {
       roots.push_back(c);
     }
@@ -422,24 +423,24 @@ void Extractor::clean_conditionally(std::int32_t root, Heuristics h) {
     const OutlineElement& e = o_.elements[i];
     const int weight = h.weight_classes ? e.class_weight : 0;
     bool remove = is_teaser(i);
-    if ((e.tag == Tag::kH1 || e.tag == Tag::kH2) && weight < 0) remove = true;
+    if ((e.tag == HtmlTag::kH1 || e.tag == HtmlTag::kH2) && weight < 0) remove = true;
     switch (e.tag) {
-      case Tag::kForm:
-      case Tag::kFieldset:
-      case Tag::kTable:
-      case Tag::kUl:
-      case Tag::kOl:
-      case Tag::kDiv:
-      case Tag::kSection:
+      case HtmlTag::kForm:
+      case HtmlTag::kFieldset:
+      case HtmlTag::kTable:
+      case HtmlTag::kUl:
+      case HtmlTag::kOl:
+      case HtmlTag::kDiv:
+      case HtmlTag::kSection:
         break;
       default:
         if (!remove) continue;
     }
     const Stats& s = stats_[i];
-    if (!remove && e.tag == Tag::kTable && (s.data_table_marks > 0 || s.tr >= 10)) continue;
+    if (!remove && e.tag == HtmlTag::kTable && (s.data_table_marks > 0 || s.tr >= 10)) continue;
     if (!remove && weight < 0) remove = true;
     if (!remove && s.commas < 10) {
-      const bool is_list = e.tag == Tag::kUl || e.tag == Tag::kOl;
+      const bool is_list = e.tag == HtmlTag::kUl || e.tag == HtmlTag::kOl;
       const bool in_figure = (e.flags & kInFigure) != 0;
       const double ld = s.link_density();
       const double heading_density =
@@ -466,12 +467,12 @@ void Extractor::clean_conditionally(std::int32_t root, Heuristics h) {
 // whose text is cut off with an ellipsis, before an optional "more" link.
 bool Extractor::is_teaser(std::size_t e) const {
   switch (o_.elements[e].tag) {
-    case Tag::kArticle:
-    case Tag::kDiv:
-    case Tag::kLi:
-    case Tag::kOl:
-    case Tag::kSection:
-    case Tag::kUl:
+    case HtmlTag::kArticle:
+    case HtmlTag::kDiv:
+    case HtmlTag::kLi:
+    case HtmlTag::kOl:
+    case HtmlTag::kSection:
+    case HtmlTag::kUl:
       break;
     default:
       return false;
@@ -522,7 +523,7 @@ void Extractor::drop_orphan_headings(const std::vector<std::int32_t>& roots) {
     const auto root_end = static_cast<std::size_t>(o_.elements[static_cast<std::size_t>(root)].end);
     for (auto i = static_cast<std::size_t>(root) + 1; i < root_end; ++i) {
       const OutlineElement& he = o_.elements[i];
-      if (drop_[i] || !is_heading(he.tag) || he.tag == Tag::kH1) continue;
+      if (drop_[i] || !is_heading(he.tag) || he.tag == HtmlTag::kH1) continue;
       bool orphan = true;
       for (std::int32_t a = he.parent; a >= root;
            a = o_.elements[static_cast<std::size_t>(a)].parent) {
@@ -558,7 +559,8 @@ std::optional<std::vector<std::string>> Extractor::run(Heuristics h, std::size_t
         [&](const TextRun& run) {
           if (run.element < 0 || drop_[static_cast<std::size_t>(run.element)]) return false;
           // The headline is the title, not body text.
-          return run.owner < 0 || o_.elements[static_cast<std::size_t>(run.owner)].tag != Tag::kH1;
+          return run.owner < 0 ||
+                 o_.elements[static_cast<std::size_t>(run.owner)].tag != HtmlTag::kH1;
         },
         paragraphs);
   }

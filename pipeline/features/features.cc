@@ -219,7 +219,7 @@ void for_each_token(std::string_view text, const FeaturesConfig& config, Scratch
   const char16_t* chars = scratch.normalized.getBuffer();
   const int32_t length = scratch.normalized.length();
   std::size_t paragraph = 0;
-  if (config.cjk == "words") {
+  if (config.cjk == CjkTokens::kWords) {
     visit_words(chars, length, config, scratch, paragraph, visit);
     return;
   }
@@ -288,13 +288,6 @@ double weight_of(std::size_t count, Weighting weighting) {
 
 }  // namespace
 
-std::optional<Weighting> parse_weighting(std::string_view name) {
-  if (name == "tf") return Weighting::kTf;
-  if (name == "log_tf") return Weighting::kLogTf;
-  if (name == "binary") return Weighting::kBinary;
-  return std::nullopt;
-}
-
 std::vector<std::string> tokenize(std::string_view text, const FeaturesConfig& config) {
   std::vector<std::string> tokens;
   for_each_token(text, config, thread_scratch(),
@@ -355,7 +348,7 @@ std::vector<Feature> features_of(const TokenHashes& token_hashes, const Features
   // Equal shingles stand together for counting, in the order std::sort gives them (their
   // shares summed in another order can round differently: shingle_order.h).
   features_internal::order_shingles(shingles, scratch.shingle_order);
-  const Weighting weighting = parse_weighting(config.weighting).value_or(Weighting::kTf);
+  const Weighting weighting = config.weighting;
   std::vector<Feature> features;
   for (std::size_t i = 0; i < shingles.size();) {
     std::size_t j = i + 1;

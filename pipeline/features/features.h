@@ -51,12 +51,6 @@ struct Feature {
   double weight;       // > 0
 };
 
-enum class Weighting { kTf, kLogTf, kBinary };
-
-// Parses a features.weighting value: "tf", "log_tf" or "binary"; nullopt for anything else
-// (the config loader reports the key).
-std::optional<Weighting> parse_weighting(std::string_view name);
-
 // Splits text into normalised word tokens (UTF-8), punctuation, spaces and numbers dropped, in text
 // order. Honours config.max_text_bytes and config.stop_words; ignores ngram and weighting.
 // Invalid UTF-8 sequences become U+FFFD (a symbol, hence dropped).
@@ -75,7 +69,7 @@ TokenHashes hash_tokens(std::string_view text, const FeaturesConfig& config, std
 
 // The distinct weighted n-gram features of tokenised text, sorted by hash (so that a SimHash
 // over them sums in the same order on every run). Empty when there are no tokens. An unknown
-// config.weighting counts as "tf"; config.ngram 0 counts as 1 (the loader rejects both).
+// config.ngram 0 counts as 1 (the loader rejects it).
 std::vector<Feature> features_of(const TokenHashes& tokens, const FeaturesConfig& config,
                                  std::uint64_t seed);
 

@@ -22,10 +22,10 @@ namespace {
 
 using ::testing::ElementsAre;
 
-FeaturesConfig unigrams(std::string weighting = "tf") {
+FeaturesConfig unigrams(Weighting weighting = Weighting::kTf) {
   FeaturesConfig config;
   config.ngram = 1;
-  config.weighting = std::move(weighting);
+  config.weighting = weighting;
   return config;
 }
 
@@ -70,7 +70,7 @@ TEST(Features, RussianIsCaseFoldedAndSplitOnPunctuation) {
 
 FeaturesConfig cjk_words() {
   FeaturesConfig config;
-  config.cjk = "words";
+  config.cjk = CjkTokens::kWords;
   return config;
 }
 
@@ -212,9 +212,9 @@ TEST(Features, ShingleOrderMatters) {
 
 TEST(Features, RepeatedShinglesAreOneFeatureWeightedByCount) {
   const std::string text = "spam spam spam eggs";
-  std::vector<Feature> tf = extract_features(text, unigrams("tf"), 0);
-  std::vector<Feature> log_tf = extract_features(text, unigrams("log_tf"), 0);
-  std::vector<Feature> binary = extract_features(text, unigrams("binary"), 0);
+  std::vector<Feature> tf = extract_features(text, unigrams(Weighting::kTf), 0);
+  std::vector<Feature> log_tf = extract_features(text, unigrams(Weighting::kLogTf), 0);
+  std::vector<Feature> binary = extract_features(text, unigrams(Weighting::kBinary), 0);
   ASSERT_EQ(tf.size(), 2u);
   ASSERT_EQ(log_tf.size(), 2u);
   ASSERT_EQ(binary.size(), 2u);
@@ -237,13 +237,6 @@ TEST(Features, FeaturesAreDistinctAndSortedByHash) {
   for (std::size_t i = 1; i < features.size(); ++i) {
     EXPECT_LT(features[i - 1].hash, features[i].hash);
   }
-}
-
-TEST(Features, WeightingNamesParse) {
-  EXPECT_EQ(parse_weighting("tf"), Weighting::kTf);
-  EXPECT_EQ(parse_weighting("log_tf"), Weighting::kLogTf);
-  EXPECT_EQ(parse_weighting("binary"), Weighting::kBinary);
-  EXPECT_FALSE(parse_weighting("idf").has_value());
 }
 
 TEST(Features, HashIsXxh3OfTheLittleEndianTokenHashes) {
@@ -320,7 +313,7 @@ TEST(Features, ThreadsGetTheSameFeatures) {
 std::vector<FeaturesConfig> distance_configs() {
   FeaturesConfig bigram_tf;
   bigram_tf.ngram = 2;
-  bigram_tf.weighting = "tf";
+  bigram_tf.weighting = Weighting::kTf;
   return {FeaturesConfig{}, bigram_tf, cjk_words()};
 }
 
@@ -340,7 +333,7 @@ void expect_edits_stay_close(const std::string& text, const std::vector<std::str
 TEST(FeatureDistance, UnrelatedChineseTextsAreFarApart) {
   for (const FeaturesConfig& config : distance_configs()) {
     EXPECT_GT(distance(read_testdata("zh_metro.txt"), read_testdata("zh_tea.txt"), config), 10)
-        << "ngram " << config.ngram << " " << config.weighting;
+        << "ngram " << config.ngram << " " << name_of(config.weighting);
   }
 }
 

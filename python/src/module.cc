@@ -173,8 +173,7 @@ class ReadOnlyIndex {
       return Verdict{.status = Verdict::Status::kSkipped, .reason = fp.page.skip->reason};
     }
     const Config& live = config != nullptr ? config->config : fp.config->config;
-    std::optional<IndexItem::Page> request =
-        index_request(Page{}, fp.page, fp.config->scheme, live);
+    std::optional<PageRequest> request = index_request(Page{}, fp.page, fp.config->scheme, live);
     const std::shared_ptr<Index> index = open();
     StoreResult<Verdict> verdict;
     {
