@@ -73,6 +73,7 @@ std::expected<std::vector<Verdict>, std::string> IndexStage::decide(
     if (verdict.replayed) replayed_ += 1;
     if (metrics_ && items[i].page && !verdict.replayed) {
       metrics_->probe_candidates.observe(verdict.candidates);
+      if (verdict.capped_bands > 0) metrics_->probe_capped.inc();
     }
     if (verdict.offset_conflict) {
       const ConsumedRecord& source = batch[i]->source();

@@ -331,6 +331,10 @@ DaemonMetrics::DaemonMetrics(MetricsRegistry& r)
           "neardup_partial_assignment",
           "Input partitions assigned to other members of the group; consumption paused if > 0.")),
       partial_assignment(partial_assignment_family.get()),
+      probe_capped_family(r.counter(
+          "neardup_probe_capped_total",
+          "Pages whose probe took only the first documents of a band key shared by more.")),
+      probe_capped(probe_capped_family.get()),
       source_conflicts_family(r.counter(
           "neardup_source_conflicts_total",
           "Records naming a source offset applied before with another record: decided afresh.")),

@@ -268,6 +268,11 @@ struct DaemonMetrics {
   Family<Gauge>& partial_assignment_family;
   Gauge& partial_assignment;
 
+  // neardup_probe_capped_total: pages whose probe took only the first documents of a band key
+  // shared by more (a near-copy storm: store/read_path.h, kBandCandidates).
+  Family<Counter>& probe_capped_family;
+  Counter& probe_capped;
+
   // neardup_source_conflicts_total: records that named a source offset already applied with
   // another record (Verdict::offset_conflict): each was decided afresh, not replayed.
   Family<Counter>& source_conflicts_family;

@@ -20,6 +20,7 @@
 #include <cstring>
 #include <memory>
 #include <new>
+#include <type_traits>
 #include <vector>
 
 #include "store/run.h"
@@ -80,15 +81,24 @@ class Delta {
   // max_bucket_bits bits.
   template <typename Fn>
   void scan(std::uint64_t lo, std::uint64_t hi, Fn&& fn) const {
+    // A callback that returns bool ends the scan by returning false.
+    auto visit = [&fn](const Entry& e) {
+      if constexpr (std::is_same_v<decltype(fn(e)), bool>) {
+        return fn(e);
+      } else {
+        fn(e);
+        return true;
+      }
+    };
     const std::size_t b = bucket(lo);
     const Entry* slots = &slots_[b * slots_per_bucket_];
     for (std::uint32_t i = 0; i < counts_[b]; ++i) {
-      if (slots[i].key >= lo && slots[i].key <= hi) fn(slots[i]);
+      if (slots[i].key >= lo && slots[i].key <= hi && !visit(slots[i])) return;
     }
     if (counts_[b] == slots_per_bucket_ && !spill_.empty()) {
       if (const std::vector<Entry>* spilled = spill_.find(b)) {
         for (const Entry& e : *spilled) {
-          if (e.key >= lo && e.key <= hi) fn(e);
+          if (e.key >= lo && e.key <= hi && !visit(e)) return;
         }
       }
     }

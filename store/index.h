@@ -33,18 +33,16 @@
 
 namespace neardup {
 
-// Exact copies of a page (the same SimHash fingerprint and the same sketch) are found through
-// the entries of each of them, so a page copied N times would cost O(N) entries at every probe
-// and the N copies O(N^2): crawls hold such clusters by the thousand (soft 404s, login walls,
-// parked domains, mirrors). Once kIndexedCopies live copies of a page are indexed, a further
-// copy is stored (its document, id and cluster, its verdict) without SimHash table and MinHash
-// band entries (DocRecord::kUnindexed): lookups find the indexed copies, which tie-break before
-// it (the lowest document number wins, and theirs are lower). When indexed copies leave
-// (superseded, forgotten, past retention) the count falls and the next copy is indexed again.
-// What this changes, only once indexed copies have left: `matched` can name a copy indexed in
-// their place rather than an earlier unindexed one (same cluster); and a page whose indexed
-// copies have all left while an unindexed copy is still live, with no copy seen in between, is
-// unique instead of that copy's duplicate (docs/index.md, "Exact copies").
+// Copies of a page, exact or near (within k bits), are found through the entries of each of
+// them, so a page copied N times would cost O(N) entries at every probe and the N copies O(N^2):
+// crawls hold such clusters by the thousand (soft 404s, login walls, parked domains, mirrors,
+// spider traps). Once a duplicate finds kIndexedCopies live indexed documents of its cluster
+// within its k bits, it is stored (its document, id and cluster, its verdict) without SimHash
+// table and MinHash band entries (DocRecord::kUnindexed): lookups find the indexed neighbours.
+// When indexed ones leave (superseded, forgotten, past retention) the count falls and the next
+// copy is indexed again. What this changes, only in clusters of more than kIndexedCopies members
+// within k of each other, is in docs/index.md, "Exact and near copies"; a band key's documents
+// are capped too (read_path.h, kBandCandidates).
 inline constexpr std::size_t kIndexedCopies = 16;
 
 // One page as the index is asked about it: its id, its signatures and the thresholds to match

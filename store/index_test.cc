@@ -755,6 +755,52 @@ TEST(Index, PagesPastRetentionAreNotMatchedAndTheirIdIsSeenAnew) {
   EXPECT_TRUE(index->find("b")->has_value());
 }
 
+TEST(Index, AFirstSeenTimeInTheFutureCountsAsTheTimeItWasStored) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  config.retention_seconds = 3600;
+  std::int64_t now = 1'800'000'000'000;
+  auto index = open_or_die(config, {.now_ms = [&] { return now; }});
+  IndexItem future = page("future", kA);
+  future.page->seen_at_ms = 253402300799000;  // 9999-12-31T23:59:59Z
+  apply_or_die(*index, {future});
+  auto stored = index->find("future");
+  ASSERT_TRUE(stored.has_value() && stored->has_value());
+  EXPECT_EQ((*stored)->first_seen_ms, now);
+  now += 7'200'000;  // past retention, as a page first seen when it was stored
+  EXPECT_FALSE(index->find("future")->has_value());
+  auto later = apply_or_die(*index, {page("copy", kA ^ 1)});
+  EXPECT_EQ(later[0].status, Status::kUnique);  // no longer the root of a cluster
+}
+
+TEST(Index, ANearCopyStormKeepsEachPagesProbeBounded) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  std::mt19937_64 random(3);
+  const Sketch base = random_sketch(9);
+  std::vector<Verdict> last;
+  constexpr std::size_t kCopies = 3000;
+  for (std::size_t i = 0; i < kCopies; i += 100) {
+    std::vector<IndexItem> items;
+    for (std::size_t j = i; j < i + 100; ++j) {
+      Sketch sketch = base;
+      for (int c = 0; c < 3; ++c)
+        sketch[random() % sketch.size()] = static_cast<std::uint16_t>(random());
+      items.push_back(sketched(numbered("trap", j), kA ^ (std::uint64_t{1} << (random() % 64)),
+                               std::move(sketch)));
+    }
+    last = apply_or_die(*index, items);
+  }
+  for (const Verdict& v : last) {
+    EXPECT_EQ(v.status, Status::kDuplicate);
+    EXPECT_EQ(v.duplicate_of, "trap0");
+    // Every copy indexed, a page would compare each table's thousands of near copies and take
+    // every one of its bands' documents: the copies beyond kIndexedCopies neighbours of the
+    // cluster are stored unindexed, and a band key takes at most kBandCandidates documents.
+    EXPECT_LT(v.candidates, 2000u) << v.candidates;
+  }
+}
+
 TEST(Index, ASchemeCreatedInAnAbortedBatchLeavesNoTrace) {
   TempDir dir;
   auto config = store_config(dir.path());

@@ -196,6 +196,7 @@ void Prober::probe(Catalog& catalog, Scheme& scheme, const PageRequest& page,
   out.hits.clear();
   out.band_docs.clear();
   out.checked = 0;
+  out.capped_bands = 0;
   probes_.clear();
   queries_.clear();
   // Kinds of probe in probes_, in order: ids, then tables, then bands.
@@ -218,7 +219,16 @@ void Prober::probe(Catalog& catalog, Scheme& scheme, const PageRequest& page,
   const std::size_t table_probes = probes_.size();
   if (scheme.bands) {
     for (std::uint64_t key : band_keys) {
-      scheme.bands->start(key, probes_, [&](const Entry& e) { out.band_docs.push_back(e.doc); });
+      std::size_t taken = 0;  // from the delta and a running merge's frozen entries
+      scheme.bands->start(key, probes_, [&](const Entry& e) {
+        if (taken == kBandCandidates) {
+          ++out.capped_bands;
+          return false;
+        }
+        ++taken;
+        out.band_docs.push_back(e.doc);
+        return true;
+      });
     }
   }
   for (std::size_t i = 0; i < probes_.size(); ++i) {
@@ -234,7 +244,16 @@ void Prober::probe(Catalog& catalog, Scheme& scheme, const PageRequest& page,
     } else {
       // Narrow runs answer for the band key's top 40 bits: decide() confirms each document
       // against its stored sketch.
-      probes_[i].finish([&](std::uint64_t, auto doc) { out.band_docs.push_back(doc()); });
+      std::size_t taken = 0;
+      probes_[i].finish([&](std::uint64_t, auto doc) {
+        if (taken == kBandCandidates) {
+          ++out.capped_bands;
+          return false;
+        }
+        ++taken;
+        out.band_docs.push_back(doc());
+        return true;
+      });
     }
   }
   probes_.clear();
@@ -267,6 +286,7 @@ StoreResult<Verdict> decide(const Documents& docs, const records::SchemeState& s
                             bool has_bands, const PageRequest& page, Candidates& found) {
   Verdict verdict;
   verdict.candidates = static_cast<std::uint32_t>(found.checked);
+  verdict.capped_bands = found.capped_bands;
   auto by_simhash = nearest(docs, found.hits);
   if (!by_simhash) return std::unexpected(by_simhash.error());
   std::optional<Hit> by_minhash;

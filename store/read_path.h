@@ -92,8 +92,16 @@ struct Candidates {
   std::vector<std::pair<int, std::uint64_t>> hits;
   std::vector<std::uint64_t> band_docs;
   std::uint64_t checked = 0;  // table and band entries compared with the query
+  std::uint32_t capped_bands = 0;  // band probes that took only kBandCandidates documents
   std::uint64_t matched_doc = 0, matched_cluster = 0;
 };
+
+// A band key shared by more documents than this is a near-copy storm's (a spider trap, one page
+// under a counter or a clock): a probe takes the first this many of each source (the delta, a
+// merge's frozen entries, each run: the earliest stored, in each), so that a page's work stays
+// bounded whatever the size of its cluster. A real page's band keys are shared by a few
+// documents; capped keys are counted in Candidates::capped_bands.
+inline constexpr std::size_t kBandCandidates = 64;
 
 // Probes the catalog's columns, with scratch space reused from call to call. Each call's
 // directories must be current in `txn` (Column::open_directories) and the catalog's mutex held.

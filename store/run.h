@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <type_traits>
 #include <vector>
 
 #include "common/coding.h"
@@ -174,17 +175,23 @@ class RunProbe {
   }
 
   // Calls fn(key, doc) for each entry in range, in order, where doc() returns the entry's doc:
-  // it is read only when called (a hit), so a scan touches the keys alone.
+  // it is read only when called (a hit), so a scan touches the keys alone. A callback that
+  // returns bool ends the scan by returning false.
   template <typename Fn>
   void finish(Fn&& fn) {
     while (n_ > 0) {
       for (std::ptrdiff_t i = first(); i < n_; ++i) {
         std::uint64_t k = key_at(i);
         if (k > hi_) return;
-        fn(k, [this, i] {
+        auto doc = [this, i] {
           return record_doc_at(dir_->format, data_, static_cast<std::size_t>(n_),
                                static_cast<std::size_t>(i));
-        });
+        };
+        if constexpr (std::is_same_v<decltype(fn(k, doc)), bool>) {
+          if (!fn(k, doc)) return;
+        } else {
+          fn(k, doc);
+        }
       }
       ++record_;
       position();

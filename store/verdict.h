@@ -29,6 +29,9 @@ struct Verdict {
   // Entries the probe compared with this page (permuted-table candidates and LSH band
   // candidates); 0 when no probe ran (replays, skipped pages). Not stored.
   std::uint32_t candidates = 0;
+  // Band probes that took only the first kBandCandidates documents of their key (a near-copy
+  // storm: store/read_path.h). Not stored.
+  std::uint32_t capped_bands = 0;
   // kDeadLetter decided by the index itself (an item that does not fit the store, Index::apply):
   // what was wrong. Not stored: a replay says "verdict stored for this offset".
   std::string detail;

@@ -232,7 +232,9 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
   prober_.probe(catalog_, scheme, page, band_keys, &id_hash, found);
   auto existing = docs.find_id(found.id_docs, page.id);
   if (!existing) return std::unexpected(existing.error());
-  std::int64_t first_seen = page.seen_at_ms;
+  // A first-seen time in the future (a crawler's clock, a bad fetched_at) counts as now: it
+  // would otherwise never pass store.retention and stay its cluster's root for ever.
+  std::int64_t first_seen = std::min(page.seen_at_ms, now_ms_);
   if (*existing) {
     auto& [old_doc, old] = **existing;
     const bool expired = !docs.live(old);
@@ -275,7 +277,7 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
     record.distance = static_cast<std::uint8_t>(verdict->distance);
     record.method = verdict->method;
     record.similarity = records::quantize_similarity(verdict->similarity);
-    auto full = indexed_copies_full(docs, page, found.hits);
+    auto full = cluster_well_indexed(docs, found.hits, found.matched_cluster);
     if (!full) return std::unexpected(full.error());
     if (*full) record.flags |= DocRecord::kUnindexed;
   }
@@ -293,25 +295,23 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
   return verdict;
 }
 
-StoreResult<bool> BatchWriter::indexed_copies_full(
-    const Documents& docs, const PageRequest& page,
-    const std::vector<std::pair<int, std::uint64_t>>& hits) {
-  exact_docs_.clear();
-  for (const auto& [distance, doc] : hits) {
-    if (distance == 0) exact_docs_.push_back(doc);
-  }
-  sort_distinct(exact_docs_, prober_.distinct_scratch());
-  if (exact_docs_.size() < kIndexedCopies) return false;  // too few to read them
+StoreResult<bool> BatchWriter::cluster_well_indexed(
+    const Documents& docs, const std::vector<std::pair<int, std::uint64_t>>& hits,
+    std::uint64_t cluster) {
+  // Every hit is an indexed document within the page's k (unindexed ones have no table
+  // entries), found once per table it shares. They are read in the order the probes found them
+  // (deterministic for a store), at most a few times the bound, so that a page's work stays
+  // bounded whatever the size of its cluster or buckets.
+  if (hits.size() < kIndexedCopies) return false;  // too few, whatever they are
+  neighbours_.clear();
   std::size_t copies = 0;
-  for (std::uint64_t doc : exact_docs_) {
+  for (const auto& [distance, doc] : hits) {
+    if (std::find(neighbours_.begin(), neighbours_.end(), doc) != neighbours_.end()) continue;
+    if (neighbours_.size() == 4 * kIndexedCopies) break;
+    neighbours_.push_back(doc);
     auto record = docs.get(doc);
     if (!record) return std::unexpected(record.error());
-    if (!docs.live(*record) || record->fingerprint != page.fingerprint) continue;
-    if (!page.sketch.empty()) {
-      auto sketch = docs.sketch(doc);
-      if (!sketch) return std::unexpected(sketch.error());
-      if (*sketch != page.sketch) continue;
-    }
+    if (!docs.live(*record) || record->cluster != cluster) continue;
     if (++copies == kIndexedCopies) return true;
   }
   return false;

@@ -51,11 +51,11 @@ class BatchWriter {
   StoreResult<Verdict> apply_page(const Documents& docs, const PageRequest& page,
                                   const std::vector<std::uint64_t>& band_keys)
       REQUIRES(catalog_.mutex);
-  // Whether kIndexedCopies live documents among the SimHash hits are exact copies of the page
-  // (the same fingerprint and the same sketch): then the page is stored unindexed (index.h).
-  StoreResult<bool> indexed_copies_full(const Documents& docs, const PageRequest& page,
-                                        const std::vector<std::pair<int, std::uint64_t>>& hits)
-      REQUIRES(catalog_.mutex);
+  // Whether kIndexedCopies live documents of `cluster` are among the SimHash hits (indexed
+  // documents within the page's k): then the duplicate is stored unindexed (index.h).
+  StoreResult<bool> cluster_well_indexed(const Documents& docs,
+                                         const std::vector<std::pair<int, std::uint64_t>>& hits,
+                                         std::uint64_t cluster) REQUIRES(catalog_.mutex);
   // Starts loading the delta buckets a page will probe, while the previous page is applied.
   void prefetch(const IndexItem& item, const std::vector<std::uint64_t>& band_keys)
       REQUIRES(catalog_.mutex);
@@ -80,7 +80,7 @@ class BatchWriter {
   Candidates candidates_;
   std::vector<std::vector<std::uint64_t>> keys_;           // each item's band keys
   std::vector<std::pair<Column*, Column::Slice>> slices_;  // written, not yet committed
-  std::vector<std::uint64_t> exact_docs_;                  // indexed_copies_full's scratch
+  std::vector<std::uint64_t> neighbours_;                  // cluster_well_indexed's scratch
   std::int64_t now_ms_ = 0;  // the time of the batch (store.retention)
 };
 
