@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <charconv>
 
 #include "daemon/in_flight.h"
 
@@ -86,6 +87,93 @@ std::expected<kafka::Properties, std::string> producer_properties(const Config& 
   }
   return with_configured(std::move(properties), config, config.kafka.producer_properties,
                          "kafka.producer_properties");
+}
+
+std::expected<std::unique_ptr<RdKafka::Producer>, std::string> make_daemon_producer(
+    const Config& config, Role role, RdKafka::DeliveryReportCb* reports,
+    RdKafka::EventCb* events) {
+  auto settings = producer_properties(config, role);
+  if (!settings) return std::unexpected(settings.error());
+  auto conf = kafka::make_conf(*settings);
+  if (!conf) return std::unexpected("kafka producer: " + conf.error());
+  for (auto set : {kafka::set_callback(**conf, "dr_cb", reports),
+                   kafka::set_callback(**conf, "event_cb", events)}) {
+    if (!set) return std::unexpected(set.error());
+  }
+  return kafka::make_producer(**conf);
+}
+
+std::expected<std::unique_ptr<RdKafka::KafkaConsumer>, std::string> make_daemon_consumer(
+    const Config& config, Role role, RdKafka::EventCb* events, RdKafka::RebalanceCb* rebalances,
+    RdKafka::OffsetCommitCb* commits) {
+  auto settings = consumer_properties(config, role);
+  if (!settings) return std::unexpected(settings.error());
+  auto conf = kafka::make_conf(*settings);
+  if (!conf) return std::unexpected("kafka consumer: " + conf.error());
+  for (auto set : {kafka::set_callback(**conf, "event_cb", events),
+                   kafka::set_callback(**conf, "rebalance_cb", rebalances),
+                   kafka::set_callback(**conf, "offset_commit_cb", commits)}) {
+    if (!set) return std::unexpected(set.error());
+  }
+  return kafka::make_consumer(**conf);
+}
+
+std::expected<void, kafka::TopicCheckError> check_cluster_for(RdKafka::Handle& handle,
+                                                              const Stage& stage,
+                                                              const std::string& bootstrap) {
+  if (auto present =
+          kafka::require_topics(handle, stage.required_topics(), bootstrap, kTopicCheckMillis);
+      !present) {
+    return present;
+  }
+  if (auto matched = stage.check_cluster(handle); !matched) {
+    return std::unexpected(kafka::TopicCheckError{.message = matched.error()});
+  }
+  return {};
+}
+
+std::expected<std::map<std::string, std::uint64_t>, std::string> max_message_bytes(
+    RdKafka::Handle& handle, const std::vector<std::string>& topics) {
+  auto texts = kafka::topic_configs(handle, topics, "max.message.bytes", kDescribeConfigsMillis);
+  if (!texts) return std::unexpected(texts.error());
+  std::map<std::string, std::uint64_t> limits;
+  for (const auto& [topic, text] : *texts) {
+    std::uint64_t bytes = 0;
+    if (std::from_chars(text.data(), text.data() + text.size(), bytes).ec != std::errc()) {
+      return std::unexpected("topic " + topic + ": max.message.bytes is not a number: " + text);
+    }
+    limits[topic] = bytes;
+  }
+  return limits;
+}
+
+std::optional<std::string> log_kafka_event(RdKafka::Event& event, RdKafka::Producer* producer,
+                                           spdlog::logger& log) {
+  switch (event.type()) {
+    case RdKafka::Event::EVENT_ERROR:
+      if (event.fatal()) {
+        std::string reason;
+        RdKafka::ErrorCode code = producer ? producer->fatal_error(reason) : event.err();
+        return "kafka fatal error " + kafka::error_name(code) + ": " +
+               (reason.empty() ? event.str() : reason);
+      }
+      log.warn("kafka error={} detail={}", kafka::error_name(event.err()), event.str());
+      break;
+    case RdKafka::Event::EVENT_LOG:
+      // Connection failures also arrive as EVENT_ERROR (logged above): log them once.
+      if (event.fac() == "FAIL") break;
+      if (event.severity() <= RdKafka::Event::EVENT_SEVERITY_ERROR) {
+        log.error("kafka {} {}", event.fac(), event.str());
+      } else if (event.severity() <= RdKafka::Event::EVENT_SEVERITY_WARNING) {
+        log.warn("kafka {} {}", event.fac(), event.str());
+      } else {
+        log.debug("kafka {} {}", event.fac(), event.str());
+      }
+      break;
+    default:
+      break;
+  }
+  return std::nullopt;
 }
 
 }  // namespace neardup::daemon

@@ -13,35 +13,6 @@ using std::chrono::milliseconds;
 
 }  // namespace
 
-std::optional<std::string> log_kafka_event(RdKafka::Event& event, RdKafka::Producer* producer,
-                                           spdlog::logger& log) {
-  switch (event.type()) {
-    case RdKafka::Event::EVENT_ERROR:
-      if (event.fatal()) {
-        std::string reason;
-        RdKafka::ErrorCode code = producer ? producer->fatal_error(reason) : event.err();
-        return "kafka fatal error " + kafka::error_name(code) + ": " +
-               (reason.empty() ? event.str() : reason);
-      }
-      log.warn("kafka error={} detail={}", kafka::error_name(event.err()), event.str());
-      break;
-    case RdKafka::Event::EVENT_LOG:
-      // Connection failures also arrive as EVENT_ERROR (logged above): log them once.
-      if (event.fac() == "FAIL") break;
-      if (event.severity() <= RdKafka::Event::EVENT_SEVERITY_ERROR) {
-        log.error("kafka {} {}", event.fac(), event.str());
-      } else if (event.severity() <= RdKafka::Event::EVENT_SEVERITY_WARNING) {
-        log.warn("kafka {} {}", event.fac(), event.str());
-      } else {
-        log.debug("kafka {} {}", event.fac(), event.str());
-      }
-      break;
-    default:
-      break;
-  }
-  return std::nullopt;
-}
-
 InputConsumer::InputConsumer(const ops::ConfigHolder& holder, std::shared_ptr<const Config> startup,
                              Stage& stage, OffsetTracker& tracker, InFlight& in_flight,
                              ops::DaemonMetrics* metrics, const std::atomic<bool>& stop,
@@ -63,7 +34,7 @@ void InputConsumer::attach(std::unique_ptr<RdKafka::KafkaConsumer> consumer,
                            std::set<std::int32_t> partitions, bool topics_checked) {
   thread_.assert_held();  // before the consumer thread starts
   consumer_ = std::move(consumer);
-  partitions_ = std::move(partitions);
+  assignment_.set_topic_partitions(std::move(partitions));
   topics_unchecked_ = !topics_checked;
   last_topic_check_ = Clock::now();
 }
@@ -103,7 +74,7 @@ std::vector<std::string> InputConsumer::lag_labels(const PartitionId& id) const 
 void InputConsumer::record_consumer_lag(const std::string& json) {
   if (!metrics_) return;
   for (const auto& [id, lag] : consumer_lags(json)) {
-    if (!assigned_.contains(id)) continue;
+    if (!assignment_.contains(id)) continue;
     metrics_->consumer_lag.labels(lag_labels(id)).set(static_cast<double>(lag));
   }
 }
@@ -123,12 +94,8 @@ void InputConsumer::rebalance_cb(RdKafka::KafkaConsumer* kafka_consumer, RdKafka
       hooks_.fail("assign: " + kafka::error_name(code) + ": " + RdKafka::err2str(code));
       return;
     }
-    std::string names;
-    for (auto* tp : partitions) {
-      assigned_.insert({tp->topic(), tp->partition()});
-      names += " " + tp->topic() + "/" + std::to_string(tp->partition());
-    }
-    assigned_count_ = assigned_.size();
+    const std::string names = assignment_.add(partitions);
+    assigned_count_ = assignment_.partitions().size();
     log_->info("assigned partitions={}", names);
     update_coverage(*kafka_consumer);
     // librdkafka keeps a partition's pause state across a lost/re-assigned cycle; set it
@@ -164,8 +131,7 @@ void InputConsumer::rebalance_cb(RdKafka::KafkaConsumer* kafka_consumer, RdKafka
                  partition_key(id), left);
     }
     tracker_.forget(id);
-    stored_.erase(id);
-    assigned_.erase(id);
+    assignment_.remove(id);
     if (metrics_) metrics_->consumer_lag.remove(lag_labels(id));
   }
   if (cooperative) {
@@ -176,7 +142,7 @@ void InputConsumer::rebalance_cb(RdKafka::KafkaConsumer* kafka_consumer, RdKafka
   } else {
     kafka_consumer->unassign();
   }
-  assigned_count_ = assigned_.size();
+  assigned_count_ = assignment_.partitions().size();
   log_->info("revoked partitions={} lost={}", revoked.size(), lost);
 }
 
@@ -211,19 +177,7 @@ void InputConsumer::wait_drained(const std::vector<PartitionId>& partitions,
 
 void InputConsumer::store_offsets() {
   if (startup_->kafka.exactly_once) return;
-  kafka::TopicPartitions advanced;
-  for (const auto& id : assigned_) {
-    auto offset = tracker_.committable(id);
-    if (!offset) continue;
-    auto it = stored_.find(id);
-    if (it != stored_.end() && it->second >= *offset) continue;
-    advanced.add(id.first, id.second, *offset);
-    stored_[id] = *offset;
-  }
-  if (advanced.empty()) return;
-  if (RdKafka::ErrorCode code = consumer_->offsets_store(advanced.get()); code) {
-    log_->warn("offsets_store failed error={}", kafka::error_name(code));
-  }
+  assignment_.store_offsets(*consumer_, tracker_, *log_);
 }
 
 kafka::TopicPartitions InputConsumer::assignment() {
@@ -268,24 +222,16 @@ void InputConsumer::log_partial_assignment() const {
 void InputConsumer::update_coverage(RdKafka::KafkaConsumer& kafka_consumer) {
   // A fingerprint worker shares its input by design: each record is fingerprinted alone.
   if (!stage_.owns_every_partition()) return;
-  if (auto listed = kafka::topic_partitions(kafka_consumer, topic(), kAssignmentCheckMillis)) {
-    partitions_ = std::set<std::int32_t>(listed->begin(), listed->end());
-  } else {
-    log_->warn("partitions of {} unknown ({}); checking the assignment against the last known {}",
-               topic(), listed.error(), partitions_.size());
-  }
-  std::size_t missing = 0;
-  for (std::int32_t partition : partitions_) {
-    if (!assigned_.contains({topic(), partition})) missing += 1;
-  }
-  const std::size_t before = missing_partitions_.exchange(missing);
-  partitions_total_ = partitions_.size();
-  if (metrics_) metrics_->partial_assignment.set(static_cast<double>(missing));
-  if (missing > 0) {
+  const Assignment::Coverage coverage =
+      assignment_.coverage(kafka_consumer, topic(), kAssignmentCheckMillis, *log_);
+  const std::size_t before = missing_partitions_.exchange(coverage.missing);
+  partitions_total_ = coverage.total;
+  if (metrics_) metrics_->partial_assignment.set(static_cast<double>(coverage.missing));
+  if (coverage.missing > 0) {
     log_partial_assignment();
   } else if (before > 0) {
     log_->info("assignment complete again group={} topic={} partitions={}: consuming",
-               consumer_group(*startup_, stage_.role()), topic(), partitions_.size());
+               consumer_group(*startup_, stage_.role()), topic(), coverage.total);
   }
 }
 
@@ -321,14 +267,9 @@ bool InputConsumer::check_topics(bool now) {
   if (!topics_unchecked_) return true;
   if (!now && Clock::now() - last_topic_check_ < milliseconds(kTopicRecheckMillis)) return false;
   last_topic_check_ = Clock::now();
-  auto present = kafka::require_topics(*consumer_, stage_.required_topics(),
-                                       startup_->kafka.bootstrap_servers, kTopicCheckMillis);
-  if (!present) {
+  if (auto present = check_cluster_for(*consumer_, stage_, startup_->kafka.bootstrap_servers);
+      !present) {
     if (!present.error().unreachable) hooks_.fail(present.error().message);
-    return false;
-  }
-  if (auto matched = stage_.check_cluster(*consumer_); !matched) {
-    hooks_.fail(matched.error());
     return false;
   }
   topics_unchecked_ = false;
@@ -351,7 +292,7 @@ void InputConsumer::consume_loop() {
   while (!stop_) {
     last_poll_ = Clock::now().time_since_epoch().count();
     check_topics(false);
-    stage_.poll(assigned_);
+    stage_.poll(assignment_.partitions());
     apply_backpressure();
     store_offsets();
     if (holding()) {  // see want_paused(): wait for deliveries without polling for records
@@ -391,14 +332,14 @@ void InputConsumer::consume_loop() {
 
 // Stops consuming, lets in-flight pages finish (bounded), stores and commits their offsets.
 void InputConsumer::drain() {
-  if (!assigned_.empty()) {
+  if (!assignment_.partitions().empty()) {
     auto partitions = assignment();
     consumer_->pause(partitions.get());
     paused_ = true;
     paused_now_ = true;
   }
   const auto deadline = Clock::now() + milliseconds(kDrainMillis);
-  std::vector<PartitionId> all(assigned_.begin(), assigned_.end());
+  std::vector<PartitionId> all(assignment_.partitions().begin(), assignment_.partitions().end());
   wait_drained(all, deadline);
   if (std::size_t left = tracker_.outstanding_total(); left > 0) {
     log_->warn("stopping with {} pages un-acknowledged: they will be replayed", left);

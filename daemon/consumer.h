@@ -31,6 +31,8 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "config/config.h"
+#include "daemon/assignment.h"
+#include "daemon/clients.h"
 #include "daemon/in_flight.h"
 #include "daemon/offset_tracker.h"
 #include "daemon/role.h"
@@ -48,13 +50,6 @@ inline constexpr int kDrainMillis = 8000;
 // partitions (holding()): well under max.poll.interval.ms, so that the consumer stays in its
 // group.
 inline constexpr int kPauseAfterMillis = 2000;
-
-// How long the consumer waits for the cluster's metadata when it checks that the topics exist.
-// When no broker answers at start (and kafka.exactly_once is off), the daemon starts anyway, not
-// ready, and the consume loop repeats the check every kTopicRecheckMillis, and before it handles
-// any record: a misspelt topic still stops it before anything is produced.
-inline constexpr int kTopicCheckMillis = 5000;
-inline constexpr int kTopicRecheckMillis = 2000;
 
 // How long the assign callback waits for the consumed topic's partition list (it holds up the
 // consume loop, well within kStallMillis; on a timeout the last known list is used).
@@ -148,14 +143,10 @@ class InputConsumer : public RdKafka::RebalanceCb,
 
   // The consumer thread: the loop, and librdkafka's callbacks it serves.
   ThreadRole thread_;
-  std::map<PartitionId, std::int64_t> stored_ GUARDED_BY(thread_);
-  std::set<PartitionId> assigned_ GUARDED_BY(thread_);
+  Assignment assignment_ GUARDED_BY(thread_);
   bool paused_ GUARDED_BY(thread_) = false;        // the consumer's pause state
   bool backpressure_ GUARDED_BY(thread_) = false;  // too much in flight: holding records back
   Clock::time_point backpressure_since_ GUARDED_BY(thread_);
-  // The consumed topic's partitions (at start, refreshed at every assignment): a role that owns
-  // every partition must be assigned all of them (update_coverage()).
-  std::set<std::int32_t> partitions_ GUARDED_BY(thread_);
   bool topics_unchecked_ GUARDED_BY(thread_) = false;
   Clock::time_point last_topic_check_ GUARDED_BY(thread_);
 
@@ -170,11 +161,5 @@ class InputConsumer : public RdKafka::RebalanceCb,
   std::atomic<bool> paused_now_{false};
   std::atomic<Clock::rep> loop_ended_{0};
 };
-
-// Logs a librdkafka event of either client (errors, logs); returns the fatal error it reports,
-// if it is one. `producer`: the client the event came from, when it is the producer (a fatal
-// error's reason is read from it).
-std::optional<std::string> log_kafka_event(RdKafka::Event& event, RdKafka::Producer* producer,
-                                           spdlog::logger& log);
 
 }  // namespace neardup::daemon

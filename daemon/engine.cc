@@ -1,6 +1,5 @@
 #include "daemon/engine.h"
 
-#include <charconv>
 #include <map>
 
 #include "common/parallel.h"
@@ -41,26 +40,15 @@ std::expected<std::unique_ptr<Engine>, std::string> Engine::create(const ops::Co
   const Config& config = *engine->startup_;
   Stage& roles = *engine->stage_;
 
-  auto producer_settings = producer_properties(config, role);
-  if (!producer_settings) return std::unexpected(producer_settings.error());
-  auto producer_conf = kafka::make_conf(*producer_settings);
-  if (!producer_conf) return std::unexpected("kafka producer: " + producer_conf.error());
-  for (auto set :
-       {kafka::set_callback(**producer_conf, "dr_cb",
-                            static_cast<RdKafka::DeliveryReportCb*>(&engine->publisher_)),
-        kafka::set_callback(**producer_conf, "event_cb",
-                            static_cast<RdKafka::EventCb*>(engine.get()))}) {
-    if (!set) return std::unexpected(set.error());
-  }
-  auto producer = kafka::make_producer(**producer_conf);
+  auto producer =
+      make_daemon_producer(config, role, &engine->publisher_, static_cast<RdKafka::EventCb*>(engine.get()));
   if (!producer) return std::unexpected(producer.error());
   engine->producer_ = std::move(*producer);
   engine->publisher_.attach(engine->producer_.get());
 
   // A misspelt topic must not be created by the broker nor waited for: check them all now.
   bool topics_checked = true;
-  if (auto present = kafka::require_topics(*engine->producer_, roles.required_topics(),
-                                           config.kafka.bootstrap_servers, kTopicCheckMillis);
+  if (auto present = check_cluster_for(*engine->producer_, roles, config.kafka.bootstrap_servers);
       !present) {
     // Unreachable brokers are an outage, not a config error: start, not ready, and check once
     // they answer. Exactly-once needs the cluster now (init_transactions).
@@ -73,9 +61,6 @@ std::expected<std::unique_ptr<Engine>, std::string> Engine::create(const ops::Co
   }
   std::set<std::int32_t> partitions;
   if (topics_checked) {  // else the first assignment lists them (InputConsumer)
-    if (auto matched = roles.check_cluster(*engine->producer_); !matched) {
-      return std::unexpected(matched.error());
-    }
     auto listed = kafka::topic_partitions(*engine->producer_, consumed_topic(config, role),
                                           kTopicCheckMillis);
     if (!listed) return std::unexpected(listed.error());
@@ -89,19 +74,14 @@ std::expected<std::unique_ptr<Engine>, std::string> Engine::create(const ops::Co
     for (const std::string& topic : roles.required_topics()) {
       if (topic != consumed_topic(config, role)) produced.push_back(topic);
     }
-    auto limits = kafka::topic_configs(*engine->producer_, produced, "max.message.bytes",
-                                       kDescribeConfigsMillis);
+    auto limits = max_message_bytes(*engine->producer_, produced);
     if (!limits) {
       engine->log_->warn(
           "max.message.bytes of the output topics unknown ({}): a record the broker refuses as "
           "too large will stop the daemon",
           limits.error());
     }
-    for (const auto& [topic, text] : limits ? *limits : std::map<std::string, std::string>{}) {
-      std::uint64_t bytes = 0;
-      if (std::from_chars(text.data(), text.data() + text.size(), bytes).ec != std::errc()) {
-        return std::unexpected("topic " + topic + ": max.message.bytes is not a number: " + text);
-      }
+    for (const auto& [topic, bytes] : limits ? *limits : std::map<std::string, std::uint64_t>{}) {
       engine->publisher_.set_size_limit(topic, bytes);
       engine->log_->info("topic={} max.message.bytes={}", topic, bytes);
     }
@@ -119,20 +99,8 @@ std::expected<std::unique_ptr<Engine>, std::string> Engine::create(const ops::Co
                            .fail = [self](const std::string& message) { self->fail(message); },
                            .committed = [self] { self->lanes_.wake(); },
                            .progress = [self] { return self->progress(); }});
-  auto consumer_settings = consumer_properties(config, role);
-  if (!consumer_settings) return std::unexpected(consumer_settings.error());
-  auto consumer_conf = kafka::make_conf(*consumer_settings);
-  if (!consumer_conf) return std::unexpected("kafka consumer: " + consumer_conf.error());
   InputConsumer* input = engine->input_.get();
-  for (auto set :
-       {kafka::set_callback(**consumer_conf, "event_cb", static_cast<RdKafka::EventCb*>(input)),
-        kafka::set_callback(**consumer_conf, "rebalance_cb",
-                            static_cast<RdKafka::RebalanceCb*>(input)),
-        kafka::set_callback(**consumer_conf, "offset_commit_cb",
-                            static_cast<RdKafka::OffsetCommitCb*>(input))}) {
-    if (!set) return std::unexpected(set.error());
-  }
-  auto consumer = kafka::make_consumer(**consumer_conf);
+  auto consumer = make_daemon_consumer(config, role, input, input, input);
   if (!consumer) return std::unexpected(consumer.error());
   input->attach(std::move(*consumer), std::move(partitions), topics_checked);
   if (auto attached = roles.attach(input->consumer()); !attached) {

@@ -46,10 +46,6 @@ namespace neardup::daemon {
 // up to kDrainMillis. Longer than this without a poll means the daemon is stuck (health()).
 inline constexpr int kStallMillis = 15000;
 
-// How long create() waits for the output topics' max.message.bytes under kafka.exactly_once
-// (a real broker answers at once; librdkafka 2.0's mock cluster never does).
-inline constexpr int kDescribeConfigsMillis = 5000;
-
 struct EngineCounts {
   std::uint64_t pages_in = 0;
   std::uint64_t outputs = 0;

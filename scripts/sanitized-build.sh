@@ -21,6 +21,9 @@ done
 # not announce. -O1 -g1: quick to build, and reports still name files and lines.
 flags="-fsanitize=address,undefined,fuzzer-no-link -fno-sanitize-recover=undefined"
 flags+=" -fno-omit-frame-pointer -D__cpp_concepts=202002L -Wno-macro-redefined"
+# Clang also checks the locks (common/thread_annotations.h): CMakeLists.txt adds -Wthread-safety
+# for clang, an error under the -Werror every build has.
+echo "sanitized-build: clang++-16 -fsanitize=address,undefined -Wthread-safety -Werror into $dir"
 cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_COMPILER=clang++-16 -DCMAKE_CXX_FLAGS="$flags" \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
@@ -32,3 +35,6 @@ if [ $# -gt 0 ]; then
 else
   cmake --build "$dir"
 fi
+checked=$(grep -c -- '-Wthread-safety' "$dir/compile_commands.json" || true)
+werror=$(grep -- '-Wthread-safety' "$dir/compile_commands.json" | grep -c -- '-Werror' || true)
+echo "sanitized-build: $checked translation units compiled with -Wthread-safety, $werror of them with -Werror"
