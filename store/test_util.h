@@ -1,12 +1,17 @@
 // Helpers for the store tests: a temporary directory and page items.
 #pragma once
 
+#include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cstdint>
 #include <filesystem>
+#include <memory>
 #include <optional>
+#include <random>
 #include <ostream>
 #include <string>
+#include <vector>
 
 #include "store/index.h"
 
@@ -83,6 +88,60 @@ inline StoreResult<std::optional<Match>> lookup(Index& index, std::uint64_t fing
   if (!verdict) return std::unexpected(verdict.error());
   if (verdict->status != Verdict::Status::kDuplicate) return std::nullopt;
   return Match{verdict->matched, verdict->duplicate_of, verdict->distance};
+}
+
+// The index at `config`, or nullptr after a failed expectation naming the error.
+inline std::unique_ptr<Index> open_or_die(const StoreConfig& config,
+                                          const OpenOptions& options = {}) {
+  auto index = Index::open(config, options);
+  EXPECT_TRUE(index.has_value()) << index.error();
+  return index ? std::move(*index) : nullptr;
+}
+
+// The verdicts of one batch, or none after a failed expectation naming the error.
+inline std::vector<Verdict> apply_or_die(Index& index, std::vector<IndexItem> items) {
+  auto verdicts = index.apply(items);
+  EXPECT_TRUE(verdicts.has_value()) << verdicts.error();
+  return verdicts ? *verdicts : std::vector<Verdict>{};
+}
+
+// A fingerprint the tests build their neighbours from.
+constexpr std::uint64_t kA = 0x9f3a0c1d22e4b807;
+
+// Pages "https://example.com/<from>" … with random fingerprints (seeded by their number).
+inline std::vector<IndexItem> numbered_pages(std::size_t from, std::size_t count) {
+  std::vector<IndexItem> items;
+  for (std::size_t i = from; i < from + count; ++i) {
+    items.push_back(page(numbered("https://example.com/", i), std::mt19937_64(i)()));
+  }
+  return items;
+}
+
+// The LSH design of the tests of the second signature: 42 bands of 3 rows, threshold 0.45.
+constexpr std::uint32_t kBands = 42, kRows = 3;
+constexpr double kThreshold = 0.45;
+
+// 128 random values, the same for the same seed.
+inline Sketch random_sketch(std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  Sketch s(128);
+  for (auto& v : s) v = static_cast<std::uint16_t>(rng());
+  return s;
+}
+
+// A copy of `from` whose values at positions i % period == 0 are replaced (a partial copy).
+inline Sketch changed(Sketch from, std::size_t period, std::uint16_t salt = 1) {
+  for (std::size_t i = 0; i < from.size(); i += period) {
+    from[i] ^= static_cast<std::uint16_t>(salt | 0x100);
+  }
+  return from;
+}
+
+// A page with both signatures under the design above.
+inline IndexItem sketched(std::string id, std::uint64_t fp, Sketch sketch,
+                          std::string scheme = "s-mh") {
+  return sketched(std::move(id), fp, std::move(sketch), kBands, kRows, kThreshold,
+                  std::move(scheme));
 }
 
 }  // namespace neardup::testing
