@@ -9,6 +9,7 @@
 #include "cli/commands.h"
 #include "cli/human_text.h"
 #include "cli/line_reader.h"
+#include "cli/progress.h"
 #include "common/help.h"
 #include "message/answers.h"
 #include "message/processing.h"
@@ -71,7 +72,7 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
       "signature, or skipped), as text or as JSON {\"file\" (or \"id\", \"url\"),\n"
       "\"neardup\": {...}} with the `neardup` field the page would get (docs/records.md);\n"
       "nothing is inserted. Pages are compared with stored pages of their scheme: pass the\n"
-      "--config the store was written with.");
+      "--config the store was written with. With --jsonl, progress goes to stderr on a terminal.");
   set_examples(sub, {"neardup lookup --store /var/lib/neardup page.html",
                      "neardup lookup --store idx --jsonl new.jsonl.gz | jq -c .neardup.status"});
   registry.add(sub, [options]() {
@@ -125,6 +126,7 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
     const auto shared = std::make_shared<const Config>(*config);
     const std::string scheme = scheme_id(*config);
     warn_unknown_scheme(*index, scheme);
+    Progress progress("pages", input_size(options->jsonl));
     std::string line;
     std::uint64_t lines = 0;
     while (exit_code == kExitOk && (*reader)->next(line)) {
@@ -133,6 +135,7 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
       ProcessedRecord record = over_long > 0 ? process_unheld_record(over_long, shared, scheme)
                                              : process_record(line, shared, scheme);
       auto found = answer(record);
+      progress.update((*reader)->input_offset(), lines);
       if (!found) continue;
       const nlohmann::json json = lookup_json(record, *found);
       if (format == OutputFormat::kJson) {
@@ -143,6 +146,7 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
         print_text(lookup_text(record.page->id, json["neardup"]));
       }
     }
+    progress.finish();
     if (!(*reader)->error().empty()) {
       std::cerr << "neardup lookup: " << (*reader)->error() << "\n";
       return kExitFailure;
@@ -213,20 +217,25 @@ void register_clusters(CLI::App& root, CommandRegistry& registry) {
   add_max_members_option(sub, options->max_members);
   sub->footer(
       "Lines {\"root\", \"scheme\", \"size\", \"members\": [{\"id\", \"first_seen\"}]}\n"
-      "in order of their first pages, streamed in bounded memory; a summary goes to stderr.");
+      "in order of their first pages, streamed in bounded memory; progress (on a terminal) and\n"
+      "a summary go to stderr.");
   set_examples(sub, {"neardup clusters --store /var/lib/neardup --min-size 10",
                      "neardup clusters --store idx | jq -s 'group_by(.size) | map([.[0].size, length])'"});
   registry.add(sub, [options]() {
     auto index = open_read_only("clusters", options->store);
     if (!index) return kExitFailure;
     std::uint64_t clusters = 0, pages = 0;
+    // Clusters come in order of their first pages' document numbers: how far the walk is.
+    Progress progress("clusters", index->stats().last_doc);
     auto walked = index->for_each_cluster(options->min_size, options->scheme,
                                           [&](const Cluster& cluster) {
                                             ++clusters;
                                             pages += cluster.members.size();
                                             print_json_line(cluster_json(cluster, options->max_members));
+                                            progress.update(cluster.root_doc, clusters);
                                             return true;
                                           });
+    progress.finish();
     if (!walked) {
       std::cerr << "neardup clusters: " << walked.error().message << "\n";
       return kExitFailure;
