@@ -178,8 +178,8 @@ struct OpenStore {
 // A directory of its own under $TMPDIR (else /tmp) for an index in memory.
 std::filesystem::path make_temporary_directory() {
   const char* tmpdir = std::getenv("TMPDIR");
-  std::string pattern = std::string(tmpdir != nullptr && *tmpdir ? tmpdir : "/tmp") +
-                        "/neardup-index-XXXXXX";
+  std::string pattern =
+      std::string(tmpdir != nullptr && *tmpdir ? tmpdir : "/tmp") + "/neardup-index-XXXXXX";
   if (::mkdtemp(pattern.data()) == nullptr) {
     throw StoreException("cannot make a directory for an index in memory: " + pattern + ": " +
                          std::strerror(errno));
@@ -210,8 +210,7 @@ class PyIndex {
       py::gil_scoped_release release;
       // A store opened read-only answers from the snapshot of its opening; one opened for
       // writing presizes nothing, as `neardup dedup` (store/index.h, OpenOptions).
-      opened = Index::open(store_config,
-                           {.read_only = read_only, .presize_busy_deltas = false});
+      opened = Index::open(store_config, {.read_only = read_only, .presize_busy_deltas = false});
     }
     if (!opened) throw_store_error(opened.error());
     store->index = std::move(*opened);
@@ -358,8 +357,7 @@ std::string path_arg(const py::handle& value, const char* name) {
 // The last overload of a function: a call that fits none before it (a missing or misspelt
 // argument) raises a TypeError naming the parameters and the types given, never the values.
 std::function<void(py::args, py::kwargs)> refuse_other_calls(std::string function,
-                                                             std::string parameters,
-                                                             bool method) {
+                                                             std::string parameters, bool method) {
   return [function = std::move(function), parameters = std::move(parameters), method](
              const py::args& args, const py::kwargs& kwargs) {
     std::string given;
@@ -404,7 +402,8 @@ a and b are page bodies (fingerprinted under config, the defaults when None) or 
 both must be of one scheme. The thresholds of config, else of a's config, decide. Returns a
 Comparison.)";
 
-constexpr const char* kIndexDoc = R"(A neardup index: pages go in with insert(), questions go to query()
+constexpr const char* kIndexDoc =
+    R"(A neardup index: pages go in with insert(), questions go to query()
 and is_duplicate().
 
     index = neardup.Index()                        # in memory: removed when closed
@@ -441,7 +440,8 @@ void bind_config(py::module_& m) {
       .def_static(
           "from_yaml",
           [](const py::object& text) {
-            return std::const_pointer_cast<ConfigHandle>(parsed(parse_config(str_arg(text, "text"))));
+            return std::const_pointer_cast<ConfigHandle>(
+                parsed(parse_config(str_arg(text, "text"))));
           },
           py::arg("text"),
           "from_yaml(text)\n--\n\nParses YAML text. Raises ValueError naming the line and key of "
@@ -539,7 +539,8 @@ void bind_fingerprint(py::module_& m) {
 }
 
 void bind_comparison(py::module_& m) {
-  py::class_<Comparison>(m, "Comparison", "Two pages compared by the index's rule (as `neardup compare`).")
+  py::class_<Comparison>(m, "Comparison",
+                         "Two pages compared by the index's rule (as `neardup compare`).")
       .def_property_readonly(
           "comparable", [](const Comparison& c) { return c.comparable; },
           "False when either page was skipped (then is_duplicate is False).")
@@ -587,8 +588,7 @@ void bind_verdict(py::module_& m) {
           "status", [](const Verdict& v) { return std::string(status_name(v.status)); },
           "unique, duplicate or skipped.")
       .def_property_readonly(
-          "is_duplicate",
-          [](const Verdict& v) { return v.status == Verdict::Status::kDuplicate; },
+          "is_duplicate", [](const Verdict& v) { return v.status == Verdict::Status::kDuplicate; },
           "True for a duplicate.")
       .def_property_readonly("matched", duplicate_only([](const Verdict& v) { return v.matched; }),
                              "duplicate: the id of the matched stored page; else None.")
@@ -625,24 +625,28 @@ void bind_verdict(py::module_& m) {
 
 void bind_stored_page(py::module_& m) {
   py::class_<StoredPage>(m, "StoredPage", "A live page of the index.")
-      .def_property_readonly("id", [](const StoredPage& p) { return p.id; }, "Its id.")
+      .def_property_readonly(
+          "id", [](const StoredPage& p) { return p.id; }, "Its id.")
       .def_property_readonly(
           "doc", [](const StoredPage& p) { return p.doc; },
           "Its document number: pages are numbered from 1 in order of storage.")
-      .def_property_readonly("scheme", [](const StoredPage& p) { return p.scheme; },
-                             "The scheme id it was fingerprinted under.")
-      .def_property_readonly("fingerprint", [](const StoredPage& p) { return p.fingerprint; },
-                             "The 64-bit SimHash.")
+      .def_property_readonly(
+          "scheme", [](const StoredPage& p) { return p.scheme; },
+          "The scheme id it was fingerprinted under.")
+      .def_property_readonly(
+          "fingerprint", [](const StoredPage& p) { return p.fingerprint; }, "The 64-bit SimHash.")
       .def_property_readonly(
           "hex", [](const StoredPage& p) { return fingerprint_hex(p.fingerprint); },
           "The SimHash as 16 lower-case hex digits.")
       .def_property_readonly(
           "sketch", [](const StoredPage& p) { return sketch_list(p.sketch); },
           "The MinHash values; empty for a scheme without them.")
-      .def_property_readonly("first_seen_ms", [](const StoredPage& p) { return p.first_seen_ms; },
-                             "When its id was first seen, ms since the epoch.")
-      .def_property_readonly("stored_at_ms", [](const StoredPage& p) { return p.stored_at_ms; },
-                             "When it was stored, ms since the epoch.")
+      .def_property_readonly(
+          "first_seen_ms", [](const StoredPage& p) { return p.first_seen_ms; },
+          "When its id was first seen, ms since the epoch.")
+      .def_property_readonly(
+          "stored_at_ms", [](const StoredPage& p) { return p.stored_at_ms; },
+          "When it was stored, ms since the epoch.")
       .def_property_readonly(
           "verdict", [](const StoredPage& p) { return p.verdict; },
           "The verdict it got when it was stored (unique or duplicate).")
@@ -658,17 +662,17 @@ void bind_stored_page(py::module_& m) {
 void bind_index(py::module_& m) {
   constexpr const char* kPageParameters = "page, content_type='', config=None";
   py::class_<PyIndex>(m, "Index", kIndexDoc)
-      .def(py::init([](const py::object& path, bool read_only, const py::object& config,
-                       bool sync) {
-             std::optional<std::string> where;
-             if (!path.is_none()) where = path_arg(path, "path");
-             return std::make_unique<PyIndex>(where, read_only, config_or_default(config_arg(config)),
-                                              sync);
-           }),
-           py::arg("path") = py::none(), py::kw_only(), py::arg("read_only") = false,
-           py::arg("config") = py::none(), py::arg("sync") = false,
-           "__init__($self, path=None, *, read_only=False, config=None, sync=False)\n--\n\n"
-           "Opens or creates the index (the class's help says how each kind behaves).")
+      .def(
+          py::init([](const py::object& path, bool read_only, const py::object& config, bool sync) {
+            std::optional<std::string> where;
+            if (!path.is_none()) where = path_arg(path, "path");
+            return std::make_unique<PyIndex>(where, read_only,
+                                             config_or_default(config_arg(config)), sync);
+          }),
+          py::arg("path") = py::none(), py::kw_only(), py::arg("read_only") = false,
+          py::arg("config") = py::none(), py::arg("sync") = false,
+          "__init__($self, path=None, *, read_only=False, config=None, sync=False)\n--\n\n"
+          "Opens or creates the index (the class's help says how each kind behaves).")
       .def(
           "insert",
           [](PyIndex& index, const py::object& id, const py::object& page,
@@ -687,7 +691,8 @@ skipped (nothing is stored then). page: a body (bytes or str) or a Fingerprint o
 scheme. An id inserted again with the same page gets its first verdict back; with another page,
 it is stored anew (a re-crawl). Raises ValueError on an empty id, StoreError when the store
 cannot be written (read_only, a full disk).)")
-      .def("insert", refuse_other_calls("Index.insert", "id, page, content_type='', config=None", true))
+      .def("insert",
+           refuse_other_calls("Index.insert", "id, page, content_type='', config=None", true))
       .def(
           "query",
           [](PyIndex& index, const py::object& page, const py::object& content_type,
@@ -726,7 +731,8 @@ config) decide.)")
           "finds a stored near-duplicate.")
       .def("is_duplicate", refuse_other_calls("Index.is_duplicate", kPageParameters, true))
       .def(
-          "find", [](PyIndex& index, const py::object& id) { return index.find(str_arg(id, "id")); },
+          "find",
+          [](PyIndex& index, const py::object& id) { return index.find(str_arg(id, "id")); },
           py::arg("id"),
           "find($self, id)\n--\n\nThe live StoredPage under id (not superseded by a re-crawl, "
           "removed or past store.retention), or None.")
@@ -756,13 +762,18 @@ config) decide.)")
                              "Whether it is a temporary store, removed when closed.")
       .def_property_readonly(
           "config",
-          [](const PyIndex& index) { return std::const_pointer_cast<ConfigHandle>(index.config()); },
+          [](const PyIndex& index) {
+            return std::const_pointer_cast<ConfigHandle>(index.config());
+          },
           "The configuration pages are fingerprinted under and verdicts decided by.")
       .def("__enter__", [](py::object self) { return self; })
       .def("__exit__", [](PyIndex& index, const py::args&) { index.close(); })
       .def("__repr__", [](const PyIndex& index) {
         return "<neardup.Index " + index.path() +
-               (index.read_only() ? " read-only" : index.in_memory() ? " in memory" : "") + ">";
+               (index.read_only()   ? " read-only"
+                : index.in_memory() ? " in memory"
+                                    : "") +
+               ">";
       });
 }
 
@@ -775,9 +786,9 @@ void define_module(py::module_& m) {
       "weighted word features, a 64-bit SimHash and a MinHash sketch), the comparison rule, and "
       "the index: insert pages and ask about them, in memory or in a store on disk.";
   m.attr("__version__") = NEARDUP_VERSION;
-  py::register_exception<StoreException>(m, "StoreError", PyExc_RuntimeError)
-      .doc() = "An index that cannot be opened, read or written (not a neardup index, another "
-               "format, another process writing it, a full disk).";
+  py::register_exception<StoreException>(m, "StoreError", PyExc_RuntimeError).doc() =
+      "An index that cannot be opened, read or written (not a neardup index, another "
+      "format, another process writing it, a full disk).";
   bind_config(m);
   bind_fingerprint(m);
   bind_comparison(m);
