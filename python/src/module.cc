@@ -416,7 +416,9 @@ when the object goes away). A path opens the store there for writing, creating i
 `neardup dedup --store PATH` does: one process writes a store at a time, so this fails
 (StoreError, naming the writer's pid) beside a running neardupd. read_only=True opens an
 existing store beside its writer instead: queries then answer from the snapshot taken at
-opening (refresh() takes a newer one). config: the neardup.Config bodies are fingerprinted
+opening (refresh() takes a newer one), one LMDB read transaction held until refresh() or
+close(); meanwhile the writer cannot reuse the pages freed since, so the store's file grows with
+what is written: refresh() every few minutes in a long-lived reader. config: the neardup.Config bodies are fingerprinted
 under, whose thresholds decide and whose store.* keys size a new store; pass the config the
 store was written with. sync=True fsyncs every insert (a crash then loses none).
 Raises FileNotFoundError (read_only, no index at path) or StoreError.)";
