@@ -7,6 +7,7 @@ import base64
 import gzip
 import json
 import os
+import pty
 import subprocess
 import sys
 import tempfile
@@ -22,6 +23,26 @@ def run(*args, stdin=None, check=None):
         raise AssertionError(f"neardup {' '.join(args)}: exit {proc.returncode}, want {check}\n"
                              f"stderr: {proc.stderr.decode(errors='replace')[-2000:]}")
     return proc
+
+
+def run_on_terminal(*args):
+    """Runs neardup with stdout and stderr on a pseudo-terminal; returns what it printed."""
+    controller, terminal = pty.openpty()
+    proc = subprocess.Popen([NEARDUP, *args], stdout=terminal, stderr=terminal,
+                            stdin=subprocess.DEVNULL)
+    os.close(terminal)
+    output = b""
+    while True:
+        try:
+            chunk = os.read(controller, 65536)
+        except OSError:  # EIO: the terminal's other end was closed
+            break
+        if not chunk:
+            break
+        output += chunk
+    os.close(controller)
+    proc.wait(timeout=60)
+    return output.decode().replace("\r\n", "\n")
 
 
 def lines(data):
@@ -109,12 +130,46 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(out.stdout.splitlines(), ["dedup", "--store"])
 
     def test_compare_exits_zero_for_near_duplicates_and_one_for_different_pages(self):
-        same = run("compare", f"{self.pages}/a.html", f"{self.pages}/b.html", check=0)
+        same = run("compare", "--json", f"{self.pages}/a.html", f"{self.pages}/b.html", check=0)
         report = json.loads(same.stdout)
         self.assertEqual(report["verdict"], "near_duplicate")
         self.assertLessEqual(report["distance"], report["max_distance"])
-        other = run("compare", f"{self.pages}/a.html", f"{self.pages}/c.html", check=1)
+        other = run("compare", "--json", f"{self.pages}/a.html", f"{self.pages}/c.html", check=1)
         self.assertEqual(json.loads(other.stdout)["verdict"], "different")
+
+    def test_answers_are_text_on_a_terminal_and_json_lines_when_piped(self):
+        args = ["compare", f"{self.pages}/a.html", f"{self.pages}/b.html"]
+        on_terminal = run_on_terminal(*args)
+        self.assertEqual(on_terminal.splitlines()[0],
+                         f"{self.pages}/a.html and {self.pages}/b.html are near-duplicates, "
+                         "found by SimHash and MinHash")
+        self.assertEqual(run_on_terminal(*args[:1], "--json", *args[1:]).count("{"), 3)
+        piped = json.loads(run(*args, check=0).stdout)
+        self.assertEqual(piped["verdict"], "near_duplicate")
+        self.assertEqual(run(*args[:1], "--text", *args[1:], check=0).stdout.decode(), on_terminal)
+        self.assertEqual(run("compare", "--json", "--text", *args[1:]).returncode, 2)
+
+    def test_compare_text_says_the_verdict_the_numbers_and_no_sketch_unless_asked(self):
+        a, c = f"{self.pages}/a.html", f"{self.pages}/c.html"
+        text = run("compare", "--text", a, c, check=1).stdout.decode().splitlines()
+        self.assertEqual(text[0], f"{a} and {c} are different")
+        rows = dict(line.strip().split("  ", 1) for line in text[1:])
+        self.assertRegex(rows["SimHash distance"].strip(),
+                         r"^\d+ bits of 64 \(near-duplicates at 3 or fewer\)$")
+        self.assertRegex(rows["MinHash similarity"].strip(),
+                         r"^0\.\d{3} \(near-duplicates at 0.45 or more in a shared band; "
+                         r"no band is shared\)$")
+        self.assertRegex(rows["fingerprint of A"].strip(), r"^[0-9a-f]{16} \(\d+ features\)$")
+        self.assertTrue(rows["scheme"].strip().startswith("s-"))
+        self.assertLess(max(map(len, text)), 120)
+        plain = json.loads(run("compare", "--json", a, c, check=1).stdout)
+        self.assertNotIn("minhash", plain["a"])
+        sketches = json.loads(run("compare", "--json", "--sketches", a, c, check=1).stdout)
+        self.assertEqual(len(sketches["a"]["minhash"]), 512)
+        self.assertIn("sketch of B", run("compare", "--text", "--sketches", a, c).stdout.decode())
+        empty = self.write("empty.html", b"")
+        self.assertEqual(run("compare", "--text", a, empty, check=1).stdout.decode(),
+                         f"{a} and {empty} cannot be compared: {empty} was skipped (empty_body)\n")
 
     def test_bad_config_is_exit_two_naming_the_key(self):
         config = self.write("bad.yaml", b"features:\n  ngram: 0\n")
@@ -197,18 +252,18 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(lines(run("clusters", "--store", store, check=0).stdout), big)
 
         member = next(t for t in tagged if t["neardup"]["status"] == "duplicate")
-        shown = lines(run("show", "--store", store, member["id"], check=0).stdout)[0]
+        shown = lines(run("show", "--json", "--store", store, member["id"], check=0).stdout)[0]
         self.assertEqual(shown["page"]["cluster"], member["neardup"]["duplicate_of"])
         self.assertEqual(shown["page"]["fingerprint"], member["neardup"]["fingerprint"])
         self.assertEqual(shown["page"]["matched"], member["neardup"]["matched"])
         self.assertIn(member["id"], [m["id"] for m in shown["cluster"]["members"]])
-        missing = run("show", "--store", store, "no-such-id")
+        missing = run("show", "--json", "--store", store, "no-such-id")
         self.assertEqual(missing.returncode, 1)
         self.assertIn(b"no-such-id: no live page", missing.stderr)
 
         # lookup inserts nothing and finds each stored page (itself, or an earlier copy).
         before = run("stats", "--store", store, "--json", check=0).stdout
-        answers = lines(run("lookup", "--store", store, "--jsonl", crawl, check=0).stdout)
+        answers = lines(run("lookup", "--json", "--store", store, "--jsonl", crawl, check=0).stdout)
         self.assertEqual(len(answers), len(tagged))
         for t, a in zip(tagged, answers):
             self.assertEqual(a["id"], t["id"])
@@ -222,15 +277,53 @@ class CommandLine(unittest.TestCase):
         root = big[0]["root"]
         self.assertEqual(run("forget", "--store", store, root, "no-such-id", check=0).stdout,
                          b"forgot 1 of 2 ids\n")
-        self.assertEqual(run("show", "--store", store, root).returncode, 1)
+        self.assertEqual(run("show", "--json", "--store", store, root).returncode, 1)
         after = {c["root"]: c for c in
                  lines(run("clusters", "--store", store, "--min-size", "1", check=0).stdout)}
         self.assertNotIn(root, [m["id"] for c in after.values() for m in c["members"]])
         page = next(t for t in tagged if t["id"] == root)
-        answer = lines(run("lookup", "--store", store, "--jsonl", "-",
+        answer = lines(run("lookup", "--json", "--store", store, "--jsonl", "-",
                            stdin=(json.dumps({k: v for k, v in page.items() if k != "neardup"})
                                   + "\n").encode(), check=0).stdout)[0]
         self.assertNotEqual(answer["neardup"].get("matched"), root)
+
+    def test_lookup_show_and_stats_answer_in_words_with_text(self):
+        store = os.path.join(self.dir, "index")
+        crawl = self.write("crawl.jsonl", self.sample_crawl())
+        tagged = lines(run("dedup", "--store", store, "--in", crawl, check=0).stdout)
+        member = next(t for t in tagged if t["neardup"]["status"] == "duplicate")
+        tag = member["neardup"]
+        found = f"found by {'SimHash and MinHash' if tag['method'] == 'both' else tag['method']}"
+        found = found.replace("simhash", "SimHash").replace("minhash", "MinHash")
+        matched = "" if tag["matched"] == tag["duplicate_of"] else f"matched {tag['matched']}, "
+        shown = run("show", "--text", "--store", store, member["id"], check=0).stdout.decode()
+        first = shown.splitlines()[0]
+        self.assertTrue(first.startswith(f"{member['id']}: duplicate of {tag['duplicate_of']} "
+                                         f"({matched}{found}: distance {tag['distance']} bit"),
+                        first)
+        self.assertIn(f"  cluster             {tag['duplicate_of']}, ", shown)
+
+        pages = self.write("pages.jsonl", b"".join(
+            json.dumps({k: v for k, v in t.items() if k != "neardup"}).encode() + b"\n"
+            for t in tagged[:3]) + b"not json\n")
+        looked = run("lookup", "--text", "--store", store, "--jsonl", pages,
+                     check=0).stdout.decode().splitlines()
+        self.assertEqual(len(looked), 4)
+        self.assertTrue(looked[0].startswith(f"{tagged[0]['id']}: duplicate of "), looked[0])
+        self.assertTrue(looked[3].startswith("line 4: not a page (not_json: "), looked[3])
+        one = run("lookup", "--text", "--store", store, f"{self.pages}/c.html", check=0)
+        self.assertRegex(one.stdout.decode(), r"^\S+/c.html: (unique|duplicate of \S+ \(.*\))\n$")
+
+        stats = run("stats", "--text", "--store", store, check=0).stdout.decode().splitlines()
+        self.assertEqual(stats[0], f"{store}: {len(tagged)} documents")
+        self.assertRegex(stats[1], r"^  on disk +\d+\.\d KiB, \d+ bytes per document$")
+
+    def test_lookup_progress_is_quiet_when_stderr_is_not_a_terminal(self):
+        store = os.path.join(self.dir, "index")
+        crawl = self.write("crawl.jsonl", self.sample_crawl())
+        run("dedup", "--store", store, "--in", crawl, check=0)
+        proc = run("lookup", "--store", store, "--jsonl", crawl, check=0)
+        self.assertEqual(proc.stderr, b"")
 
     def test_drop_scheme_deletes_a_retired_schemes_columns_only(self):
         store = os.path.join(self.dir, "index")
@@ -252,14 +345,14 @@ class CommandLine(unittest.TestCase):
         stats = json.loads(run("stats", "--store", store, "--json", check=0).stdout)
         self.assertEqual([s["id"] for s in stats["schemes"]], [new])
         # The newer scheme still answers: every page is found again.
-        answers = lines(run("lookup", "--store", store, "--config", seeded, "--jsonl", crawl,
+        answers = lines(run("lookup", "--json", "--store", store, "--config", seeded, "--jsonl", crawl,
                             check=0).stdout)
         for t, a in zip(tagged, answers):
             if t["neardup"]["status"] != "skipped":
                 self.assertEqual(a["neardup"]["status"], "duplicate")
 
     def test_directories_where_files_belong_are_named(self):
-        proc = run("compare", self.pages, self.pages)
+        proc = run("compare", "--json", self.pages, self.pages)
         self.assertEqual(proc.returncode, 2)
         self.assertIn(b": is a directory", proc.stderr)
         proc = run("dedup", "--store", os.path.join(self.dir, "index"), "--in", self.pages)
@@ -311,11 +404,11 @@ class CommandLine(unittest.TestCase):
         store = os.path.join(self.dir, "index")
         run("dedup", "--store", store, stdin=self.sample_crawl(), check=0)
         config = self.write("other.yaml", b"fingerprint:\n  seed: 7\n")
-        proc = run("lookup", "--store", store, "--config", config,
+        proc = run("lookup", "--json", "--store", store, "--config", config,
                    os.path.join(self.pages, "a.html"), check=0)
         self.assertIn(b"holds no page of scheme", proc.stderr)
         self.assertEqual(lines(proc.stdout)[0]["neardup"]["status"], "unique")
-        self.assertEqual(run("lookup", "--store", os.path.join(self.dir, "none"),
+        self.assertEqual(run("lookup", "--json", "--store", os.path.join(self.dir, "none"),
                              os.path.join(self.pages, "a.html")).returncode, 3)
 
     def test_dedup_finds_planted_duplicates_with_high_precision(self):
@@ -390,7 +483,7 @@ class CommandLine(unittest.TestCase):
         # Holding the line would add its 512 MiB to the baseline.
         self.assertLess(bomb_kib, base_kib + 64 * 1024, f"baseline {base_kib} KiB")
 
-        answers = lines(run("lookup", "--store", os.path.join(self.dir, "bomb"), "--config",
+        answers = lines(run("lookup", "--json", "--store", os.path.join(self.dir, "bomb"), "--config",
                             config, "--jsonl", bomb, check=0).stdout)
         self.assertEqual([a.get("error") for a in answers], [None, "record_too_large", None])
 

@@ -1,5 +1,7 @@
 #include "cli/cli_util.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
@@ -140,5 +142,20 @@ void print_json_line(const nlohmann::json& object) {
   line += '\n';
   std::fwrite(line.data(), 1, line.size(), stdout);
 }
+
+OutputFormat OutputOptions::format() const {
+  if (json) return OutputFormat::kJson;
+  if (text) return OutputFormat::kText;
+  return isatty(STDOUT_FILENO) ? OutputFormat::kText : OutputFormat::kJson;
+}
+
+void add_output_options(CLI::App* command, OutputOptions& options) {
+  CLI::Option* json = command->add_flag(
+      "--json", options.json, "print JSON lines (the default when stdout is not a terminal)");
+  command->add_flag("--text", options.text, "print text for a person (the default on a terminal)")
+      ->excludes(json);
+}
+
+void print_text(std::string_view text) { std::fwrite(text.data(), 1, text.size(), stdout); }
 
 }  // namespace neardup::cli

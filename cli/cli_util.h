@@ -70,4 +70,22 @@ std::unique_ptr<Index> open_read_only(std::string_view command, const std::strin
 // Writes one JSON object as a line to stdout. Invalid UTF-8 is replaced, never thrown on.
 void print_json_line(const nlohmann::json& object);
 
+// What a command that answers questions (compare, lookup, show, stats) prints: text for a person
+// or JSON lines for tools. --json and --text choose; without either, text when stdout is a
+// terminal and JSON otherwise, as gh and kubectl do, so that `neardup compare a b | jq` reads
+// JSON while the same command typed at a terminal answers in words.
+enum class OutputFormat { kText, kJson };
+
+struct OutputOptions {
+  bool json = false;
+  bool text = false;
+  OutputFormat format() const;
+};
+
+// Adds --json and --text (excluding each other) to a command.
+void add_output_options(CLI::App* command, OutputOptions& options);
+
+// Writes text to stdout as it is.
+void print_text(std::string_view text);
+
 }  // namespace neardup::cli

@@ -1,10 +1,11 @@
-// neardup compare A B: both pages' signatures, the SimHash distance, the MinHash similarity and
-// the combined verdict: near-duplicates when the distance is within dedup.max_distance or the
-// sketches share an LSH band at dedup.min_similarity or above (the index's rule).
+// neardup compare A B: the verdict, and both pages' fingerprints, the SimHash distance and the
+// MinHash similarity behind it: near-duplicates when the distance is within dedup.max_distance
+// or the sketches share an LSH band at dedup.min_similarity or above (the index's rule).
 #include <iostream>
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/human_text.h"
 #include "common/help.h"
 #include "pipeline/compare.h"
 #include "pipeline/fingerprint/fingerprint.h"
@@ -17,6 +18,8 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
     std::string a, b;
     std::string config_path;
     std::string content_type;
+    OutputOptions output;
+    bool sketches = false;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand(
@@ -28,8 +31,11 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
   add_config_option(sub, options->config_path);
   sub->add_option("--content-type", options->content_type, "HTTP Content-Type to assume")
       ->option_text("TYPE");
+  add_output_options(sub, options->output);
+  sub->add_flag("--sketches", options->sketches, "also print both MinHash sketches (hex)");
   set_examples(sub, {"neardup compare samples/pages/a.html samples/pages/b.html && echo same",
-                     "neardup compare --config strict.yaml old.html new.html"});
+                     "neardup compare --config strict.yaml old.html new.html",
+                     "neardup compare --json a.html b.html | jq .distance"});
   registry.add(sub, [options]() {
     auto config = load_config_or_defaults(options->config_path);
     if (!config) {
@@ -53,15 +59,24 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
       } else {
         side["status"] = "fingerprinted";
         side["fingerprint"] = fingerprint_hex(pages[i].fingerprint);
-        if (!pages[i].sketch.empty()) side["minhash"] = sketch_hex(pages[i].sketch);
+        if (options->sketches && !pages[i].sketch.empty()) {
+          side["minhash"] = sketch_hex(pages[i].sketch);
+        }
       }
       out[i == 0 ? "a" : "b"] = side;
     }
     out["scheme"] = scheme_id(*config);
     out["max_distance"] = config->dedup.max_distance;
+    const auto print = [&] {
+      if (options->output.format() == OutputFormat::kJson) {
+        print_json_line(out);
+      } else {
+        print_text(compare_text(out));
+      }
+    };
     if (pages[0].skip || pages[1].skip) {
       out["verdict"] = "not_comparable";
-      print_json_line(out);
+      print();
       return kExitNo;
     }
     const Comparison comparison = compare_pages(pages[0], pages[1], *config);
@@ -74,7 +89,7 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
     const bool near = comparison.near_duplicate();
     out["verdict"] = near ? "near_duplicate" : "different";
     if (near) out["method"] = comparison.method();
-    print_json_line(out);
+    print();
     return near ? kExitOk : kExitNo;
   });
 }

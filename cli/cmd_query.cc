@@ -7,7 +7,9 @@
 
 #include "cli/cli_util.h"
 #include "cli/commands.h"
+#include "cli/human_text.h"
 #include "cli/line_reader.h"
+#include "cli/progress.h"
 #include "common/help.h"
 #include "message/answers.h"
 #include "message/processing.h"
@@ -50,6 +52,7 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
   struct Options {
     std::string store, jsonl;
     InputFilesOptions files;
+    OutputOptions output;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand(
@@ -63,10 +66,13 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
       ->option_text("TYPE");
   sub->add_option("--jsonl", options->jsonl, "JSONL pages (gzip or plain; - for stdin) instead of files")
       ->option_text("FILE");
+  add_output_options(sub, options->output);
   sub->footer(
-      "One JSON line per page: {\"file\" (or \"id\", \"url\"), \"neardup\": {...}} with the\n"
-      "`neardup` field the page would get (docs/records.md); nothing is inserted. Pages are\n"
-      "compared with stored pages of their scheme: pass the --config the store was written with.");
+      "One line per page: what it would be tagged (unique, duplicate of what, found by which\n"
+      "signature, or skipped), as text or as JSON {\"file\" (or \"id\", \"url\"),\n"
+      "\"neardup\": {...}} with the `neardup` field the page would get (docs/records.md);\n"
+      "nothing is inserted. Pages are compared with stored pages of their scheme: pass the\n"
+      "--config the store was written with. With --jsonl, progress goes to stderr on a terminal.");
   set_examples(sub, {"neardup lookup --store /var/lib/neardup page.html",
                      "neardup lookup --store idx --jsonl new.jsonl.gz | jq -c .neardup.status"});
   registry.add(sub, [options]() {
@@ -76,6 +82,7 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
     }
     auto index = open_read_only("lookup", options->store);
     if (!index) return kExitFailure;
+    const OutputFormat format = options->output.format();
     int exit_code = kExitOk;
     auto answer = [&](const ProcessedRecord& record) -> StoreResult<LookupAnswer> {
       auto found = lookup_record(*index, record);
@@ -97,7 +104,12 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
             if (!warned) warn_unknown_scheme(*index, record.scheme);
             warned = true;
             auto found = answer(record);
-            if (found) print_json_line({{"file", file}, {"neardup", tag_to_json(found->tag)}});
+            if (!found) return;
+            if (format == OutputFormat::kJson) {
+              print_json_line({{"file", file}, {"neardup", tag_to_json(found->tag)}});
+            } else {
+              print_text(lookup_text(file, tag_to_json(found->tag)));
+            }
           });
       return visited != kExitOk ? visited : exit_code;
     }
@@ -114,14 +126,27 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
     const auto shared = std::make_shared<const Config>(*config);
     const std::string scheme = scheme_id(*config);
     warn_unknown_scheme(*index, scheme);
+    Progress progress("pages", input_size(options->jsonl));
     std::string line;
+    std::uint64_t lines = 0;
     while (exit_code == kExitOk && (*reader)->next(line)) {
+      ++lines;
       const std::uint64_t over_long = (*reader)->over_long();
       ProcessedRecord record = over_long > 0 ? process_unheld_record(over_long, shared, scheme)
                                              : process_record(line, shared, scheme);
       auto found = answer(record);
-      if (found) print_json_line(lookup_json(record, *found));
+      progress.update((*reader)->input_offset(), lines);
+      if (!found) continue;
+      const nlohmann::json json = lookup_json(record, *found);
+      if (format == OutputFormat::kJson) {
+        print_json_line(json);
+      } else if (found->dead_letter) {
+        print_text(not_a_page_text(lines, json));
+      } else {
+        print_text(lookup_text(record.page->id, json["neardup"]));
+      }
     }
+    progress.finish();
     if (!(*reader)->error().empty()) {
       std::cerr << "neardup lookup: " << (*reader)->error() << "\n";
       return kExitFailure;
@@ -135,6 +160,7 @@ void register_show(CLI::App& root, CommandRegistry& registry) {
     std::string store;
     std::vector<std::string> ids;
     std::size_t max_members = kDefaultMaxMembers;
+    OutputOptions output;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand(
@@ -142,8 +168,10 @@ void register_show(CLI::App& root, CommandRegistry& registry) {
   add_store_option(sub, options->store);
   sub->add_option("ids", options->ids, "page ids")->required()->option_text("ID");
   add_max_members_option(sub, options->max_members);
+  add_output_options(sub, options->output);
   sub->footer(
-      "One JSON line per id: {\"page\": {...}, \"cluster\": {\"root\", \"size\", \"members\"}}.\n"
+      "Per id, the page and its cluster, as text or as one JSON line\n"
+      "{\"page\": {...}, \"cluster\": {\"root\", \"size\", \"members\"}}.\n"
       "Exit 1 when an id has no live page (it was never stored, was forgotten or expired).");
   set_examples(sub, {"neardup show --store /var/lib/neardup p00017",
                      "neardup show --store idx a-1 | jq -r '.cluster.members[].id'"});
@@ -162,7 +190,11 @@ void register_show(CLI::App& root, CommandRegistry& registry) {
         exit_code = kExitNo;
         continue;
       }
-      print_json_line(**described);
+      if (options->output.format() == OutputFormat::kJson) {
+        print_json_line(**described);
+      } else {
+        print_text(page_text(**described));
+      }
     }
     return exit_code;
   });
@@ -184,21 +216,26 @@ void register_clusters(CLI::App& root, CommandRegistry& registry) {
   sub->add_option("--scheme", options->scheme, "only this scheme's clusters")->option_text("S");
   add_max_members_option(sub, options->max_members);
   sub->footer(
-      "Lines {\"root\", \"scheme\", \"size\", \"members\": [{\"id\", \"first_seen\"}]} in order of\n"
-      "their first pages, streamed in bounded memory; a summary goes to stderr.");
+      "Lines {\"root\", \"scheme\", \"size\", \"members\": [{\"id\", \"first_seen\"}]}\n"
+      "in order of their first pages, streamed in bounded memory; progress (on a terminal) and\n"
+      "a summary go to stderr.");
   set_examples(sub, {"neardup clusters --store /var/lib/neardup --min-size 10",
                      "neardup clusters --store idx | jq -s 'group_by(.size) | map([.[0].size, length])'"});
   registry.add(sub, [options]() {
     auto index = open_read_only("clusters", options->store);
     if (!index) return kExitFailure;
     std::uint64_t clusters = 0, pages = 0;
+    // Clusters come in order of their first pages' document numbers: how far the walk is.
+    Progress progress("clusters", index->stats().last_doc);
     auto walked = index->for_each_cluster(options->min_size, options->scheme,
                                           [&](const Cluster& cluster) {
                                             ++clusters;
                                             pages += cluster.members.size();
                                             print_json_line(cluster_json(cluster, options->max_members));
+                                            progress.update(cluster.root_doc, clusters);
                                             return true;
                                           });
+    progress.finish();
     if (!walked) {
       std::cerr << "neardup clusters: " << walked.error().message << "\n";
       return kExitFailure;

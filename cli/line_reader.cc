@@ -55,6 +55,11 @@ LineReader::~LineReader() { ::gzclose(file_); }
 
 bool LineReader::gzipped() const { return ::gzdirect(file_) == 0; }
 
+std::uint64_t LineReader::input_offset() const {
+  const z_off_t offset = ::gzoffset(file_);
+  return offset > 0 ? static_cast<std::uint64_t>(offset) : 0;
+}
+
 bool LineReader::fill() {
   if (eof_) return false;
   if (start_ > 0) {

@@ -50,6 +50,9 @@ class LineReader {
 
   // True when the input was gzip-compressed (known after the first next()).
   bool gzipped() const;
+  // Bytes of the input read so far, as stored (compressed ones for gzip input): with the file's
+  // size, how far through it the reader is (for progress).
+  std::uint64_t input_offset() const;
   // The first bytes of the (decompressed) input, up to 4 KiB: to describe what it looks like.
   std::string_view head() const { return head_; }
 

@@ -7,10 +7,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <cstdlib>
 #include <ctime>
 #include <mutex>
+#include <optional>
+#include <vector>
 
 namespace neardup {
 namespace {
@@ -63,7 +66,89 @@ spdlog::sink_ptr sink() {
   return g_sink;
 }
 
+bool key_start(char c) { return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_'; }
+bool key_char(char c) { return key_start(c) || (c >= '0' && c <= '9') || c == '.' || c == '-'; }
+
+// A value as JSON: an unquoted integer, decimal, true or false keeps its type; the rest are
+// strings.
+nlohmann::ordered_json field_value(std::string_view text, bool quoted) {
+  if (!quoted) {
+    if (text == "true") return true;
+    if (text == "false") return false;
+    std::string_view digits = text.starts_with('-') ? text.substr(1) : text;
+    const std::size_t dot = digits.find('.');
+    const std::string_view whole = digits.substr(0, dot);
+    const std::string_view fraction = dot == std::string_view::npos ? "" : digits.substr(dot + 1);
+    const auto all_digits = [](std::string_view d) {
+      return !d.empty() && d.find_first_not_of("0123456789") == std::string_view::npos;
+    };
+    if (all_digits(whole) && whole.size() <= 18 &&
+        (dot == std::string_view::npos || all_digits(fraction))) {
+      if (dot == std::string_view::npos) return std::stoll(std::string(text));
+      return std::stod(std::string(text));
+    }
+  }
+  return std::string(text);
+}
+
 }  // namespace
+
+LogFields split_log_fields(std::string_view message) {
+  // The message's words, each a pair or not, where it starts.
+  struct Word {
+    std::size_t start;
+    std::optional<LogField> pair;
+  };
+  std::vector<Word> words;
+  std::size_t i = 0;
+  while (i < message.size()) {
+    if (message[i] == ' ') {
+      ++i;
+      continue;
+    }
+    Word word{.start = i, .pair = std::nullopt};
+    std::size_t end = std::min(message.find(' ', i), message.size());
+    std::size_t j = i;
+    while (j < message.size() && (j == i ? key_start(message[j]) : key_char(message[j]))) ++j;
+    if (j > i && j < message.size() && message[j] == '=') {
+      LogField field{.key = std::string(message.substr(i, j - i)), .value = {}, .quoted = false};
+      if (++j < message.size() && message[j] == '"') {
+        // A quoted value, with \" and \\ inside, ends at a quote before a space or the end.
+        std::size_t k = j + 1;
+        for (; k < message.size() && message[k] != '"'; ++k) {
+          if (message[k] == '\\' && k + 1 < message.size()) ++k;
+          field.value += message[k];
+        }
+        if (k < message.size() && (k + 1 == message.size() || message[k + 1] == ' ')) {
+          field.quoted = true;
+          word.pair = std::move(field);
+          end = k + 1;
+        }
+      } else {
+        field.value = std::string(message.substr(j, end - j));
+        word.pair = std::move(field);
+      }
+    }
+    words.push_back(std::move(word));
+    i = end;
+  }
+  std::size_t first = words.size();
+  while (first > 0 && words[first - 1].pair) --first;
+  LogFields split{.text = message, .fields = {}};
+  std::vector<std::string_view> keys = {"time", "level", "component", "message"};
+  for (std::size_t w = first; w < words.size(); ++w) {
+    if (std::find(keys.begin(), keys.end(), words[w].pair->key) != keys.end()) return split;
+    keys.push_back(words[w].pair->key);
+  }
+  if (first == words.size()) return split;
+  std::string_view text = message.substr(0, words[first].start);
+  while (!text.empty() && text.back() == ' ') text.remove_suffix(1);
+  split.text = text;
+  for (std::size_t w = first; w < words.size(); ++w) {
+    split.fields.push_back(std::move(*words[w].pair));
+  }
+  return split;
+}
 
 int syslog_priority(spdlog::level::level_enum level) {
   switch (level) {
@@ -97,7 +182,11 @@ std::string format_log_line(LogFormat format, bool journal, spdlog::level::level
     if (!journal) object["time"] = timestamp(time, true);
     object["level"] = std::string_view(level_name.data(), level_name.size());
     object["component"] = component;
-    object["message"] = message;
+    LogFields split = split_log_fields(message);
+    object["message"] = split.text;
+    for (const LogField& field : split.fields) {
+      object[field.key] = field_value(field.value, field.quoted);
+    }
     line += object.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   } else {
     if (!journal) line += timestamp(time, false) + " ";

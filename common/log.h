@@ -1,7 +1,11 @@
 // Logging: one line per event on stderr (docs/operations.md, "Logs").
 //
 //   text  "2026-01-02T03:04:05.678 warn daemon message key=value..."
-//   json  {"time":"2026-01-02T03:04:05.678Z","level":"warn","component":"daemon","message":"..."}
+//   json  {"time":"2026-01-02T03:04:05.678Z","level":"warn","component":"daemon","message":"...",
+//          "key":value...}
+//
+// Messages end in key=value pairs (`started role=single input=pages`, `fatal error="..."`); in
+// JSON they become fields of the object (split_log_fields).
 //
 // Under journald (JOURNAL_STREAM names the file stderr is: systemd.exec(5)) the timestamp is
 // left out, since journald adds its own, and each line starts with its syslog priority as
@@ -15,6 +19,7 @@
 #include <memory>
 #include <string>
 #include <string_view>
+#include <vector>
 
 #include "common/log_level.h"
 
@@ -36,6 +41,22 @@ bool stderr_is_journal();
 std::string format_log_line(LogFormat format, bool journal, spdlog::level::level_enum level,
                             std::string_view component, std::string_view message,
                             std::chrono::system_clock::time_point time);
+
+// A message split into its text and its trailing key=value pairs, for JSON lines: "started
+// role=single partitions=4 error=\"a b\"" is "started" and role=single, partitions=4,
+// error="a b" (a quoted value has its quotes removed and \" and \\ unescaped). Only the pairs
+// at the end count, not those inside the text; a message whose pairs repeat a key or use time,
+// level, component or message is left whole. In a JSON line an unquoted integer, decimal, true
+// or false keeps its type; every other value is a string.
+struct LogField {
+  std::string key, value;
+  bool quoted = false;
+};
+struct LogFields {
+  std::string_view text;
+  std::vector<LogField> fields;
+};
+LogFields split_log_fields(std::string_view message);
 
 // The syslog priority of a level: 7 debug .. 2 critical (sd-daemon(3) prefixes).
 int syslog_priority(spdlog::level::level_enum level);

@@ -42,5 +42,45 @@ TEST(LogLine, JsonLinesAreOneObjectWithEscapedMessage) {
   EXPECT_EQ(journal, "<3>{\"level\":\"error\",\"component\":\"d\",\"message\":\"m\"}\n");
 }
 
+TEST(LogLine, JsonLinesTurnTheMessagesTrailingPairsIntoFields) {
+  auto object = nlohmann::json::parse(format_log_line(
+      LogFormat::kJson, false, spdlog::level::info, "daemon",
+      "started role=single partitions=4 lag=-2 ratio=0.5 exactly_once=false "
+      "error=\"cannot open /x: \\\"y\\\" gone\"",
+      kTime));
+  EXPECT_EQ(object["message"], "started");
+  EXPECT_EQ(object["role"], "single");
+  EXPECT_EQ(object["partitions"], 4);
+  EXPECT_EQ(object["lag"], -2);
+  EXPECT_EQ(object["ratio"], 0.5);
+  EXPECT_EQ(object["exactly_once"], false);
+  EXPECT_EQ(object["error"], "cannot open /x: \"y\" gone");
+}
+
+TEST(LogLine, OnlyTrailingPairsBecomeFieldsAndTextLinesKeepThem) {
+  LogFields split = split_log_fields("config x=1 is ignored");
+  EXPECT_EQ(split.text, "config x=1 is ignored");
+  EXPECT_TRUE(split.fields.empty());
+  split = split_log_fields("revoked partition=3 with 12 un-acknowledged count=12");
+  EXPECT_EQ(split.text, "revoked partition=3 with 12 un-acknowledged");
+  ASSERT_EQ(split.fields.size(), 1u);
+  EXPECT_EQ(split.fields[0].key, "count");
+  // A quoted value that does not close before a space is not a pair.
+  EXPECT_TRUE(split_log_fields("error=\"open").fields.empty());
+  std::string text = format_log_line(LogFormat::kText, true, spdlog::level::info, "d",
+                                     "started role=single", kTime);
+  EXPECT_EQ(text, "<6>info d started role=single\n");
+}
+
+TEST(LogLine, PairsThatWouldOverwriteAFieldLeaveTheMessageWhole) {
+  for (const char* message : {"x level=9", "x a=1 a=2", "x message=m"}) {
+    auto object = nlohmann::json::parse(
+        format_log_line(LogFormat::kJson, false, spdlog::level::info, "d", message, kTime));
+    EXPECT_EQ(object["message"], message);
+    EXPECT_EQ(object["level"], "info");
+    EXPECT_EQ(object.size(), 4u);  // time, level, component, message
+  }
+}
+
 }  // namespace
 }  // namespace neardup

@@ -1,24 +1,16 @@
 #include "ops/metrics.h"
 
-#include <algorithm>
-#include <charconv>
+#include <prometheus/check_names.h>
+#include <prometheus/text_serializer.h>
+
 #include <cmath>
 #include <stdexcept>
 
 namespace neardup::ops {
 namespace {
 
-bool valid_name(std::string_view name, bool allow_colon) {
-  if (name.empty()) return false;
-  for (std::size_t i = 0; i < name.size(); ++i) {
-    char c = name[i];
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || c == '_' ||
-              (allow_colon && c == ':') || (i > 0 && c >= '0' && c <= '9');
-    if (!ok) return false;
-  }
-  return true;
-}
-
+// HELP text escaped as the exposition format wants it (a backslash and a line feed): the text
+// serializer of prometheus-cpp 1.0 writes it as it is given.
 std::string escape_help(std::string_view help) {
   std::string out;
   out.reserve(help.size());
@@ -34,236 +26,122 @@ std::string escape_help(std::string_view help) {
   return out;
 }
 
-std::string_view type_name(MetricType type) {
-  switch (type) {
-    case MetricType::kCounter:
-      return "counter";
-    case MetricType::kGauge:
-      return "gauge";
-    case MetricType::kHistogram:
-      return "histogram";
+// prometheus-cpp checks names too, but its errors do not say which name.
+void check_names(const std::string& name, const std::vector<std::string>& label_names,
+                 bool histogram) {
+  if (!prometheus::CheckMetricName(name)) {
+    throw std::invalid_argument("invalid metric name '" + name + "'");
   }
-  return "untyped";
-}
-
-// Appends `name{l1="v1",...,extra}` (no braces when there are no labels at all).
-void append_series(std::string& out, std::string_view name, const std::vector<std::string>& keys,
-                   const std::vector<std::string>& values, std::string_view extra_key = {},
-                   std::string_view extra_value = {}) {
-  out += name;
-  if (keys.empty() && extra_key.empty()) return;
-  out += '{';
-  bool first = true;
-  auto pair = [&](std::string_view k, std::string_view v) {
-    if (!first) out += ',';
-    first = false;
-    out += k;
-    out += "=\"";
-    out += escape_label_value(v);
-    out += '"';
-  };
-  for (std::size_t i = 0; i < keys.size(); ++i) pair(keys[i], values[i]);
-  if (!extra_key.empty()) pair(extra_key, extra_value);
-  out += '}';
-}
-
-void append_line(std::string& out, std::string_view value) {
-  out += ' ';
-  out += value;
-  out += '\n';
+  for (const auto& label : label_names) {
+    if (!prometheus::CheckLabelName(label) || (histogram && label == "le")) {
+      throw std::invalid_argument("invalid label name '" + label + "' on metric " + name);
+    }
+  }
 }
 
 }  // namespace
 
-std::string escape_label_value(std::string_view value) {
-  std::string out;
-  out.reserve(value.size());
-  for (char c : value) {
-    switch (c) {
-      case '\\':
-        out += "\\\\";
-        break;
-      case '"':
-        out += "\\\"";
-        break;
-      case '\n':
-        out += "\\n";
-        break;
-      default:
-        out += c;
-    }
-  }
-  return out;
-}
-
-std::string format_value(double value) {
-  if (std::isnan(value)) return "NaN";
-  if (std::isinf(value)) return value > 0 ? "+Inf" : "-Inf";
-  char buf[32];
-  auto [end, ec] = std::to_chars(buf, buf + sizeof buf, value);
-  return std::string(buf, end);
-}
-
-Histogram::Histogram(std::span<const double> bounds)
-    : bounds_(bounds.begin(), bounds.end()),
-      counts_(std::make_unique<std::atomic<std::uint64_t>[]>(bounds.size() + 1)) {}
-
-void Histogram::observe(double value) {
-  // lower_bound: the first bound >= value, i.e. the smallest "le" bucket holding it.
-  // NaN compares false everywhere and lands in +Inf.
-  auto i = static_cast<std::size_t>(std::lower_bound(bounds_.begin(), bounds_.end(), value) -
-                                    bounds_.begin());
-  counts_[i].fetch_add(1, std::memory_order_relaxed);
-  sum_.fetch_add(value, std::memory_order_relaxed);
-}
-
 Histogram::Snapshot Histogram::snapshot() const {
+  const prometheus::ClientMetric::Histogram collected = native_.Collect().histogram;
   Snapshot s;
-  s.bounds = bounds_;
-  s.cumulative.resize(bounds_.size() + 1);
-  std::uint64_t running = 0;
-  for (std::size_t i = 0; i <= bounds_.size(); ++i) {
-    running += counts_[i].load(std::memory_order_relaxed);
-    s.cumulative[i] = running;
+  for (const auto& bucket : collected.bucket) {
+    if (!std::isinf(bucket.upper_bound)) s.bounds.push_back(bucket.upper_bound);
+    s.cumulative.push_back(bucket.cumulative_count);
   }
-  s.sum = sum_.load(std::memory_order_relaxed);
+  s.sum = collected.sample_sum;
   return s;
 }
 
-FamilyBase::FamilyBase(std::string name, std::string help, MetricType type,
-                       std::vector<std::string> label_names)
-    : name_(std::move(name)),
-      help_(std::move(help)),
-      type_(type),
-      label_names_(std::move(label_names)) {
-  if (!valid_name(name_, /*allow_colon=*/true)) {
-    throw std::invalid_argument("invalid metric name '" + name_ + "'");
-  }
-  for (const auto& label : label_names_) {
-    if (!valid_name(label, /*allow_colon=*/false) || label.starts_with("__") ||
-        (type_ == MetricType::kHistogram && label == "le")) {
-      throw std::invalid_argument("invalid label name '" + label + "' on metric " + name_);
-    }
-  }
-}
-
-void FamilyBase::check_arity(std::size_t values) const {
-  if (values != label_names_.size()) {
+prometheus::Labels FamilyBase::labels_of(const std::vector<std::string>& values) const {
+  if (values.size() != label_names_.size()) {
     throw std::invalid_argument(name_ + ": expected " + std::to_string(label_names_.size()) +
-                                " label values, got " + std::to_string(values));
+                                " label values, got " + std::to_string(values.size()));
   }
+  prometheus::Labels labels;
+  for (std::size_t i = 0; i < values.size(); ++i) labels.emplace(label_names_[i], values[i]);
+  return labels;
 }
 
-void FamilyBase::render(std::string& out) const {
-  out += "# HELP ";
-  out += name_;
-  out += ' ';
-  out += escape_help(help_);
-  out += "\n# TYPE ";
-  out += name_;
-  out += ' ';
-  out += type_name(type_);
-  out += '\n';
-  render_children(out);
+void FamilyBase::append(std::vector<prometheus::MetricFamily>& out,
+                        std::vector<prometheus::MetricFamily> collected) const {
+  if (collected.empty()) {
+    out.push_back(prometheus::MetricFamily{.name = name_, .help = help_, .type = type_});
+    return;
+  }
+  for (auto& family : collected) out.push_back(std::move(family));
 }
 
-template <>
-void Family<Counter>::render_children(std::string& out) const {
-  MutexLock lock(mutex_);
-  for (const auto& [values, child] : children_) {
-    append_series(out, name(), label_names(), values);
-    append_line(out, std::to_string(child->value()));
-  }
-}
+MetricsRegistry::MetricsRegistry() : native_(prometheus::Registry::InsertBehavior::Throw) {}
 
-template <>
-void Family<Gauge>::render_children(std::string& out) const {
-  MutexLock lock(mutex_);
-  for (const auto& [values, child] : children_) {
-    append_series(out, name(), label_names(), values);
-    append_line(out, format_value(child->value()));
+template <typename T>
+Family<T>& MetricsRegistry::add(std::unique_ptr<Family<T>> family) {
+  Family<T>& ref = *family;
+  {
+    MutexLock lock(mutex_);
+    families_.push_back(std::move(family));
   }
-}
-
-template <>
-void Family<Histogram>::render_children(std::string& out) const {
-  MutexLock lock(mutex_);
-  const std::string bucket = name() + "_bucket";
-  for (const auto& [values, child] : children_) {
-    Histogram::Snapshot s = child->snapshot();
-    for (std::size_t i = 0; i < s.cumulative.size(); ++i) {
-      std::string le = i < s.bounds.size() ? format_value(s.bounds[i]) : "+Inf";
-      append_series(out, bucket, label_names(), values, "le", le);
-      append_line(out, std::to_string(s.cumulative[i]));
-    }
-    append_series(out, name() + "_sum", label_names(), values);
-    append_line(out, format_value(s.sum));
-    append_series(out, name() + "_count", label_names(), values);
-    append_line(out, std::to_string(s.count()));
-  }
-}
-
-void MetricsRegistry::add(std::unique_ptr<FamilyBase> family) {
-  MutexLock lock(mutex_);
-  for (const auto& existing : families_) {
-    if (existing->name() == family->name()) {
-      throw std::invalid_argument("metric " + family->name() + " registered twice");
-    }
-  }
-  families_.push_back(std::move(family));
+  if (ref.label_names().empty()) ref.get();  // export 0 before the first update
+  return ref;
 }
 
 Family<Counter>& MetricsRegistry::counter(std::string name, std::string help,
                                           std::vector<std::string> label_names) {
-  auto family = std::make_unique<Family<Counter>>(std::move(name), std::move(help),
-                                                  MetricType::kCounter, std::move(label_names),
-                                                  [] { return std::make_unique<Counter>(); });
-  auto& ref = *family;
-  add(std::move(family));
-  if (ref.label_names().empty()) ref.get();  // export 0 before the first increment
-  return ref;
+  check_names(name, label_names, false);
+  help = escape_help(help);
+  auto& native = prometheus::BuildCounter().Name(name).Help(help).Register(native_);
+  return add(std::make_unique<Family<Counter>>(
+      std::move(name), std::move(help), prometheus::MetricType::Counter, std::move(label_names),
+      native,
+      [](prometheus::Family<prometheus::Counter>& f,
+         const prometheus::Labels& labels) -> prometheus::Counter& { return f.Add(labels); }));
 }
 
 Family<Gauge>& MetricsRegistry::gauge(std::string name, std::string help,
                                       std::vector<std::string> label_names) {
-  auto family = std::make_unique<Family<Gauge>>(std::move(name), std::move(help),
-                                                MetricType::kGauge, std::move(label_names),
-                                                [] { return std::make_unique<Gauge>(); });
-  auto& ref = *family;
-  add(std::move(family));
-  if (ref.label_names().empty()) ref.get();
-  return ref;
+  check_names(name, label_names, false);
+  help = escape_help(help);
+  auto& native = prometheus::BuildGauge().Name(name).Help(help).Register(native_);
+  return add(std::make_unique<Family<Gauge>>(
+      std::move(name), std::move(help), prometheus::MetricType::Gauge, std::move(label_names),
+      native,
+      [](prometheus::Family<prometheus::Gauge>& f,
+         const prometheus::Labels& labels) -> prometheus::Gauge& { return f.Add(labels); }));
 }
 
 Family<Histogram>& MetricsRegistry::histogram(std::string name, std::string help,
                                               std::vector<double> bounds,
                                               std::vector<std::string> label_names) {
+  check_names(name, label_names, true);
   for (std::size_t i = 0; i < bounds.size(); ++i) {
     if (!std::isfinite(bounds[i]) || (i > 0 && bounds[i] <= bounds[i - 1])) {
       throw std::invalid_argument("histogram " + name +
                                   ": bucket bounds must be finite and strictly increasing");
     }
   }
-  auto family = std::make_unique<Family<Histogram>>(
-      std::move(name), std::move(help), MetricType::kHistogram, std::move(label_names),
-      [bounds = std::move(bounds)] { return std::make_unique<Histogram>(bounds); });
-  auto& ref = *family;
-  add(std::move(family));
-  if (ref.label_names().empty()) ref.get();
-  return ref;
+  help = escape_help(help);
+  auto& native = prometheus::BuildHistogram().Name(name).Help(help).Register(native_);
+  return add(std::make_unique<Family<Histogram>>(
+      std::move(name), std::move(help), prometheus::MetricType::Histogram, std::move(label_names),
+      native,
+      [bounds = std::move(bounds)](prometheus::Family<prometheus::Histogram>& f,
+                                   const prometheus::Labels& labels) -> prometheus::Histogram& {
+        return f.Add(labels, bounds);
+      }));
 }
 
-void MetricsRegistry::add_collector(std::function<void(std::string&)> render) {
+void MetricsRegistry::add_collector(Collector collect) {
   MutexLock lock(mutex_);
-  collectors_.push_back(std::move(render));
+  collectors_.push_back(std::move(collect));
 }
 
 std::string MetricsRegistry::render() const {
-  std::string out;
-  MutexLock lock(mutex_);
-  for (const auto& family : families_) family->render(out);
-  for (const auto& collector : collectors_) collector(out);
-  return out;
+  std::vector<prometheus::MetricFamily> families;
+  {
+    MutexLock lock(mutex_);
+    for (const auto& family : families_) family->collect(families);
+    for (const auto& collect : collectors_) collect(families);
+  }
+  return prometheus::TextSerializer().Serialize(families);
 }
 
 std::vector<double> stage_seconds_buckets() {
@@ -347,7 +225,7 @@ DaemonMetrics::DaemonMetrics(MetricsRegistry& r)
     stages_[i] = &stage_seconds.labels({std::string(stage_name(static_cast<Stage>(i)))});
   }
   build_info.labels({NEARDUP_VERSION}).set(1);
-  r.add_collector(render_process_metrics);
+  r.add_collector(collect_process_metrics);
 }
 
 Counter& DaemonMetrics::pages_out_for(std::string_view status) {

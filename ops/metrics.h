@@ -1,21 +1,28 @@
-// Metrics: a small thread-safe registry of counters, gauges and fixed-bucket histograms,
-// rendered in the Prometheus text exposition format (version 0.0.4), and the set of metrics
-// neardupd exports (docs/operations.md).
+// Metrics: counters, gauges and histograms on prometheus-cpp's registry (the core library of
+// Debian's prometheus-cpp), rendered by its text serializer in the Prometheus exposition format
+// (version 0.0.4), and the set of metrics neardupd exports (docs/operations.md).
 //
 // Usage: create one MetricsRegistry at start-up, then DaemonMetrics on it; hand the registry to
-// MetricsServer (metrics_server.h). Families are registered once; a labelled child is looked up
-// (under the family's mutex) by its label values and lives as long as the registry, so hot paths
-// resolve their children once and keep the references. Updating a child is a relaxed atomic
-// operation: lock-free and safe from any number of threads.
+// MetricsServer (metrics_server.h). Families are registered once, with their label names; a
+// labelled child is looked up (under the family's mutex) by its label values and lives until it
+// is removed or the registry goes, so hot paths resolve their children once and keep the
+// references. Updating a child is safe from any number of threads: a counter or gauge update is
+// a compare-and-swap on an atomic double, a histogram observation takes the histogram's mutex
+// (bench/RESULTS.md, "Metrics", has what each costs: about 190 ns of metrics a page).
 #pragma once
 
-#include <atomic>
+#include <prometheus/counter.h>
+#include <prometheus/family.h>
+#include <prometheus/gauge.h>
+#include <prometheus/histogram.h>
+#include <prometheus/metric_family.h>
+#include <prometheus/registry.h>
+
 #include <chrono>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <memory>
-#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,36 +31,38 @@
 
 namespace neardup::ops {
 
-// A monotonically increasing count. Relaxed atomic increment: a lock-free fetch_add costs a
-// few nanoseconds even contended, far below the per-page work at 10^4..10^5 pages/s.
+// A monotonically increasing count.
 class Counter {
  public:
-  void inc(std::uint64_t n = 1) { value_.fetch_add(n, std::memory_order_relaxed); }
-  std::uint64_t value() const { return value_.load(std::memory_order_relaxed); }
+  using Native = prometheus::Counter;
+  explicit Counter(Native& native) : native_(native) {}
+  void inc(std::uint64_t n = 1) { native_.Increment(static_cast<double>(n)); }
+  std::uint64_t value() const { return static_cast<std::uint64_t>(native_.Value()); }
 
  private:
-  alignas(64) std::atomic<std::uint64_t> value_{0};  // own cache line: no false sharing
+  Native& native_;
 };
 
 // A value that goes up and down (index size, consumer lag).
 class Gauge {
  public:
-  void set(double v) { value_.store(v, std::memory_order_relaxed); }
-  void add(double delta) { value_.fetch_add(delta, std::memory_order_relaxed); }
-  double value() const { return value_.load(std::memory_order_relaxed); }
+  using Native = prometheus::Gauge;
+  explicit Gauge(Native& native) : native_(native) {}
+  void set(double v) { native_.Set(v); }
+  void add(double delta) { native_.Increment(delta); }
+  double value() const { return native_.Value(); }
 
  private:
-  alignas(64) std::atomic<double> value_{0.0};
+  Native& native_;
 };
 
 // Observations counted into fixed buckets. Bucket i counts values v with
 // bounds[i-1] < v <= bounds[i] (Prometheus "le" semantics); the implicit last bucket is +Inf.
 class Histogram {
  public:
-  // `bounds` must be strictly increasing and finite (checked by the registry).
-  explicit Histogram(std::span<const double> bounds);
-
-  void observe(double value);
+  using Native = prometheus::Histogram;
+  explicit Histogram(Native& native) : native_(native) {}
+  void observe(double value) { native_.Observe(value); }
 
   struct Snapshot {
     std::vector<double> bounds;
@@ -61,14 +70,11 @@ class Histogram {
     double sum = 0;
     std::uint64_t count() const { return cumulative.back(); }
   };
-  // Bucket counts are read one by one while writers may run: each is exact, the set is a
-  // near-instant view (as in every Prometheus client); count always equals the +Inf bucket.
+  // The buckets, sum and count as one consistent view.
   Snapshot snapshot() const;
 
  private:
-  std::vector<double> bounds_;
-  std::unique_ptr<std::atomic<std::uint64_t>[]> counts_;  // per bucket, not cumulative
-  alignas(64) std::atomic<double> sum_{0.0};
+  Native& native_;
 };
 
 // Records the seconds from construction to destruction into a histogram.
@@ -88,55 +94,63 @@ class ScopedTimer {
   std::chrono::steady_clock::time_point start_;
 };
 
-enum class MetricType { kCounter, kGauge, kHistogram };
-
-// One metric name with its HELP text and label names; children per label-value tuple.
+// One metric name with its label names; children per label-value tuple.
 class FamilyBase {
  public:
-  FamilyBase(std::string name, std::string help, MetricType type,
-             std::vector<std::string> label_names);
+  FamilyBase(std::string name, std::string help, prometheus::MetricType type,
+             std::vector<std::string> label_names)
+      : name_(std::move(name)),
+        help_(std::move(help)),
+        type_(type),
+        label_names_(std::move(label_names)) {}
   virtual ~FamilyBase() = default;
 
   const std::string& name() const { return name_; }
-  MetricType type() const { return type_; }
   const std::vector<std::string>& label_names() const { return label_names_; }
 
-  // Appends "# HELP", "# TYPE" and one sample line per child (several for a histogram).
-  void render(std::string& out) const;
+  // Appends this family with its children's current values; a family without children still
+  // appears (its HELP and TYPE), so a scrape names every metric from the start.
+  virtual void collect(std::vector<prometheus::MetricFamily>& out) const = 0;
 
  protected:
-  virtual void render_children(std::string& out) const = 0;
-  // Throws std::invalid_argument unless one value is given per label name.
-  void check_arity(std::size_t values) const;
-
-  mutable Mutex mutex_;  // guards the children map, never the values
+  // The labels of a child: one value per label name, in order; throws std::invalid_argument on
+  // a wrong number of values (a programming error).
+  prometheus::Labels labels_of(const std::vector<std::string>& values) const;
+  // Appends `collected` (the native family's Collect()), or the empty family when it is empty.
+  void append(std::vector<prometheus::MetricFamily>& out,
+              std::vector<prometheus::MetricFamily> collected) const;
 
  private:
   std::string name_;
-  std::string help_;
-  MetricType type_;
+  std::string help_;  // escaped for the text format
+  prometheus::MetricType type_;
   std::vector<std::string> label_names_;
 };
 
 template <typename T>
 class Family : public FamilyBase {
  public:
-  // make() builds a new child (so histograms carry their bounds).
-  template <typename Make>
-  Family(std::string name, std::string help, MetricType type, std::vector<std::string> labels,
-         Make make)
-      : FamilyBase(std::move(name), std::move(help), type, std::move(labels)),
-        make_(std::move(make)) {}
+  using Native = typename T::Native;
+  // add() makes the native child of some labels (so histograms carry their bounds).
+  Family(std::string name, std::string help, prometheus::MetricType type,
+         std::vector<std::string> label_names, prometheus::Family<Native>& native,
+         std::function<Native&(prometheus::Family<Native>&, const prometheus::Labels&)> add)
+      : FamilyBase(std::move(name), std::move(help), type, std::move(label_names)),
+        native_(native),
+        add_(std::move(add)) {}
 
   // The child for these label values (one per label name, in order), created on first use.
   // The reference stays valid until the child is removed or the registry is destroyed.
   // Throws std::invalid_argument on a wrong number of values (a programming error).
   T& labels(const std::vector<std::string>& values) {
-    check_arity(values.size());
+    prometheus::Labels labels = labels_of(values);
     MutexLock lock(mutex_);
-    auto& slot = children_[values];
-    if (!slot) slot = make_();
-    return *slot;
+    Child& child = children_[values];
+    if (!child.handle) {
+      child.native = &add_(native_, labels);
+      child.handle = std::make_unique<T>(*child.native);
+    }
+    return *child.handle;
   }
   // The only child of a family without labels.
   T& get() { return labels({}); }
@@ -144,25 +158,29 @@ class Family : public FamilyBase {
   // Drops a child (e.g. the lag gauge of a revoked partition). References to it dangle.
   void remove(const std::vector<std::string>& values) {
     MutexLock lock(mutex_);
-    children_.erase(values);
+    auto it = children_.find(values);
+    if (it == children_.end()) return;
+    native_.Remove(it->second.native);
+    children_.erase(it);
+  }
+
+  void collect(std::vector<prometheus::MetricFamily>& out) const override {
+    append(out, native_.Collect());
   }
 
  private:
-  void render_children(std::string& out) const override;
+  struct Child {
+    Native* native = nullptr;   // owned by native_
+    std::unique_ptr<T> handle;  // the reference labels() hands out
+  };
 
-  std::function<std::unique_ptr<T>()> make_;
-  std::map<std::vector<std::string>, std::unique_ptr<T>> children_ GUARDED_BY(mutex_);
+  prometheus::Family<Native>& native_;
+  std::function<Native&(prometheus::Family<Native>&, const prometheus::Labels&)> add_;
+  Mutex mutex_;
+  std::map<std::vector<std::string>, Child> children_ GUARDED_BY(mutex_);
 };
 
-// Defined in metrics.cc, one per value type.
-template <>
-void Family<Counter>::render_children(std::string& out) const;
-template <>
-void Family<Gauge>::render_children(std::string& out) const;
-template <>
-void Family<Histogram>::render_children(std::string& out) const;
-
-// Owns the metric families; renders them in registration order.
+// Owns the metric families and renders them, with the collectors' families after them.
 //
 // Registration validates names (metric: [a-zA-Z_:][a-zA-Z0-9_:]*, label: [a-zA-Z_][a-zA-Z0-9_]*,
 // not starting with "__", "le" reserved for histograms) and throws std::invalid_argument on a bad
@@ -170,6 +188,10 @@ void Family<Histogram>::render_children(std::string& out) const;
 // programming errors, caught by the first test that builds the registry.
 class MetricsRegistry {
  public:
+  MetricsRegistry();
+  MetricsRegistry(const MetricsRegistry&) = delete;
+  MetricsRegistry& operator=(const MetricsRegistry&) = delete;
+
   Family<Counter>& counter(std::string name, std::string help,
                            std::vector<std::string> label_names = {});
   Family<Gauge>& gauge(std::string name, std::string help,
@@ -177,35 +199,36 @@ class MetricsRegistry {
   Family<Histogram>& histogram(std::string name, std::string help, std::vector<double> bounds,
                                std::vector<std::string> label_names = {});
 
-  // Adds families computed at scrape time (process_* series): `render` appends complete
-  // families ("# HELP", "# TYPE", samples) to the text, after the registered ones.
-  void add_collector(std::function<void(std::string&)> render);
+  // Adds families computed at scrape time (the process_* series): `collect` appends them.
+  using Collector = std::function<void(std::vector<prometheus::MetricFamily>&)>;
+  void add_collector(Collector collect);
 
-  // The whole registry in the text exposition format, version 0.0.4.
+  // The whole registry in the text exposition format, version 0.0.4: the families in order of
+  // registration, then the collectors' families.
   std::string render() const;
 
  private:
-  void add(std::unique_ptr<FamilyBase> family);
+  template <typename T>
+  Family<T>& add(std::unique_ptr<Family<T>> family);
 
+  // Owns the native families; throws on a name registered twice. Rendering goes through
+  // families_ instead of its Collect(), which drops the families without children.
+  prometheus::Registry native_;
   mutable Mutex mutex_;
   std::vector<std::unique_ptr<FamilyBase>> families_ GUARDED_BY(mutex_);
-  std::vector<std::function<void(std::string&)>> collectors_ GUARDED_BY(mutex_);
+  std::vector<Collector> collectors_ GUARDED_BY(mutex_);
 };
 
 // Content-Type of render()'s output.
 inline constexpr std::string_view kExpositionContentType =
     "text/plain; version=0.0.4; charset=utf-8";
 
-// Escapes a label value: backslash, double quote and line feed.
-std::string escape_label_value(std::string_view value);
-// Formats a sample value: shortest round-trip decimal, "+Inf", "-Inf", "NaN".
-std::string format_value(double value);
-
-// The standard process_* series of Prometheus client libraries, read from /proc/self at each
-// scrape: process_cpu_seconds_total, process_resident_memory_bytes,
-// process_virtual_memory_bytes, process_start_time_seconds, process_open_fds,
-// process_max_fds, plus process_threads. Families whose source cannot be read are left out.
-void render_process_metrics(std::string& out);
+// The standard process_* series of Prometheus client libraries, read from /proc/self:
+// process_cpu_seconds_total, process_resident_memory_bytes, process_virtual_memory_bytes,
+// process_start_time_seconds, process_open_fds, process_max_fds, plus process_threads. Families
+// whose source cannot be read are left out. prometheus-cpp has no process collector; this is
+// MetricsRegistry's collector for them (DaemonMetrics adds it).
+void collect_process_metrics(std::vector<prometheus::MetricFamily>& out);
 
 // Default histogram buckets.
 std::vector<double> stage_seconds_buckets();     // 10 µs .. 10 s

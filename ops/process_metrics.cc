@@ -1,5 +1,6 @@
 // The process_* series (Prometheus client library conventions, "process metrics"), from
-// /proc/self on Linux.
+// /proc/self on Linux, as families for MetricsRegistry's text (prometheus-cpp has no process
+// collector of its own).
 #include <dirent.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -14,21 +15,17 @@
 namespace neardup::ops {
 namespace {
 
-void append_family(std::string& out, std::string_view name, std::string_view type,
-                   std::string_view help, double value) {
-  out += "# HELP ";
-  out += name;
-  out += ' ';
-  out += help;
-  out += "\n# TYPE ";
-  out += name;
-  out += ' ';
-  out += type;
-  out += '\n';
-  out += name;
-  out += ' ';
-  out += format_value(value);
-  out += '\n';
+// A family of one sample without labels.
+void append_family(std::vector<prometheus::MetricFamily>& out, std::string name,
+                   prometheus::MetricType type, std::string help, double value) {
+  prometheus::ClientMetric sample;
+  if (type == prometheus::MetricType::Counter) {
+    sample.counter.value = value;
+  } else {
+    sample.gauge.value = value;
+  }
+  out.push_back(prometheus::MetricFamily{
+      .name = std::move(name), .help = std::move(help), .type = type, .metric = {sample}});
 }
 
 // The fields of /proc/self/stat after the command name, numbered as in proc(5) from 3 (state).
@@ -70,7 +67,8 @@ double open_fds() {
 
 }  // namespace
 
-void render_process_metrics(std::string& out) {
+void collect_process_metrics(std::vector<prometheus::MetricFamily>& out) {
+  using prometheus::MetricType;
   const double ticks = static_cast<double>(::sysconf(_SC_CLK_TCK));
   const double page = static_cast<double>(::sysconf(_SC_PAGESIZE));
   const std::vector<std::string> f = stat_fields();
@@ -78,28 +76,29 @@ void render_process_metrics(std::string& out) {
   // f[0] is field 3.
   auto field = [&](int number) { return std::stod(f.at(static_cast<std::size_t>(number - 3))); };
   if (f.size() >= 22 && ticks > 0) {
-    append_family(out, "process_cpu_seconds_total", "counter",
+    append_family(out, "process_cpu_seconds_total", MetricType::Counter,
                   "Total user and system CPU time spent in seconds.",
                   (field(14) + field(15)) / ticks);
-    append_family(out, "process_resident_memory_bytes", "gauge", "Resident memory size in bytes.",
-                  field(24) * page);
-    append_family(out, "process_virtual_memory_bytes", "gauge", "Virtual memory size in bytes.",
-                  field(23));
+    append_family(out, "process_resident_memory_bytes", MetricType::Gauge,
+                  "Resident memory size in bytes.", field(24) * page);
+    append_family(out, "process_virtual_memory_bytes", MetricType::Gauge,
+                  "Virtual memory size in bytes.", field(23));
     if (double boot = boot_time(); boot >= 0) {
-      append_family(out, "process_start_time_seconds", "gauge",
+      append_family(out, "process_start_time_seconds", MetricType::Gauge,
                     "Start time of the process since unix epoch in seconds.",
                     boot + field(22) / ticks);
     }
-    append_family(out, "process_threads", "gauge", "Number of OS threads in the process.",
+    append_family(out, "process_threads", MetricType::Gauge, "Number of OS threads in the process.",
                   field(20));
   }
   if (double fds = open_fds(); fds >= 0) {
-    append_family(out, "process_open_fds", "gauge", "Number of open file descriptors.", fds);
+    append_family(out, "process_open_fds", MetricType::Gauge, "Number of open file descriptors.",
+                  fds);
   }
   rlimit limit{};
   if (::getrlimit(RLIMIT_NOFILE, &limit) == 0 && limit.rlim_cur != RLIM_INFINITY) {
-    append_family(out, "process_max_fds", "gauge", "Maximum number of open file descriptors.",
-                  static_cast<double>(limit.rlim_cur));
+    append_family(out, "process_max_fds", MetricType::Gauge,
+                  "Maximum number of open file descriptors.", static_cast<double>(limit.rlim_cur));
   }
 }
 

@@ -9,6 +9,7 @@ packages=(
   liblmdb-dev lmdb-utils librdkafka-dev
   libyaml-cpp-dev libyaml-dev libsimdjson-dev nlohmann-json3-dev libcli11-dev libspdlog-dev libfmt-dev
   libmicrohttpd-dev libsystemd-dev systemd zlib1g-dev
+  prometheus-cpp-dev
   # tests: the HTTP client of the unit tests
   libcpp-httplib-dev
   libgtest-dev libgmock-dev libbenchmark-dev

@@ -31,6 +31,11 @@ IndexStats stats(StoreEnv& env, const Catalog& catalog) {
   if (auto docs = tables.meta.get(txn, "documents")) {
     s.documents = records::decode_u64(*docs).value_or(0);
   }
+  if (auto cursor = lmdb::Cursor::open(txn, tables.docs)) {
+    MDB_val key{}, value{};
+    auto last = cursor->get(key, value, MDB_LAST);
+    if (last && *last) s.last_doc = coding::decode_be64(static_cast<const char*>(key.mv_data));
+  }
   std::vector<std::pair<std::uint32_t, IndexStats::Scheme>> schemes;
   (void)for_each_prefixed(
       txn, tables.meta, "scheme/", [&](std::string_view key, std::string_view value) {

@@ -83,6 +83,9 @@ struct IndexStats {
   };
   std::vector<Scheme> schemes;  // in order of first use
   std::uint64_t documents = 0;
+  // The highest document number given (documents are numbered from 1 in order of storage,
+  // superseded and forgotten ones included): how far a walk in that order has gone.
+  std::uint64_t last_doc = 0;
   std::uint64_t bytes_on_disk = 0;
   std::uint64_t map_size = 0;
   std::vector<std::pair<std::string, std::int64_t>> applied_offsets;  // partition -> last applied

@@ -96,6 +96,7 @@ TEST(Index, ForgottenPagesAreNotMatchedFoundOrListedAndTheirIdCanComeBack) {
   EXPECT_FALSE(again[0].replayed);  // a new page now
   EXPECT_EQ(again[0].matched, "b");
   EXPECT_EQ(index->stats().documents, 3u);
+  EXPECT_EQ(index->stats().last_doc, 4u);  // a, b, c and a again: forgotten ones keep their number
 }
 
 TEST(Index, PagesPastRetentionAreNotMatchedAndTheirIdIsSeenAnew) {

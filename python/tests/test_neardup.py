@@ -1,6 +1,10 @@
 """The neardup package: fingerprints, extraction, comparison, configuration and index lookups,
 checked against the `neardup` command where it answers the same question."""
+import base64
 import concurrent.futures
+import gzip
+import inspect
+import json
 import os
 
 import pytest
@@ -155,7 +159,7 @@ def test_threads_give_the_same_fingerprints_as_one(page):
 
 
 def test_index_lookup_finds_the_stored_near_duplicate_without_inserting(page, index_dir):
-    with neardup.Index(index_dir) as index:
+    with neardup.Index(index_dir, read_only=True) as index:
         assert len(index) == 2
         verdict = index.lookup(page("b"))
         assert verdict.status == "duplicate" and verdict.is_duplicate
@@ -172,7 +176,7 @@ def test_index_lookup_finds_the_stored_near_duplicate_without_inserting(page, in
 
 
 def test_index_find_returns_the_stored_page(page, index_dir):
-    index = neardup.Index(str(index_dir))
+    index = neardup.Index(str(index_dir), read_only=True)
     stored = index.find("a")
     assert stored.id == "a" and stored.cluster == "a"
     assert stored.hex == neardup.fingerprint(page("a")).hex
@@ -185,7 +189,7 @@ def test_index_find_returns_the_stored_page(page, index_dir):
 
 
 def test_index_lookup_with_thresholds_of_a_config(page, index_dir):
-    with neardup.Index(index_dir) as index:
+    with neardup.Index(index_dir, read_only=True) as index:
         assert index.lookup(edited(page)).duplicate_of == "a"
         strict = neardup.Config.from_yaml(STRICT)
         assert index.lookup(edited(page), config=strict).status == "unique"
@@ -195,7 +199,110 @@ def test_index_lookup_with_thresholds_of_a_config(page, index_dir):
                 "dedup:\n  max_distance: 6\nstore:\n  design_k: 6\n"))
 
 
-def test_index_that_does_not_exist_is_file_not_found(tmp_path):
+def test_index_that_does_not_exist_is_file_not_found_when_read_only(tmp_path):
     with pytest.raises(FileNotFoundError, match="no index"):
-        neardup.Index(tmp_path / "none")
+        neardup.Index(tmp_path / "none", read_only=True)
     assert not os.path.exists(tmp_path / "none")
+
+
+def test_an_index_in_memory_takes_inserts_and_answers_queries(page):
+    index = neardup.Index()
+    assert index.in_memory and not index.read_only and len(index) == 0
+    first = index.insert("a", page("a"))
+    assert first.status == "unique" and not first.is_duplicate
+    assert not index.is_duplicate(page("c"))
+    copy = index.insert("b", page("b"))
+    assert copy.is_duplicate and copy.duplicate_of == "a" and copy.matched == "a"
+    assert copy.method in ("simhash", "minhash", "both")
+    assert index.insert("c", neardup.fingerprint(page("c"))).status == "unique"
+    assert index.insert("empty", b"").status == "skipped"  # skipped pages are not stored
+    assert len(index) == 3 and "b" in index and "empty" not in index and 7 not in index
+    assert index.query(edited(page)).duplicate_of == "a"
+    assert index.is_duplicate(edited(page))
+    assert index.find("b").cluster == "a"
+    # The same id and page again: its first verdict; nothing new is stored.
+    assert index.insert("b", page("b")).duplicate_of == "a" and len(index) == 3
+    assert index.remove("a") and not index.remove("a") and "a" not in index
+    assert index.query(page("a")).matched == "b"  # a's copy is still there
+    directory = index.path
+    assert os.path.isdir(directory)
+    index.close()
+    assert not os.path.exists(directory)
+    with pytest.raises(ValueError, match="closed"):
+        index.query(page("a"))
+
+
+def test_an_index_on_disk_keeps_its_pages_and_reads_beside_no_other_writer(page, tmp_path):
+    with neardup.Index(tmp_path / "store") as index:
+        index.insert("a", page("a"))
+    with neardup.Index(tmp_path / "store") as index:
+        assert index.insert("b", page("b")).duplicate_of == "a"
+    with neardup.Index(tmp_path / "store", read_only=True) as reader:
+        assert len(reader) == 2 and reader.query(page("b")).matched in ("a", "b")
+        with pytest.raises(neardup.StoreError, match="read-only"):
+            reader.insert("c", page("c"))
+    with pytest.raises(ValueError, match="read_only needs the path"):
+        neardup.Index(read_only=True)
+
+
+def test_a_read_only_index_sees_newer_pages_after_refresh(page, cli, tmp_path):
+    store = tmp_path / "store"
+
+    def dedup(name):
+        cli("dedup", "--store", store, "--in", "-", "--out", "-",
+            stdin=(json.dumps({"url": name, "id": name, "body": page(name).decode()}) + "\n").encode())
+
+    dedup("a")
+    with neardup.Index(store, read_only=True) as index:
+        assert not index.is_duplicate(page("c"))
+        dedup("c")  # another process writes meanwhile
+        assert len(index) == 2  # the newest count
+        assert not index.is_duplicate(page("c"))  # the snapshot of opening
+        index.refresh()
+        assert index.query(page("c")).matched == "c"
+
+
+def test_the_index_gives_the_verdicts_of_neardup_dedup_over_the_sample_crawl(cli, pages, tmp_path):
+    crawl = pages.parent / "crawl.jsonl.gz"
+    tagged, _ = cli("dedup", "--store", tmp_path / "store", "--in", crawl, "--out", "-")
+    index = neardup.Index()
+    for line in gzip.open(crawl, "rt", encoding="utf-8"):
+        record = json.loads(line)
+        verdict = index.insert(record["id"], base64.b64decode(record["body_base64"]),
+                               record.get("content_type", ""))
+        expected = tagged.pop(0)["neardup"]
+        assert (verdict.status, verdict.duplicate_of, verdict.matched, verdict.method) == (
+            expected["status"], expected.get("duplicate_of"), expected.get("matched"),
+            expected.get("method")), record["id"]
+    assert not tagged
+
+
+def test_wrong_arguments_raise_short_errors_that_never_quote_the_page(page):
+    body = page("a")
+    index = neardup.Index()
+    for call, message in [
+        (lambda: neardup.fingerprint(body, 5), "content_type must be str, not int"),
+        (lambda: neardup.fingerprint(body, config="x.yaml"),
+         "config must be a neardup.Config or None, not str"),
+        (lambda: neardup.compare(body, body, b"text/html"), "content_type must be str, not bytes"),
+        (lambda: neardup.extract(body, contenttype="text/html"),
+         "extract() takes (html, content_type='', config=None), not (bytes, contenttype=str)"),
+        (lambda: index.insert(body),
+         "Index.insert() takes (id, page, content_type='', config=None), not (bytes)"),
+        (lambda: index.insert(7, body), "id must be str, not int"),
+        (lambda: index.query(body, body), "content_type must be str, not bytes"),
+    ]:
+        with pytest.raises(TypeError) as raised:
+            call()
+        assert str(raised.value) == message
+    with pytest.raises(ValueError, match="id must not be empty"):
+        index.insert("", body)
+
+
+def test_the_documentation_is_in_the_module():
+    assert "insert()" in neardup.Index.__doc__
+    assert str(inspect.signature(neardup.fingerprint)) == "(html, content_type='', config=None)"
+    assert str(inspect.signature(neardup.Index.insert)) == "(id, page, content_type='', config=None)"
+    for name in ("insert", "query", "is_duplicate", "find", "remove", "refresh", "close"):
+        assert len(getattr(neardup.Index, name).__doc__) > 40, name
+    assert "first-seen page" in neardup.Verdict.duplicate_of.__doc__

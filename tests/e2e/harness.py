@@ -296,7 +296,8 @@ def get(url):
 
 
 def scrape(url):
-    """Prometheus text from url + /metrics as {(name, ((label, value), ...)): float}."""
+    """Prometheus text from url + /metrics as {(name, ((label, value), ...)): float}, the labels
+    sorted by name (their order in the text means nothing)."""
     with urllib.request.urlopen(url + "/metrics", timeout=5) as response:
         text = response.read().decode()
     samples = {}
@@ -305,15 +306,15 @@ def scrape(url):
             continue
         found = re.match(r'([a-zA-Z_:][a-zA-Z0-9_:]*)(?:\{(.*)\})? (\S+)$', line)
         check(found, f"unparsable metrics line {line!r}")
-        labels = tuple(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"',
-                                  found.group(2) or ""))
+        labels = tuple(sorted(re.findall(r'([a-zA-Z_][a-zA-Z0-9_]*)="((?:[^"\\]|\\.)*)"',
+                                         found.group(2) or "")))
         samples[(found.group(1), labels)] = float(found.group(3))
     return samples
 
 
 def metric(samples, name, **labels):
     """One sample's value (0 when absent)."""
-    return samples.get((name, tuple(labels.items())), 0.0)
+    return samples.get((name, tuple(sorted(labels.items()))), 0.0)
 
 
 def metric_sum(samples, name):

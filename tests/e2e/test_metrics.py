@@ -77,7 +77,7 @@ def test(workdir):
     documents = h.metric(samples, "neardup_index_documents")
     counts = {s: h.metric(samples, "neardup_stage_seconds_count", stage=s) for s in STAGES}
     lags = {labels: v for (n, labels), v in samples.items() if n == "neardup_consumer_lag"}
-    h.check(set(lags) == {(("group", "neardup"), ("topic", "pages"), ("partition", str(p)))
+    h.check(set(lags) == {(("group", "neardup"), ("partition", str(p)), ("topic", "pages"))
                           for p in range(3)},
             f"consumer_lag labels {sorted(lags)}: expected group, topic and partition of each of "
             f"the 3 input partitions")

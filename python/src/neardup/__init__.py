@@ -1,15 +1,22 @@
 """neardup: near-duplicate web page detection.
 
 The pipeline of the `neardup` command and daemon (charset decoding, main-text extraction,
-weighted word features, a 64-bit SimHash and a MinHash sketch) and read-only lookups in a
-neardup index, from Python. Calls that run the pipeline or read the index release the GIL.
+weighted word features, a 64-bit SimHash and a MinHash sketch), the comparison rule, and the
+index: insert pages and ask about them, in memory or in a store on disk. Calls that run the
+pipeline or use the index release the GIL.
 
     >>> import neardup
-    >>> fp = neardup.fingerprint(open("page.html", "rb").read())
-    >>> fp.hex, fp.scheme, fp.skip_reason
-    >>> neardup.compare(a_html, b_html).is_duplicate
-    >>> with neardup.Index("/var/lib/neardup") as index:
-    ...     index.lookup(html).status
+    >>> index = neardup.Index()                    # in memory
+    >>> index.insert("a", open("a.html", "rb").read()).status
+    'unique'
+    >>> index.insert("b", open("b.html", "rb").read()).duplicate_of
+    'a'
+    >>> index.is_duplicate(open("b.html", "rb").read())
+    True
+    >>> neardup.compare(a_html, b_html).distance
+    >>> neardup.fingerprint(a_html).hex
+
+help(neardup.Index), help(neardup.fingerprint), ... have the rest.
 """
 from ._neardup import (
     Comparison,

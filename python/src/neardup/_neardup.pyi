@@ -1,4 +1,5 @@
-"""Typed interface of neardup's extension module (python/src/module.cc)."""
+"""Types of neardup's extension module (python/src/module.cc). The documentation is the
+module's own: help(neardup.Index), help(neardup.fingerprint), ..."""
 import os
 from types import TracebackType
 from typing import Dict, List, Optional, Tuple, Type, Union
@@ -10,119 +11,86 @@ __version__: str
 _Html = Union[bytes, bytearray, memoryview, str]
 _PathLike = Union[str, "os.PathLike[str]"]
 
-class StoreError(RuntimeError):
-    """An index that cannot be opened or read (not a neardup index, another format, ...)."""
+class StoreError(RuntimeError): ...
 
 class Config:
-    """A validated, immutable neardup configuration (examples/neardup.yaml documents every key)."""
-
     @staticmethod
     def default() -> Config: ...
     @staticmethod
-    def load(path: _PathLike) -> Config:
-        """Reads a YAML file. Raises ValueError naming the file, line and key of every error."""
+    def load(path: _PathLike) -> Config: ...
     @staticmethod
-    def from_yaml(text: str) -> Config:
-        """Parses YAML text. Raises ValueError naming the line and key of every error."""
+    def from_yaml(text: str) -> Config: ...
     @property
-    def scheme(self) -> str:
-        """The fingerprint scheme id ("s-" and 8 hex digits): equal ids, comparable signatures."""
+    def scheme(self) -> str: ...
     @property
     def max_distance(self) -> int: ...
     @property
     def min_similarity(self) -> float: ...
     @property
     def minhash_enabled(self) -> bool: ...
-    def settings(self) -> Dict[str, str]:
-        """Every key path and its value as canonical text."""
+    def settings(self) -> Dict[str, str]: ...
     def to_yaml(self) -> str: ...
     def __eq__(self, other: object) -> bool: ...
 
 class Fingerprint:
-    """One page's signatures, or why it was skipped."""
-
     @property
     def skipped(self) -> bool: ...
     @property
-    def fingerprint(self) -> Optional[int]:
-        """The 64-bit SimHash; None when skipped."""
+    def fingerprint(self) -> Optional[int]: ...
     @property
-    def hex(self) -> Optional[str]:
-        """The SimHash as 16 lower-case hex digits; None when skipped."""
+    def hex(self) -> Optional[str]: ...
     @property
     def scheme(self) -> str: ...
     @property
-    def sketch(self) -> List[int]:
-        """The MinHash values (16-bit each); empty when skipped or minhash.enabled is false."""
+    def sketch(self) -> List[int]: ...
     @property
-    def skip_reason(self) -> Optional[str]:
-        """low_content, too_large, empty_body, not_text, ...; None when fingerprinted."""
+    def skip_reason(self) -> Optional[str]: ...
     @property
     def skip_detail(self) -> Optional[str]: ...
     @property
-    def charset(self) -> Optional[str]:
-        """The charset the body was decoded from; None when decoding did not happen."""
+    def charset(self) -> Optional[str]: ...
     @property
-    def charset_source(self) -> Optional[str]:
-        """bom, http, meta, xml, detected or default."""
+    def charset_source(self) -> Optional[str]: ...
     @property
     def feature_count(self) -> int: ...
     @property
-    def config(self) -> Config:
-        """The configuration the page was fingerprinted under."""
+    def config(self) -> Config: ...
 
 class Comparison:
-    """Two pages compared by the index's rule (as `neardup compare`)."""
-
     @property
-    def comparable(self) -> bool:
-        """False when either page was skipped (then is_duplicate is False)."""
+    def comparable(self) -> bool: ...
     @property
     def is_duplicate(self) -> bool: ...
     @property
-    def distance(self) -> Optional[int]:
-        """The SimHash Hamming distance; None when not comparable."""
+    def distance(self) -> Optional[int]: ...
     @property
-    def similarity(self) -> Optional[float]:
-        """The estimated Jaccard similarity of the sketches; None without MinHash."""
+    def similarity(self) -> Optional[float]: ...
     @property
     def shares_band(self) -> bool: ...
     @property
-    def method(self) -> Optional[str]:
-        """simhash, minhash or both when is_duplicate; else None."""
+    def method(self) -> Optional[str]: ...
 
 class Verdict:
-    """What the index would answer for a page, without inserting it."""
-
     @property
-    def status(self) -> str:
-        """unique, duplicate or skipped."""
+    def status(self) -> str: ...
     @property
     def is_duplicate(self) -> bool: ...
     @property
-    def matched(self) -> Optional[str]:
-        """duplicate: the id of the matched stored page."""
+    def matched(self) -> Optional[str]: ...
     @property
-    def duplicate_of(self) -> Optional[str]:
-        """duplicate: the id of the first-seen page of matched's cluster."""
+    def duplicate_of(self) -> Optional[str]: ...
     @property
-    def distance(self) -> Optional[int]:
-        """duplicate: the Hamming distance to matched."""
+    def distance(self) -> Optional[int]: ...
     @property
-    def similarity(self) -> Optional[float]:
-        """duplicate: the estimated Jaccard similarity to matched, when both have sketches."""
+    def similarity(self) -> Optional[float]: ...
     @property
-    def method(self) -> Optional[str]:
-        """duplicate: simhash, minhash or both."""
+    def method(self) -> Optional[str]: ...
     @property
-    def reason(self) -> Optional[str]:
-        """skipped: the pipeline's reason code."""
+    def reason(self) -> Optional[str]: ...
     @property
     def candidates(self) -> int: ...
 
 class StoredPage:
-    """A live page of the index."""
-
     @property
     def id(self) -> str: ...
     @property
@@ -140,36 +108,39 @@ class StoredPage:
     @property
     def stored_at_ms(self) -> int: ...
     @property
-    def verdict(self) -> Verdict:
-        """The verdict the page got when it was stored (unique or duplicate)."""
+    def verdict(self) -> Verdict: ...
     @property
-    def cluster(self) -> str:
-        """The id of the first-seen page of its cluster (its own id when unique)."""
+    def cluster(self) -> str: ...
+
+_Page = Union[_Html, Fingerprint]
 
 class Index:
-    """A neardup index opened read-only, beside any process writing to it.
-
-    Queries answer from the snapshot taken when it was opened. Raises FileNotFoundError when
-    there is no index at path, StoreError when it cannot be read.
-    """
-
-    def __init__(self, path: _PathLike) -> None: ...
+    def __init__(
+        self,
+        path: Optional[_PathLike] = None,
+        *,
+        read_only: bool = False,
+        config: Optional[Config] = None,
+        sync: bool = False,
+    ) -> None: ...
+    def insert(self, id: str, page: _Page, content_type: str = "", config: Optional[Config] = None) -> Verdict: ...
+    def query(self, page: _Page, content_type: str = "", config: Optional[Config] = None) -> Verdict: ...
+    def lookup(self, page: _Page, content_type: str = "", config: Optional[Config] = None) -> Verdict: ...
+    def is_duplicate(self, page: _Page, content_type: str = "", config: Optional[Config] = None) -> bool: ...
+    def find(self, id: str) -> Optional[StoredPage]: ...
+    def remove(self, id: str) -> bool: ...
+    def refresh(self) -> None: ...
+    def close(self) -> None: ...
     @property
     def path(self) -> str: ...
-    def lookup(
-        self, page: Union[_Html, Fingerprint], content_type: str = "", config: Optional[Config] = None
-    ) -> Verdict:
-        """The verdict the index would give the page now; nothing is inserted.
-
-        A body is fingerprinted under config (the default config when None); a Fingerprint
-        is used as it is, under its own config unless one of the same scheme is given.
-        dedup.max_distance and dedup.min_similarity of that config decide the verdict.
-        """
-    def find(self, id: str) -> Optional[StoredPage]:
-        """The live page stored under id, if any."""
-    def __len__(self) -> int:
-        """Documents stored (the newest state, not the snapshot)."""
-    def close(self) -> None: ...
+    @property
+    def read_only(self) -> bool: ...
+    @property
+    def in_memory(self) -> bool: ...
+    @property
+    def config(self) -> Config: ...
+    def __contains__(self, id: object) -> bool: ...
+    def __len__(self) -> int: ...
     def __enter__(self) -> Index: ...
     def __exit__(
         self,
@@ -178,24 +149,6 @@ class Index:
         traceback: Optional[TracebackType],
     ) -> None: ...
 
-def fingerprint(html: _Html, content_type: str = "", config: Optional[Config] = None) -> Fingerprint:
-    """Runs the pipeline on one page: decode, main text, features, SimHash and MinHash."""
-
-def extract(html: _Html, content_type: str = "", config: Optional[Config] = None) -> Tuple[str, str]:
-    """The page's title and main text (paragraphs joined by newlines), as `neardup extract`.
-
-    ("", "") when the body cannot be decoded as text (empty, binary), or is larger than the
-    config's input.max_body_bytes (10 MiB by default; fingerprint() skips it as too_large).
-    """
-
-def compare(
-    a: Union[_Html, Fingerprint],
-    b: Union[_Html, Fingerprint],
-    content_type: str = "",
-    config: Optional[Config] = None,
-) -> Comparison:
-    """Whether two pages are near-duplicates by the rule of `neardup compare`.
-
-    Bodies are fingerprinted under config (the default when None); both pages must be of one
-    scheme. dedup.max_distance and dedup.min_similarity of config (else of a's) decide.
-    """
+def fingerprint(html: _Html, content_type: str = "", config: Optional[Config] = None) -> Fingerprint: ...
+def extract(html: _Html, content_type: str = "", config: Optional[Config] = None) -> Tuple[str, str]: ...
+def compare(a: _Page, b: _Page, content_type: str = "", config: Optional[Config] = None) -> Comparison: ...
