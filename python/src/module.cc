@@ -362,10 +362,12 @@ std::function<void(py::args, py::kwargs)> refuse_other_calls(std::string functio
              const py::args& args, const py::kwargs& kwargs) {
     std::string given;
     for (std::size_t i = method ? 1 : 0; i < args.size(); ++i) {
-      given += (given.empty() ? "" : ", ") + type_name(args[i]);
+      if (!given.empty()) given += ", ";
+      given += type_name(args[i]);
     }
     for (const auto& [key, value] : kwargs) {
-      given += (given.empty() ? "" : ", ") + std::string(py::str(key)) + "=" + type_name(value);
+      if (!given.empty()) given += ", ";
+      given += std::string(py::str(key)) + "=" + type_name(value);
     }
     throw py::type_error(function + "() takes (" + parameters + "), not (" + given + ")");
   };
