@@ -7,7 +7,7 @@
 namespace neardup {
 namespace {
 
-std::string article(const std::string& url) {
+std::string article_record(const std::string& url) {
   std::string body = "<html><body><article><p>";
   const char* words[] = {"river",  "harbour", "winter", "market", "lantern", "orchard", "copper",
                          "meadow", "signal",  "quarry", "timber", "velvet",  "garden",  "bridge"};
@@ -36,7 +36,7 @@ struct Fixture {
 
 TEST(Fingerprinted, APageGetsTheSameIndexItemAndOutputAsInOneProcess) {
   Fixture f;
-  const std::string value = article("https://a.example/1");
+  const std::string value = article_record("https://a.example/1");
   FingerprintedRecord decoded;
   ProcessedRecord direct = f.process(value);
   ProcessedRecord carried = f.round_trip(value, &decoded);
@@ -80,7 +80,7 @@ TEST(Fingerprinted, SkippedPagesAndDeadLettersKeepTheirDecision) {
 
 TEST(Fingerprinted, AValueTooLargeForTheTopicIsCarriedAsADeadLetterWithoutIt) {
   Fixture f;
-  const std::string value = article("https://a.example/big");
+  const std::string value = article_record("https://a.example/big");
   auto record = decode_fingerprinted(encode_fingerprinted(
       make_fingerprinted(f.process(value), "pages", 0, 5, 0, value, /*drop_value=*/true)));
   ASSERT_TRUE(record);
@@ -92,7 +92,7 @@ TEST(Fingerprinted, AValueTooLargeForTheTopicIsCarriedAsADeadLetterWithoutIt) {
 
 TEST(Fingerprinted, APageOfAnotherSchemeIsADeadLetterNamingBoth) {
   Fixture f;
-  const std::string value = article("https://a.example/2");
+  const std::string value = article_record("https://a.example/2");
   auto record = decode_fingerprinted(
       encode_fingerprinted(make_fingerprinted(f.process(value), "pages", 0, 1, 0, value)));
   ASSERT_TRUE(record);
@@ -108,7 +108,7 @@ TEST(Fingerprinted, APageOfAnotherSchemeIsADeadLetterNamingBoth) {
 
 TEST(Fingerprinted, DamagedBytesAreRefusedWithTheReason) {
   Fixture f;
-  const std::string value = article("https://a.example/3");
+  const std::string value = article_record("https://a.example/3");
   const std::string bytes =
       encode_fingerprinted(make_fingerprinted(f.process(value), "pages", 0, 1, 0, value));
   EXPECT_EQ(decode_fingerprinted(value).error(), "not a fingerprinted record (no NDFP magic)");
@@ -125,7 +125,7 @@ TEST(Fingerprinted, DamagedBytesAreRefusedWithTheReason) {
 
 TEST(Fingerprinted, ARecordIsCheckedAgainstTheIndexsSchemeAndItsOwnPosition) {
   Fixture f;
-  const std::string value = article("https://a.example/2");
+  const std::string value = article_record("https://a.example/2");
   FingerprintedRecord record = make_fingerprinted(f.process(value), "pages", 3, 1234, 1, value);
   EXPECT_TRUE(check_fingerprinted(record, *f.config, f.scheme, 3));
 
