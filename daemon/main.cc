@@ -152,7 +152,10 @@ int main(int argc, char** argv) {
   using namespace neardup;
   init_logging(LogLevel::kInfo);
 
-  CLI::App app{"neardupd: tags pages from Kafka as unique, duplicate or skipped", "neardupd"};
+  CLI::App app{
+      "neardupd: tags pages from Kafka as unique, duplicate or skipped (SimHash and MinHash "
+      "over the main text)",
+      "neardupd"};
   use_help_formatter(app);
   app.set_version_flag("--version", std::string("neardupd ") + NEARDUP_VERSION);
   app.footer(kFooter);
