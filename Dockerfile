@@ -32,6 +32,7 @@ RUN apt-get update \
       ca-certificates \
       libicu72 libuchardet0 libxml2 libxxhash0 liblmdb0 librdkafka1 librdkafka++1 \
       libyaml-cpp0.7 libsimdjson14 libspdlog1.10 libfmt9 libsystemd0 libmicrohttpd12 libbrotli1 \
+      libprometheus-cpp-core1.0 libprometheus-cpp-pull1.0 \
  && rm -rf /var/lib/apt/lists/*
 RUN groupadd --system neardup \
  && useradd --system --gid neardup --home-dir /var/lib/neardup --shell /usr/sbin/nologin neardup \
