@@ -12,9 +12,10 @@
 # 0.0.0.0 to be reachable from outside the container.
 
 FROM debian:12 AS build
-COPY scripts/install-deps.sh /tmp/install-deps.sh
-RUN /tmp/install-deps.sh && rm -rf /var/lib/apt/lists/*
 WORKDIR /src
+# Run from the source tree: the tests' Python environment goes to /src/.venv, where CMake finds it.
+COPY scripts/install-deps.sh scripts/install-deps.sh
+RUN bash scripts/install-deps.sh && rm -rf /var/lib/apt/lists/*
 COPY . .
 # The image is only built if every test passes.
 RUN cmake -S . -B /build -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_INSTALL_PREFIX=/usr \

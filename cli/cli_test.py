@@ -11,6 +11,7 @@ import pty
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 NEARDUP = None
@@ -47,6 +48,37 @@ def run_on_terminal(*args):
 
 def lines(data):
     return [json.loads(line) for line in data.decode("utf-8").splitlines() if line.strip()]
+
+
+def free_port():
+    """A loopback port nothing listens on."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class DevelopmentBroker:
+    """`neardup broker` with the given topics, for as long as the `with` block."""
+
+    def __init__(self, directory, *topics):
+        self.file = os.path.join(directory, "bootstrap")
+        self.process = subprocess.Popen(
+            [NEARDUP, "broker", "--bootstrap-file", self.file,
+             *[arg for topic in topics for arg in ("--topic", topic)]],
+            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+
+    def __enter__(self):
+        for _ in range(100):
+            if os.path.exists(self.file) and os.path.getsize(self.file) > 0:
+                with open(self.file) as f:
+                    return f.read().strip()
+            time.sleep(0.1)
+        raise AssertionError("neardup broker wrote no bootstrap file")
+
+    def __exit__(self, *exc):
+        self.process.terminate()
+        self.process.wait(timeout=30)
 
 
 class CommandLine(unittest.TestCase):
@@ -376,16 +408,39 @@ class CommandLine(unittest.TestCase):
         # Reading the file whole would add its 15 MiB to the process's baseline.
         self.assertLess(big_kib, base_kib + 8 * 1024, f"baseline {base_kib} KiB")
 
-    def test_produce_to_an_unreachable_broker_fails_instead_of_hanging(self):
-        import socket
-        with socket.socket() as s:  # a port nothing listens on
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
+    def test_kafka_tools_give_up_on_an_unreachable_broker_in_one_line(self):
+        port = free_port()
         page = self.write("p.jsonl", b'{"url": "https://a.example/1", "body": "x"}\n')
-        proc = run("produce", "--bootstrap", f"127.0.0.1:{port}", "--topic", "pages", "--in", page,
-                   "--property", "message.timeout.ms=2000")
-        self.assertEqual(proc.returncode, 3, proc.stderr)
-        self.assertIn(b"delivered=0 failed=1", proc.stderr)
+        for command in (["produce", "--topic", "pages", "--in", page],
+                        ["consume", "--topic", "pages", "--count", "1"], ["topics"]):
+            start = time.monotonic()
+            proc = run(command[0], "--bootstrap", f"127.0.0.1:{port}", "--connect-timeout", "2",
+                       *command[1:])
+            self.assertEqual(proc.returncode, 3, proc.stderr)
+            self.assertLess(time.monotonic() - start, 10, command[0])
+            err = proc.stderr.decode()
+            self.assertEqual(err.splitlines(), [
+                f"neardup {command[0]}: no broker answered at 127.0.0.1:{port} within 2 s "
+                f"(Connect to ipv4#127.0.0.1:{port} failed: Connection refused)"], err)
+
+    def test_kafka_tools_refuse_a_topic_the_cluster_lacks_and_name_what_it_has(self):
+        page = self.write("p.jsonl", b'{"url": "https://a.example/1", "body": "x"}\n')
+        with DevelopmentBroker(self.dir, "pages:1", "pages-tagged:1") as bootstrap:
+            for command in (["produce", "--in", page], ["consume", "--count", "1"]):
+                proc = run(command[0], "--bootstrap", bootstrap, "--topic", "pages-taged",
+                           *command[1:])
+                self.assertEqual(proc.returncode, 2, proc.stderr)
+                self.assertIn(f"neardup {command[0]}: topics missing on the cluster at {bootstrap}: "
+                              "pages-taged (it has pages, pages-tagged;".encode(), proc.stderr)
+            produced = run("produce", "--bootstrap", bootstrap, "--topic", "pages", "--in", page,
+                           check=0)
+            self.assertIn(b"produced=1 delivered=1 failed=0", produced.stderr)
+            # Fewer records than --count: exit 1, and the last line says so.
+            proc = run("consume", "--bootstrap", bootstrap, "--topic", "pages", "--count", "2",
+                       "--timeout", "1", check=1)
+            self.assertEqual(len(lines(proc.stdout)), 1)
+            self.assertIn(b"records=1 of --count 2: none came for 1 s (--timeout); exit 1",
+                          proc.stderr)
 
     def test_a_store_on_a_full_file_system_is_refused_with_the_space_left(self):
         # An 8 MiB tmpfs: less than a writer needs; LMDB would die of SIGBUS opening it.
@@ -488,18 +543,14 @@ class CommandLine(unittest.TestCase):
         self.assertEqual([a.get("error") for a in answers], [None, "record_too_large", None])
 
     def test_produce_refuses_a_line_over_max_record_bytes_and_goes_on(self):
-        import socket
-        with socket.socket() as s:  # a port nothing listens on
-            s.bind(("127.0.0.1", 0))
-            port = s.getsockname()[1]
         page = json.dumps({"url": "https://a.example/1", "body": "x"})
         bomb = self.gzip_with_a_long_line("bomb.jsonl.gz", page, 65, page)
-        proc = run("produce", "--bootstrap", f"127.0.0.1:{port}", "--topic", "pages", "--in", bomb,
-                   "--property", "message.timeout.ms=2000")
+        with DevelopmentBroker(self.dir, "pages:1") as bootstrap:
+            proc = run("produce", "--bootstrap", bootstrap, "--topic", "pages", "--in", bomb)
         self.assertEqual(proc.returncode, 3, proc.stderr)
         self.assertIn(b"record 2 (line 2): record_too_large: 68157440 bytes > "
                       b"input.max_record_bytes 67108864", proc.stderr)
-        self.assertIn(b"delivered=0 failed=3", proc.stderr)
+        self.assertIn(b"delivered=2 failed=1", proc.stderr)
 
     def test_dedup_survives_a_record_nested_100000_levels_deep(self):
         deep = '{"url":"u","body":"<p>x</p>","x":' + "[" * 100000 + "]" * 100000 + "}"
@@ -546,6 +597,53 @@ class CommandLine(unittest.TestCase):
         proc = run("dedup", "--store", store, stdin=mixed, check=0)
         self.assertEqual(len(lines(proc.stdout)), 1)
         self.assertIn(b"35 bad", proc.stderr)
+
+    def test_dedup_stops_when_no_first_page_has_a_body_and_names_the_field_to_set(self):
+        page = {"url": "https://a.example/1", "html": "<!DOCTYPE html><html><p>alpha</p></html>"}
+        path = self.write("html.jsonl", (json.dumps(page) + "\n").encode() * 20)
+        proc = run("dedup", "--store", os.path.join(self.dir, "index"), "--in", path, check=2)
+        self.assertEqual(proc.stdout, b"")
+        self.assertIn(f"none of the first 16 pages of {path} has a body (line 1: skipped: "
+                      'empty_body); the input looks like JSON objects with the fields html, url but '
+                      'no "body" or "body_base64" (html looks like HTML: set input.fields.body: '
+                      "html in --config). Nothing was written.", proc.stderr.decode())
+        config = self.write("html.yaml", b"input:\n  fields:\n    body: html\n")
+        proc = run("dedup", "--store", os.path.join(self.dir, "index"), "--config", config,
+                   "--in", path, check=0)
+        self.assertEqual(len(lines(proc.stdout)), 20)
+        # A body that is there but empty is a page skipped for it, not a misnamed field.
+        empty = self.write("empty.jsonl", b'{"url": "https://a.example/1", "body": ""}\n' * 20)
+        run("dedup", "--store", os.path.join(self.dir, "index2"), "--in", empty, check=0)
+
+    def test_dedup_draws_progress_on_a_terminal_and_leaves_a_clean_summary(self):
+        crawl = os.path.join(SOURCE, "samples", "crawl.jsonl.gz")
+        leader, follower = pty.openpty()
+        proc = subprocess.Popen([NEARDUP, "dedup", "--store", os.path.join(self.dir, "index"),
+                                 "--in", crawl, "--out", os.devnull], stderr=follower)
+        os.close(follower)
+        seen = b""
+        while True:
+            try:
+                chunk = os.read(leader, 65536)
+            except OSError:  # the terminal closed with the process
+                break
+            if not chunk:
+                break
+            seen += chunk
+        self.assertEqual(proc.wait(timeout=60), 0)
+        os.close(leader)
+        text = seen.decode()
+        self.assertRegex(text, r"\r\d+%  \d+ pages  \d+ unique")  # a share of the input read
+        summary = text.replace("\r\x1b[K", "\n").replace("\r\n", "\n").splitlines()[-1]
+        self.assertRegex(summary, r"^summary: 244 pages  \d+ unique  \d+ duplicate  \d+ skipped  "
+                                  r"0 bad  \d+ pages/s$")
+        # Not a terminal: no progress unless asked, and no stray carriage return.
+        plain = run("dedup", "--store", os.path.join(self.dir, "index2"), "--in", crawl, check=0)
+        self.assertNotIn(b"\r", plain.stderr)
+        self.assertTrue(plain.stderr.startswith(b"summary: 244 pages"), plain.stderr)
+        asked = run("dedup", "--progress", "--store", os.path.join(self.dir, "index3"),
+                    "--in", crawl, check=0)
+        self.assertRegex(asked.stderr.decode(), r"^neardup dedup: \d+%  \d+ pages")
 
     def test_dedup_help_documents_the_durability_choice(self):
         text = run("dedup", "--help", check=0).stdout.decode()

@@ -11,6 +11,9 @@
 #include <iterator>
 #include <sstream>
 
+#include "common/exit_codes.h"
+#include "kafka/admin.h"
+
 namespace neardup::cli {
 
 std::expected<Config, std::string> load_config_or_defaults(const std::string& path) {
@@ -24,20 +27,75 @@ void add_config_option(CLI::App* command, std::string& path) {
       ->default_str("built-in defaults");
 }
 
+void KafkaToolEvents::event_cb(RdKafka::Event& event) {
+  // "1/1 brokers are down" says less than the connection error before it.
+  if (event.type() != RdKafka::Event::EVENT_ERROR ||
+      event.err() == RdKafka::ERR__ALL_BROKERS_DOWN) {
+    return;
+  }
+  std::string text = event.str();
+  // "127.0.0.1:9/bootstrap: Connect to ... (after 0ms in state CONNECT)": the broker is named
+  // by the tool's own line, the state is librdkafka's.
+  if (const auto colon = text.find("/bootstrap: "); colon != std::string::npos) {
+    text.erase(0, colon + 12);
+  }
+  if (const auto after = text.find(" (after "); after != std::string::npos) text.erase(after);
+  MutexLock lock(mutex_);
+  last_error_ = std::move(text);
+}
+
+std::string KafkaToolEvents::last_error() const {
+  MutexLock lock(mutex_);
+  return last_error_;
+}
+
 std::expected<std::unique_ptr<RdKafka::Conf>, std::string> kafka_tool_conf(
-    kafka::Properties own, const std::vector<std::string>& properties) {
+    kafka::Properties own, const std::vector<std::string>& properties, KafkaToolEvents& events) {
   auto extra = kafka::parse_properties(properties);
   if (!extra) return std::unexpected(extra.error());
   own.insert(own.end(), extra->begin(), extra->end());
-  return kafka::make_conf(own);
+  auto conf = kafka::make_conf(own);
+  if (!conf) return conf;
+  if (auto set = kafka::set_callback(**conf, "event_cb", &events); !set) {
+    return std::unexpected(set.error());
+  }
+  return conf;
+}
+
+void add_connect_timeout_option(CLI::App* command, double& seconds) {
+  command
+      ->add_option("--connect-timeout", seconds,
+                   "give up (exit 3) when no broker has answered within this many seconds")
+      ->option_text("SECONDS")
+      ->check(CLI::PositiveNumber);
 }
 
 void add_kafka_target_options(CLI::App* command, std::string& bootstrap, std::string& topic,
-                              const std::string& topic_help) {
+                              const std::string& topic_help, double& connect_seconds) {
   command->add_option("--bootstrap", bootstrap, "Kafka bootstrap.servers")
       ->required()
       ->option_text("HOST:PORT,...");
   command->add_option("--topic", topic, topic_help)->required()->option_text("TOPIC");
+  add_connect_timeout_option(command, connect_seconds);
+}
+
+std::optional<int> check_kafka_cluster(std::string_view command, RdKafka::Handle& handle,
+                                       const KafkaToolEvents& events, const std::string& bootstrap,
+                                       const std::vector<std::string>& topics, double seconds) {
+  auto present = kafka::require_topics(handle, topics, bootstrap, static_cast<int>(seconds * 1000));
+  if (present) return std::nullopt;
+  if (!present.error().unreachable) {
+    std::cerr << "neardup " << command << ": " << present.error().message << "\n";
+    return kExitUsage;
+  }
+  handle.poll(0);  // serves the errors librdkafka queued meanwhile (event_cb)
+  const std::string last_error = events.last_error();
+  char within[32];
+  std::snprintf(within, sizeof within, "%g", seconds);
+  std::cerr << "neardup " << command << ": no broker answered at " << bootstrap << " within "
+            << within << " s (" << (last_error.empty() ? present.error().message : last_error)
+            << ")\n";
+  return kExitFailure;
 }
 
 std::expected<std::string, std::string> read_file(const std::string& path,

@@ -7,10 +7,12 @@
 #include <limits>
 #include <memory>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "common/mutex.h"
 #include "config/config.h"
 #include "kafka/client.h"
 #include "store/index.h"
@@ -23,16 +25,47 @@ std::expected<Config, std::string> load_config_or_defaults(const std::string& pa
 // Adds --config FILE to a command that fingerprints pages.
 void add_config_option(CLI::App* command, std::string& path);
 
-// A Kafka tool's client configuration (consume, produce, topics): `own`, the tool's own
-// properties with bootstrap.servers, then the --property NAME=VALUE ones (a later one overrides
-// an earlier one). The error, a usage error, names the bad --property or the property
-// librdkafka refused.
-std::expected<std::unique_ptr<RdKafka::Conf>, std::string> kafka_tool_conf(
-    kafka::Properties own, const std::vector<std::string>& properties);
+// librdkafka's events for a Kafka tool (consume, produce, topics): its log lines are kept off
+// stderr, where the tool says in one line of its own what went wrong, and the last error is
+// kept for that line ("Connect to ipv4#127.0.0.1:9 failed: Connection refused"). Any thread.
+class KafkaToolEvents : public RdKafka::EventCb {
+ public:
+  void event_cb(RdKafka::Event& event) override;
+  std::string last_error() const;
 
-// Adds --bootstrap HOST:PORT,... and --topic TOPIC (both required) to a Kafka tool.
+ private:
+  mutable Mutex mutex_;
+  std::string last_error_ GUARDED_BY(mutex_);
+};
+
+// A Kafka tool's client configuration: `own`, the tool's own properties with bootstrap.servers,
+// then the --property NAME=VALUE ones (a later one overrides an earlier one), with `events` as
+// its event callback (which must outlive the client). The error, a usage error, names the bad
+// --property or the property librdkafka refused.
+std::expected<std::unique_ptr<RdKafka::Conf>, std::string> kafka_tool_conf(
+    kafka::Properties own, const std::vector<std::string>& properties, KafkaToolEvents& events);
+
+// How long a Kafka tool waits for a broker to answer before it gives up (--connect-timeout).
+inline constexpr double kConnectSeconds = 5;
+
+// Adds --connect-timeout SECONDS (default kConnectSeconds) to a Kafka tool.
+void add_connect_timeout_option(CLI::App* command, double& seconds);
+
+// Adds --bootstrap HOST:PORT,... and --topic TOPIC (both required), and --connect-timeout, to a
+// Kafka tool.
 void add_kafka_target_options(CLI::App* command, std::string& bootstrap, std::string& topic,
-                              const std::string& topic_help);
+                              const std::string& topic_help, double& connect_seconds);
+
+// Before a Kafka tool starts work: that a broker at `bootstrap` answers within `seconds` and
+// that every one of `topics` exists there (one metadata request for all topics, which never
+// makes a broker create one). Else says why on stderr, prefixed "neardup COMMAND: ", and returns
+// the exit code to stop with: 3 when no broker answered ("no broker answered at
+// 127.0.0.1:9092 within 5 s (Connect to ipv4#127.0.0.1:9092 failed: Connection refused)"),
+// 2 when a topic is missing (the command line names something that is not there, as a missing
+// input file).
+std::optional<int> check_kafka_cluster(std::string_view command, RdKafka::Handle& handle,
+                                       const KafkaToolEvents& events, const std::string& bootstrap,
+                                       const std::vector<std::string>& topics, double seconds);
 
 // Reads a file ("-" reads stdin), or its first max_bytes + 1 bytes when it is larger: enough for
 // the pipeline to see it is over input.max_body_bytes (too_large) without holding all of it.

@@ -1,6 +1,7 @@
 // neardup consume: Kafka records -> JSONL. Reads every partition of a topic (no group
 // membership, nothing committed) and stops after --count records or --timeout seconds without
-// a new one.
+// a new one: exit 1 when that was before --count records. A broker must answer within
+// --connect-timeout (else exit 3) and the topic must exist (else exit 2).
 #include <chrono>
 #include <fstream>
 #include <iostream>
@@ -38,11 +39,13 @@ void register_consume(CLI::App& root, CommandRegistry& registry) {
     bool from_end = false;
     bool with_meta = false;
     std::vector<std::string> properties;
+    double connect_seconds = kConnectSeconds;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand("consume", "Consume Kafka records as JSONL");
   add_kafka_target_options(sub, options->bootstrap, options->topic,
-                           "topic to read (every partition)");
+                           "topic to read (every partition; it must exist)",
+                           options->connect_seconds);
   sub->add_option("--count", options->count, "stop after this many records (0: no limit)")
       ->option_text("N");
   sub->add_option("--timeout", options->timeout_s,
@@ -56,10 +59,16 @@ void register_consume(CLI::App& root, CommandRegistry& registry) {
   sub->add_option("--property", options->properties,
                   "extra librdkafka consumer property")
       ->option_text("NAME=VALUE");
+  sub->footer(
+      "Exit 0 after --count records (or, without --count, once --timeout passes without one);\n"
+      "1 when --timeout passed before --count records arrived (the records read are written,\n"
+      "the last line says how many of how many); 2 when the topic does not exist; 3 when no\n"
+      "broker answered within --connect-timeout.");
   set_examples(sub, {"neardup consume --bootstrap 127.0.0.1:9092 --topic pages-tagged --count 10",
                      "neardup consume --bootstrap $(cat bootstrap.txt) --topic pages-dead "
                      "--with-meta --timeout 2"});
   registry.add(sub, [options]() {
+    KafkaToolEvents events;
     auto conf = kafka_tool_conf(
         {
             {"bootstrap.servers", options->bootstrap},
@@ -69,7 +78,7 @@ void register_consume(CLI::App& root, CommandRegistry& registry) {
             {"enable.auto.commit", "false"},
             {"enable.auto.offset.store", "false"},
         },
-        options->properties);
+        options->properties, events);
     if (!conf) {
       std::cerr << "neardup consume: " << conf.error() << "\n";
       return kExitUsage;
@@ -78,6 +87,10 @@ void register_consume(CLI::App& root, CommandRegistry& registry) {
     if (!consumer) {
       std::cerr << "neardup consume: " << consumer.error() << "\n";
       return kExitFailure;
+    }
+    if (auto stop = check_kafka_cluster("consume", **consumer, events, options->bootstrap,
+                                        {options->topic}, options->connect_seconds)) {
+      return *stop;
     }
     auto partitions = kafka::topic_partitions(**consumer, options->topic, 10000);
     if (!partitions) {
@@ -139,8 +152,15 @@ void register_consume(CLI::App& root, CommandRegistry& registry) {
     }
     out.flush();
     (*consumer)->close();
-    std::cerr << "neardup consume: records=" << received << "\n";
-    bool short_count = options->count != 0 && received < options->count;
+    const bool short_count = options->count != 0 && received < options->count;
+    std::cerr << "neardup consume: records=" << received;
+    if (short_count) {
+      char idle[32];
+      std::snprintf(idle, sizeof idle, "%g", options->timeout_s);
+      std::cerr << " of --count " << options->count << ": none came for " << idle
+                << " s (--timeout); exit 1";
+    }
+    std::cerr << "\n";
     return short_count ? kExitNo : kExitOk;
   });
 }

@@ -7,9 +7,7 @@
 // Offline defaults: gzip input is read as such (by its magic bytes); an input none of whose
 // first kProbeLines lines is a page stops the run (exit 2) with what the input looks like; the
 // index is not fsynced per batch unless --sync (an interrupted batch is simply run again).
-#include <unistd.h>
-
-#include <chrono>
+#include <algorithm>
 #include <cstdio>
 #include <deque>
 #include <iostream>
@@ -20,6 +18,7 @@
 #include "cli/commands.h"
 #include "cli/gather_writer.h"
 #include "cli/line_reader.h"
+#include "cli/progress.h"
 #include "cli/record_input.h"
 #include "common/help.h"
 #include "common/parallel.h"
@@ -71,13 +70,12 @@ struct Line {
   std::string_view bytes() const { return record.page ? record.page->record : text; }
 };
 
-void print_progress(const DedupCounts& counts, double seconds, bool final_line) {
-  std::fprintf(
-      stderr, "\r%llu pages  %llu unique  %llu duplicate  %llu skipped  %llu bad  %.0f pages/s%s",
-      static_cast<unsigned long long>(counts.pages), static_cast<unsigned long long>(counts.unique),
-      static_cast<unsigned long long>(counts.duplicate),
-      static_cast<unsigned long long>(counts.skipped), static_cast<unsigned long long>(counts.bad),
-      seconds > 0 ? counts.pages / seconds : 0.0, final_line ? "\n" : "");
+// "244 pages  140 unique  99 duplicate  5 skipped  0 bad": the progress line's and the
+// summary's counts.
+std::string counts_text(const DedupCounts& counts) {
+  return std::to_string(counts.pages) + " pages  " + std::to_string(counts.unique) + " unique  " +
+         std::to_string(counts.duplicate) + " duplicate  " + std::to_string(counts.skipped) +
+         " skipped  " + std::to_string(counts.bad) + " bad";
 }
 
 }  // namespace
@@ -87,6 +85,7 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     std::string store, config_path, in = "-", out = "-", dead_letter;
     std::vector<std::string> warc;
     bool sync = false;
+    ProgressMode progress = ProgressMode::kAuto;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand(
@@ -102,11 +101,13 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
   sub->add_option("--dead-letter", options->dead_letter, "write unreadable lines here")
       ->option_text("FILE");
   sub->add_flag("--sync", options->sync, kSyncHelp);
+  add_progress_options(sub, options->progress);
   sub->footer(
       "Pages are read in order and written in the same order, one tagged line per page; lines\n"
       "that are not pages are reported on stderr by number (and written to --dead-letter).\n"
-      "The run stops (exit 2) if none of the first 16 lines is a page, naming what the input\n"
-      "looks like. Exit 0 also when some lines were bad: the summary line counts them.\n"
+      "The run stops (exit 2) if none of the first 16 lines is a page, or none of those pages\n"
+      "has a body field, naming what the input looks like and what to set. Exit 0 also when\n"
+      "some lines were bad: the summary line counts them.\n"
       "With --warc, each HTTP 200 HTML response record is one page (docs/cli.md, \"WARC input\");\n"
       "the other records are counted on a \"warc:\" line, damaged ones reported with their "
       "offset.");
@@ -151,11 +152,7 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     }
 
     const std::string scheme = scheme_id(*config);
-    const bool progress = isatty(STDERR_FILENO);
-    const auto start = std::chrono::steady_clock::now();
-    auto elapsed = [&] {
-      return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    };
+    Progress progress(options->progress, "neardup dedup", in.size(), "pages");
     DedupCounts counts;
     const std::size_t chunk_size = std::max<std::size_t>(
         1, options->sync ? config->pipeline.batch_size
@@ -230,23 +227,41 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
       }
     };
 
-    // The first lines read: is any of them a page at all? Else the run stops, naming what the
-    // input looks like.
-    auto probe_first_lines = [&](std::span<const Line> lines) {
-      const std::size_t probe = std::min(kProbeLines, lines.size());
-      if (std::any_of(lines.begin(), lines.begin() + probe,
-                      [](const Line& line) { return line.record.page.has_value(); })) {
-        return true;
-      }
-      std::cerr << "neardup dedup: none of the first " << probe << " lines of "
-                << (options->in == "-" ? "stdin" : options->in) << " is a page (" << lines[0].where
-                << ": " << lines[0].record.page.error().code << ": "
-                << lines[0].record.page.error().detail << "); the input looks like "
-                << describe_input(in.lines()->head(), lines[0].bytes(), config->input.fields.url)
-                << ". Nothing was written.\n";
+    // The first lines read: is any of them a page at all, and has any of those pages a body
+    // field? Else the run stops, naming what the input looks like and what to set.
+    const std::string input_name = options->in == "-" ? "stdin" : options->in;
+    auto stop_as_not_pages = [&](std::size_t count, std::string_view noun,
+                                 std::string_view predicate, const Line& first,
+                                 std::string_view why, std::string_view looks_like) {
+      std::cerr << "neardup dedup: none of the first " << count << " " << noun << " of "
+                << input_name << " " << predicate << " (" << first.where << ": " << why
+                << "); the input looks like " << looks_like << ". Nothing was written.\n";
       exit_code = kExitUsage;
       not_pages = true;
       return false;
+    };
+    auto probe_first_lines = [&](std::span<const Line> lines) {
+      const auto probed = lines.first(std::min(kProbeLines, lines.size()));
+      auto is_page = [](const Line& line) { return line.record.page.has_value(); };
+      const auto first_page = std::ranges::find_if(probed, is_page);
+      if (first_page == probed.end()) {
+        const RecordError& error = lines[0].record.page.error();
+        return stop_as_not_pages(
+            probed.size(), "lines", "is a page", lines[0], error.code + ": " + error.detail,
+            describe_input(in.lines()->head(), lines[0].bytes(), config->input.fields.url));
+      }
+      // Pages skipped as empty_body one and all, for want of the body field: misnamed.
+      const bool all_empty = std::ranges::all_of(probed, [&](const Line& line) {
+        return !is_page(line) ||
+               (line.record.result.skip && line.record.result.skip->reason == "empty_body");
+      });
+      if (!all_empty) return true;
+      auto missing = describe_missing_body(first_page->bytes(), config->input.fields.body,
+                                           config->input.fields.body_base64);
+      if (!missing) return true;
+      const auto pages = static_cast<std::size_t>(std::ranges::count_if(probed, is_page));
+      return stop_as_not_pages(pages, pages == 1 ? "page" : "pages", "has a body", *first_page,
+                               "skipped: empty_body", *missing);
     };
 
     // Fingerprinted lines through the index in one transaction, in order, then out. False when
@@ -273,6 +288,7 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
         const Outcome& outcome = outcomes.emplace_back(render_outcome(line.record, (*verdicts)[i]));
         if (outcome.dead_letter) {
           ++counts.bad;
+          progress.clear();
           std::cerr << "neardup dedup: " << line.where << ": " << outcome.error.code << ": "
                     << outcome.error.detail << "\n";
           if (dead && line.over_long == 0) {  // a line too long to be held is not written
@@ -300,7 +316,8 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
         exit_code = kExitFailure;
         return false;
       }
-      if (progress) print_progress(counts, elapsed(), false);
+      progress.update(in.position(), counts.pages + counts.bad,
+                      [&] { return counts_text(counts); });
       return true;
     };
 
@@ -330,11 +347,12 @@ void register_dedup(CLI::App& root, CommandRegistry& registry) {
     }
     out->reset();
     if (dead) std::fclose(dead);
+    progress.clear();
     if (not_pages) return exit_code;
-    if (progress) std::fputc('\n', stderr);
     std::fputs(in.summary().c_str(), stderr);
-    std::fprintf(stderr, "summary: ");
-    print_progress(counts, elapsed(), true);
+    const double seconds = progress.elapsed();
+    std::fprintf(stderr, "summary: %s  %.0f pages/s\n", counts_text(counts).c_str(),
+                 seconds > 0 ? static_cast<double>(counts.pages) / seconds : 0.0);
     return exit_code;
   });
 }

@@ -53,6 +53,7 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
     std::string store, jsonl;
     InputFilesOptions files;
     OutputOptions output;
+    ProgressMode progress = ProgressMode::kAuto;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand(
@@ -67,6 +68,7 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
   sub->add_option("--jsonl", options->jsonl, "JSONL pages (gzip or plain; - for stdin) instead of files")
       ->option_text("FILE");
   add_output_options(sub, options->output);
+  add_progress_options(sub, options->progress);
   sub->footer(
       "One line per page: what it would be tagged (unique, duplicate of what, found by which\n"
       "signature, or skipped), as text or as JSON {\"file\" (or \"id\", \"url\"),\n"
@@ -126,7 +128,8 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
     const auto shared = std::make_shared<const Config>(*config);
     const std::string scheme = scheme_id(*config);
     warn_unknown_scheme(*index, scheme);
-    Progress progress("pages", input_size(options->jsonl));
+    Progress progress(for_streamed_results(options->progress), "neardup lookup", (*reader)->size(),
+                      "pages");
     std::string line;
     std::uint64_t lines = 0;
     while (exit_code == kExitOk && (*reader)->next(line)) {
@@ -135,7 +138,7 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
       ProcessedRecord record = over_long > 0 ? process_unheld_record(over_long, shared, scheme)
                                              : process_record(line, shared, scheme);
       auto found = answer(record);
-      progress.update((*reader)->input_offset(), lines);
+      progress.update((*reader)->position(), lines, [&] { return grouped(lines) + " pages"; });
       if (!found) continue;
       const nlohmann::json json = lookup_json(record, *found);
       if (format == OutputFormat::kJson) {
@@ -146,7 +149,7 @@ void register_lookup(CLI::App& root, CommandRegistry& registry) {
         print_text(lookup_text(record.page->id, json["neardup"]));
       }
     }
-    progress.finish();
+    progress.clear();
     if (!(*reader)->error().empty()) {
       std::cerr << "neardup lookup: " << (*reader)->error() << "\n";
       return kExitFailure;
@@ -205,6 +208,7 @@ void register_clusters(CLI::App& root, CommandRegistry& registry) {
     std::string store, scheme;
     std::size_t min_size = 2;
     std::size_t max_members = kDefaultMaxMembers;
+    ProgressMode progress = ProgressMode::kAuto;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand(
@@ -215,6 +219,7 @@ void register_clusters(CLI::App& root, CommandRegistry& registry) {
       ->option_text("N");
   sub->add_option("--scheme", options->scheme, "only this scheme's clusters")->option_text("S");
   add_max_members_option(sub, options->max_members);
+  add_progress_options(sub, options->progress);
   sub->footer(
       "Lines {\"root\", \"scheme\", \"size\", \"members\": [{\"id\", \"first_seen\"}]}\n"
       "in order of their first pages, streamed in bounded memory; progress (on a terminal) and\n"
@@ -226,16 +231,19 @@ void register_clusters(CLI::App& root, CommandRegistry& registry) {
     if (!index) return kExitFailure;
     std::uint64_t clusters = 0, pages = 0;
     // Clusters come in order of their first pages' document numbers: how far the walk is.
-    Progress progress("clusters", index->stats().last_doc);
+    Progress progress(for_streamed_results(options->progress), "neardup clusters",
+                      index->stats().last_doc, "clusters");
     auto walked = index->for_each_cluster(options->min_size, options->scheme,
                                           [&](const Cluster& cluster) {
                                             ++clusters;
                                             pages += cluster.members.size();
                                             print_json_line(cluster_json(cluster, options->max_members));
-                                            progress.update(cluster.root_doc, clusters);
+                                            progress.update(cluster.root_doc, clusters, [&] {
+                                              return grouped(clusters) + " clusters";
+                                            });
                                             return true;
                                           });
-    progress.finish();
+    progress.clear();
     if (!walked) {
       std::cerr << "neardup clusters: " << walked.error().message << "\n";
       return kExitFailure;

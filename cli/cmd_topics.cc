@@ -16,6 +16,7 @@ void register_topics(CLI::App& root, CommandRegistry& registry) {
     int replication_factor = 1;
     bool if_not_exists = false;
     double timeout_s = 30;
+    double connect_seconds = kConnectSeconds;
     std::vector<std::string> properties;
   };
   auto options = std::make_shared<Options>();
@@ -30,7 +31,10 @@ void register_topics(CLI::App& root, CommandRegistry& registry) {
       ->check(CLI::PositiveNumber);
   sub->add_flag("--if-not-exists", options->if_not_exists,
                 "a topic that exists already is not an error");
-  sub->add_option("--timeout", options->timeout_s, "seconds to wait for the cluster");
+  sub->add_option("--timeout", options->timeout_s,
+                  "seconds to wait for the cluster to create the topics or list them")
+      ->option_text("SECONDS");
+  add_connect_timeout_option(sub, options->connect_seconds);
   sub->add_option("--property", options->properties,
                   "extra librdkafka property NAME=VALUE (repeatable), e.g. security.protocol");
   registry.add(sub, [options]() {
@@ -44,7 +48,9 @@ void register_topics(CLI::App& root, CommandRegistry& registry) {
       spec->replication_factor = options->replication_factor;
       topics.push_back(std::move(*spec));
     }
-    auto conf = kafka_tool_conf({{"bootstrap.servers", options->bootstrap}}, options->properties);
+    KafkaToolEvents events;
+    auto conf =
+        kafka_tool_conf({{"bootstrap.servers", options->bootstrap}}, options->properties, events);
     if (!conf) {
       std::cerr << "neardup topics: " << conf.error() << "\n";
       return kExitUsage;
@@ -53,6 +59,10 @@ void register_topics(CLI::App& root, CommandRegistry& registry) {
     if (!client) {
       std::cerr << "neardup topics: " << client.error() << "\n";
       return kExitFailure;
+    }
+    if (auto stop = check_kafka_cluster("topics", **client, events, options->bootstrap, {},
+                                        options->connect_seconds)) {
+      return *stop;
     }
     const int timeout_ms = static_cast<int>(options->timeout_s * 1000);
     if (!topics.empty()) {

@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cctype>
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
@@ -30,6 +31,40 @@ bool looks_binary(std::string_view data) {
   return !data.empty() && odd * 20 > data.size();
 }
 
+// "fields a, b, c" of an object, the list cut after about 60 characters.
+std::string field_names(const nlohmann::json& object) {
+  std::string fields;
+  for (const auto& [key, value] : object.items()) {
+    if (fields.size() > 60) {
+      fields += ", ...";
+      break;
+    }
+    fields += (fields.empty() ? "" : ", ") + key;
+  }
+  return fields;
+}
+
+// Markup a page body starts with or holds early on, in any case.
+bool looks_like_html(std::string_view text) {
+  const std::size_t start = text.find_first_not_of(" \t\r\n");
+  if (start == std::string_view::npos || text[start] != '<') return false;
+  std::string head(text.substr(start, 512));
+  for (char& c : head) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  for (std::string_view tag :
+       {"<!doctype", "<html", "<head", "<body", "<p", "<div", "<meta", "<title", "<!--", "<?xml"}) {
+    if (head.find(tag) != std::string::npos) return true;
+  }
+  return false;
+}
+
+// Long enough and of base64's alphabet only: a body_base64 under another name.
+bool looks_like_base64(std::string_view text) {
+  return text.size() >= 64 &&
+         text.find_first_not_of(
+             "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/=") ==
+             std::string_view::npos;
+}
+
 }  // namespace
 
 std::expected<std::unique_ptr<LineReader>, std::string> LineReader::open(
@@ -37,10 +72,13 @@ std::expected<std::unique_ptr<LineReader>, std::string> LineReader::open(
   int fd = path == "-" ? ::dup(STDIN_FILENO) : ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
   if (fd < 0) return std::unexpected(path + ": cannot open for reading: " + std::strerror(errno));
   struct stat st {};
-  if (::fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
+  const bool known = ::fstat(fd, &st) == 0;
+  if (known && S_ISDIR(st.st_mode)) {
     ::close(fd);
     return std::unexpected(path + ": is a directory (give a file of JSON lines)");
   }
+  std::optional<std::uint64_t> size;
+  if (known && S_ISREG(st.st_mode)) size = static_cast<std::uint64_t>(st.st_size);
   gzFile file = ::gzdopen(fd, "rb");
   if (!file) {
     ::close(fd);
@@ -48,14 +86,14 @@ std::expected<std::unique_ptr<LineReader>, std::string> LineReader::open(
   }
   ::gzbuffer(file, 1 << 17);
   return std::unique_ptr<LineReader>(
-      new LineReader(file, path == "-" ? "stdin" : path, max_line_bytes));
+      new LineReader(file, path == "-" ? "stdin" : path, max_line_bytes, size));
 }
 
 LineReader::~LineReader() { ::gzclose(file_); }
 
 bool LineReader::gzipped() const { return ::gzdirect(file_) == 0; }
 
-std::uint64_t LineReader::input_offset() const {
+std::uint64_t LineReader::position() const {
   const z_off_t offset = ::gzoffset(file_);
   return offset > 0 ? static_cast<std::uint64_t>(offset) : 0;
 }
@@ -175,14 +213,7 @@ std::string describe_input(std::string_view head, std::string_view whole_first_l
   }
   auto object = nlohmann::json::parse(whole_first_line, nullptr, /*allow_exceptions=*/false);
   if (object.is_object()) {
-    std::string fields;
-    for (const auto& [key, value] : object.items()) {
-      if (fields.size() > 60) {
-        fields += ", ...";
-        break;
-      }
-      fields += (fields.empty() ? "" : ", ") + key;
-    }
+    const std::string fields = field_names(object);
     if (!object.contains(std::string(url_field))) {
       return "JSON objects with the fields " + fields + " but no \"" + std::string(url_field) +
              "\" (name the page's fields in --config: input.fields.url, input.fields.body)";
@@ -195,6 +226,31 @@ std::string describe_input(std::string_view head, std::string_view whole_first_l
     if (static_cast<unsigned char>(c) < 0x20) c = ' ';
   }
   return "text that is not JSON (first line: \"" + sample + (first_line.size() > 60 ? "...\")" : "\")");
+}
+
+std::optional<std::string> describe_missing_body(std::string_view record,
+                                                 std::string_view body_field,
+                                                 std::string_view body_base64_field) {
+  auto object = nlohmann::json::parse(record, nullptr, /*allow_exceptions=*/false);
+  if (!object.is_object() || object.contains(std::string(body_field)) ||
+      object.contains(std::string(body_base64_field))) {
+    return std::nullopt;
+  }
+  std::string what = "JSON objects with the fields " + field_names(object) + " but no \"" +
+                     std::string(body_field) + "\" or \"" + std::string(body_base64_field) + "\" (";
+  for (const auto& [key, value] : object.items()) {
+    if (!value.is_string()) continue;
+    const auto& text = value.get_ref<const std::string&>();
+    if (looks_like_html(text)) {
+      return what + key + " looks like HTML: set input.fields.body: " + key + " in --config)";
+    }
+    if (looks_like_base64(text)) {
+      return what + key + " looks like base64: set input.fields.body_base64: " + key +
+             " in --config)";
+    }
+  }
+  return what + "name the page's body field in --config: input.fields.body, or "
+                "input.fields.body_base64 for base64)";
 }
 
 }  // namespace neardup::cli

@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <expected>
 #include <memory>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -50,21 +51,26 @@ class LineReader {
 
   // True when the input was gzip-compressed (known after the first next()).
   bool gzipped() const;
-  // Bytes of the input read so far, as stored (compressed ones for gzip input): with the file's
-  // size, how far through it the reader is (for progress).
-  std::uint64_t input_offset() const;
   // The first bytes of the (decompressed) input, up to 4 KiB: to describe what it looks like.
   std::string_view head() const { return head_; }
 
+  // For progress: the input's size in bytes when it is a regular file (also stdin redirected
+  // from one), and how many of those bytes have been read so far (of a gzip file: its compressed
+  // bytes, so the share read holds for both).
+  std::optional<std::uint64_t> size() const { return size_; }
+  std::uint64_t position() const;
+
  private:
-  LineReader(gzFile file, std::string name, std::uint64_t max_line_bytes)
-      : file_(file), name_(std::move(name)), max_line_bytes_(max_line_bytes) {}
+  LineReader(gzFile file, std::string name, std::uint64_t max_line_bytes,
+             std::optional<std::uint64_t> size)
+      : file_(file), name_(std::move(name)), max_line_bytes_(max_line_bytes), size_(size) {}
   bool fill();
   bool read_past_line(std::string& line);
 
   gzFile file_;
   std::string name_;
   std::uint64_t max_line_bytes_;
+  std::optional<std::uint64_t> size_;
   std::uint64_t over_long_ = 0;
   std::string buffer_;
   std::size_t start_ = 0;
@@ -80,5 +86,13 @@ class LineReader {
 // "JSON objects with the fields link, html (no \"url\": set input.fields.url in --config)", ...
 std::string describe_input(std::string_view head, std::string_view first_line,
                            std::string_view url_field);
+
+// When a page record (`record`, one JSON object) has neither the body field nor the base64 one
+// (`body_field`, `body_base64_field`: input.fields'), what it has instead and what to set:
+// "JSON objects with the fields html, url but no \"body\" or \"body_base64\" (html looks like
+// HTML: set input.fields.body: html in --config)". Empty when it has either.
+std::optional<std::string> describe_missing_body(std::string_view record,
+                                                 std::string_view body_field,
+                                                 std::string_view body_base64_field);
 
 }  // namespace neardup::cli

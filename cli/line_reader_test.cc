@@ -145,6 +145,24 @@ TEST_F(LineReaderTest, ATruncatedGzipStreamIsAnError) {
   EXPECT_NE(error.find("cut"), std::string::npos) << error;
 }
 
+TEST_F(LineReaderTest, KnowsAFilesSizeAndHowMuchOfItWasRead) {
+  std::string text;
+  for (int i = 0; i < 20000; ++i) text += "{\"url\":\"https://a.example/" + std::to_string(i) + "\"}\n";
+  for (const std::string& file : {write_plain("plain", text), write_gzip("gz", text)}) {
+    auto reader = LineReader::open(file);
+    ASSERT_TRUE(reader) << reader.error();
+    const auto size = (*reader)->size();
+    ASSERT_TRUE(size);
+    EXPECT_EQ(*size, std::filesystem::file_size(file));
+    std::string line;
+    ASSERT_TRUE((*reader)->next(line));
+    EXPECT_LE((*reader)->position(), *size);
+    while ((*reader)->next(line)) {
+    }
+    EXPECT_EQ((*reader)->position(), *size) << file;
+  }
+}
+
 TEST_F(LineReaderTest, AMissingFileIsNamed) {
   auto reader = LineReader::open(path("missing"));
   ASSERT_FALSE(reader);
@@ -172,6 +190,33 @@ TEST(DescribeInput, NamesWhatTheInputLooksLike) {
             "--config: input.fields.url, input.fields.body)");
   EXPECT_EQ(describe_input("url,body\nhttps://a,<p>x\n", first_line_of("url,body\nhttps://a,<p>x\n"), "url"),
             "text that is not JSON (first line: \"url,body\")");
+}
+
+TEST(DescribeMissingBody, NamesTheFieldThatLooksLikeHtml) {
+  EXPECT_EQ(describe_missing_body(R"({"url":"https://a.example/","html":"<!DOCTYPE html><html>x"})",
+                                  "body", "body_base64"),
+            "JSON objects with the fields html, url but no \"body\" or \"body_base64\" (html looks "
+            "like HTML: set input.fields.body: html in --config)");
+}
+
+TEST(DescribeMissingBody, NamesAFieldThatLooksLikeBase64) {
+  const std::string record =
+      R"({"url":"u","content":")" + std::string(80, 'Q') + R"(=="})";
+  EXPECT_NE(describe_missing_body(record, "body", "body_base64")
+                ->find("content looks like base64: set input.fields.body_base64: content"),
+            std::string::npos);
+}
+
+TEST(DescribeMissingBody, SaysWhatToSetWhenNoFieldLooksLikeABody) {
+  EXPECT_NE(describe_missing_body(R"({"url":"u","title":"x"})", "body", "body_base64")
+                ->find("name the page's body field in --config"),
+            std::string::npos);
+}
+
+TEST(DescribeMissingBody, IsEmptyWhenEitherBodyFieldIsThereEvenEmpty) {
+  EXPECT_FALSE(describe_missing_body(R"({"url":"u","body":""})", "body", "body_base64"));
+  EXPECT_FALSE(describe_missing_body(R"({"url":"u","b64":"eA=="})", "body", "b64"));
+  EXPECT_FALSE(describe_missing_body("not json", "body", "body_base64"));
 }
 
 }  // namespace

@@ -1,6 +1,6 @@
 // neardup: the command line over the fingerprint pipeline, the index and the development
-// Kafka tools (docs/cli.md). Exit codes: 0 success, 1 "no" (compare), 2 usage, config or input
-// error, 3 other failures.
+// Kafka tools (docs/cli.md). Exit codes: 0 success, 1 "no" (compare, consume), 2 usage, config
+// or input error, 3 other failures.
 #include <CLI/CLI.hpp>
 #include <fstream>
 #include <iostream>
@@ -11,8 +11,9 @@
 
 namespace {
 
-constexpr const char* kRootFooter = R"(Exit status: 0 success; 1 "no" (compare: not near-duplicates); 2 usage, config or
-input error (the message names the option, key or line); 3 any other failure.
+constexpr const char* kRootFooter = R"(Exit status: 0 success; 1 "no" (compare: not near-duplicates; consume: fewer
+than --count records); 2 usage, config or input error (the message names the option, key,
+line or missing topic); 3 any other failure.
 Results go to stdout, logs and progress to stderr. `neardup COMMAND --help` shows a
 command's options, defaults and examples; docs/ in the source tree has the rest.)";
 
@@ -20,11 +21,13 @@ command's options, defaults and examples; docs/ in the source tree has the rest.
 std::vector<neardup::ManSection> man_sections() {
   return {
       {"EXIT STATUS",
-       "0 success.\n\n1 \"no\": compare found the pages are not near-duplicates.\n\n"
+       "0 success.\n\n1 \"no\": compare found the pages are not near-duplicates; consume "
+       "stopped before --count records came.\n\n"
        "2 usage, config or input error: an unknown command or option, a bad value, an invalid "
        "config file (the message names the key and line), an input file that cannot be opened, "
-       "or dedup input none of whose first lines is a page.\n\n3 any other failure: the index "
-       "cannot be opened or written, Kafka delivery failed, a read error."},
+       "dedup input none of whose first lines is a page, or a Kafka topic the cluster lacks."
+       "\n\n3 any other failure: the index cannot be opened or written, no Kafka broker "
+       "answered, Kafka delivery failed, a read error."},
       {"FILES",
        "/etc/neardup/neardup.yaml: the daemon's configuration; any command that fingerprints "
        "takes it with --config.\n\n/var/lib/neardup: the daemon's index."},
@@ -69,7 +72,8 @@ int main(int argc, char** argv) {
   using namespace neardup::cli;
   neardup::init_logging(neardup::LogLevel::kInfo);
 
-  CLI::App app{"neardup: find near-duplicate web pages (SimHash over the main text)", "neardup"};
+  CLI::App app{"neardup: find near-duplicate web pages (SimHash and MinHash over the main text)",
+               "neardup"};
   use_help_formatter(app);
   app.set_version_flag("--version", std::string("neardup ") + NEARDUP_VERSION);
   app.require_subcommand(1);

@@ -5,19 +5,32 @@
 namespace neardup::cli {
 namespace {
 
-TEST(ProgressLine, WithATotalSaysThePercentageTheRateAndTheTimeLeft) {
-  EXPECT_EQ(Progress::line("pages", 420, 1000, 8412, 4.0),
-            " 42%  8,412 pages  2,103 pages/s  0:06 left");
-  EXPECT_EQ(Progress::line("pages", 1, 3600, 10, 1.0), "  0%  10 pages  10 pages/s  59:59 left");
-  EXPECT_EQ(Progress::line("clusters", 1, 7201, 1, 1.0),
-            "  0%  1 clusters  1 clusters/s  2:00:00 left");
+TEST(FormatProgress, WithAKnownSizeStartsWithTheShareAndEndsWithTheTimeLeft) {
+  EXPECT_EQ(format_progress({.fraction = 0.375,
+                             .counts = "7420 pages  3100 unique",
+                             .rate = 812.4,
+                             .unit = "pages",
+                             .eta_seconds = 21.2}),
+            "37%  7420 pages  3100 unique  812 pages/s  ETA 0:21");
 }
 
-TEST(ProgressLine, WithoutATotalOrBeforeAnyOfItIsDoneSaysOnlyTheCountAndRate) {
-  EXPECT_EQ(Progress::line("pages", 500, 0, 1234567, 2.0), "1,234,567 pages  617,283 pages/s");
-  EXPECT_EQ(Progress::line("pages", 0, 1000, 0, 0.0), "0 pages");
-  // A total that turned out too small (a file that grew) shows no percentage rather than 120 %.
-  EXPECT_EQ(Progress::line("pages", 1200, 1000, 5, 1.0), "5 pages  5 pages/s");
+TEST(FormatProgress, WithoutASizeHasNeitherShareNorTimeLeft) {
+  EXPECT_EQ(
+      format_progress({.counts = "120 produced  118 delivered", .rate = 60, .unit = "records"}),
+      "120 produced  118 delivered  60 records/s");
+}
+
+TEST(FormatProgress, NeverSaysMoreThanAllOfTheInput) {
+  EXPECT_EQ(format_progress({.fraction = 1.2, .counts = "x", .unit = "pages"}).substr(0, 5),
+            "100% ");
+}
+
+TEST(FormatDuration, ShowsMinutesAndSecondsThenHours) {
+  EXPECT_EQ(format_duration(0), "0:00");
+  EXPECT_EQ(format_duration(59.6), "1:00");
+  EXPECT_EQ(format_duration(725), "12:05");
+  EXPECT_EQ(format_duration(3723), "1:02:03");
+  EXPECT_EQ(format_duration(-5), "0:00");
 }
 
 }  // namespace

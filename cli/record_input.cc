@@ -48,11 +48,22 @@ std::expected<std::unique_ptr<RecordInput>, std::string> RecordInput::open(
     auto reader = warc::WarcReader::open(path);
     if (!reader) return std::unexpected(reader.error());
     input->warc_paths_.push_back(path);
+    input->warc_bytes_ += (*reader)->size();
   }
   return input;
 }
 
 const std::string& RecordInput::error() const { return lines_ ? lines_->error() : warc_error_; }
+
+std::optional<std::uint64_t> RecordInput::size() const {
+  if (lines_) return lines_->size();
+  return warc_bytes_;
+}
+
+std::uint64_t RecordInput::position() const {
+  if (lines_) return lines_->position();
+  return warc_done_ + (warc_ ? warc_->position() : 0);
+}
 
 bool RecordInput::next(std::string& text, std::string& where) {
   if (lines_) {
@@ -71,6 +82,7 @@ bool RecordInput::next(std::string& text, std::string& where) {
       warc_ = std::move(*reader);
     }
     if (!warc_->next(entry)) {
+      warc_done_ += warc_->size();
       warc_.reset();  // closes the file
       ++current_;
       continue;

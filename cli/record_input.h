@@ -19,6 +19,7 @@
 #include <expected>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,11 @@ class RecordInput {
   // The JSON-lines reader (for describing input that is not pages); nullptr for WARC input.
   const LineReader* lines() const { return lines_.get(); }
 
+  // For progress: the input's size in bytes when known (the JSON-lines file, or every WARC
+  // file), and how many of them have been read; of gzip input, its compressed bytes.
+  std::optional<std::uint64_t> size() const;
+  std::uint64_t position() const;
+
   // For WARC input, one line accounting for every record: "warc: 2 files, 250 records: 244
   // pages; passed over: request 3, warcinfo 2; skipped: status_404 1; damaged: 0\n", and when
   // anything was damaged, a warning line after it that records were lost there: "neardup dedup:
@@ -72,6 +78,8 @@ class RecordInput {
   std::uint64_t line_number_ = 0;
 
   std::vector<std::string> warc_paths_;
+  std::uint64_t warc_bytes_ = 0;            // the WARC files' sizes, as opened
+  std::uint64_t warc_done_ = 0;             // the sizes of the WARC files read to their end
   std::unique_ptr<warc::WarcReader> warc_;  // warc_paths_[current_], while it is read
   std::size_t current_ = 0;
   InputFields fields_;

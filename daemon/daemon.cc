@@ -31,13 +31,13 @@ Daemon::Daemon(std::unique_ptr<Engine> engine) : engine_(std::move(engine)) {}
 
 Daemon::~Daemon() = default;
 
-std::expected<std::unique_ptr<Daemon>, std::string> Daemon::create(const ops::ConfigHolder& holder,
-                                                                   std::unique_ptr<Index> index,
-                                                                   ops::DaemonMetrics* metrics,
-                                                                   Role role) {
+std::expected<std::unique_ptr<Daemon>, StartError> Daemon::create(const ops::ConfigHolder& holder,
+                                                                  std::unique_ptr<Index> index,
+                                                                  ops::DaemonMetrics* metrics,
+                                                                  Role role) {
   const std::shared_ptr<const Config> config = holder.current();
   auto key = resolve_property(config->kafka.fingerprint_key);
-  if (!key) return std::unexpected("kafka.fingerprint_key: " + key.error());
+  if (!key) return std::unexpected(StartError("kafka.fingerprint_key: " + key.error(), true));
   // The flag lives in the Daemon, made first so that the engine can hold it.
   auto daemon = std::unique_ptr<Daemon>(new Daemon(nullptr));
   auto engine = Engine::create(holder,

@@ -22,6 +22,7 @@
 
 #include "config/config.h"
 #include "daemon/role.h"
+#include "daemon/start_error.h"
 #include "message/answers.h"
 #include "ops/metrics.h"
 #include "ops/reload.h"
@@ -42,9 +43,10 @@ class Daemon {
  public:
   // Makes the role's stage and the engine's Kafka clients (from config.current()), checks the
   // topics the role needs and subscribes. Errors name the property, secret, topic or client
-  // that failed. The daemon owns the index from here on (null, and never opened, for
-  // Role::kFingerprint); `config` and `metrics` (may be null) must outlive the daemon.
-  static std::expected<std::unique_ptr<Daemon>, std::string> create(
+  // that failed; a missing topic is a config_error. The daemon owns the index from here on (null,
+  // and never opened, for Role::kFingerprint); `config` and `metrics` (may be null) must outlive
+  // the daemon.
+  static std::expected<std::unique_ptr<Daemon>, StartError> create(
       const ops::ConfigHolder& config, std::unique_ptr<Index> index,
       ops::DaemonMetrics* metrics = nullptr, Role role = Role::kSingle);
 

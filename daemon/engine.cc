@@ -31,10 +31,10 @@ Engine::Engine(const ops::ConfigHolder& holder, std::unique_ptr<Stage> stage,
 
 Engine::~Engine() { stop_threads(); }
 
-std::expected<std::unique_ptr<Engine>, std::string> Engine::create(const ops::ConfigHolder& holder,
-                                                                   std::unique_ptr<Stage> stage,
-                                                                   ops::DaemonMetrics* metrics,
-                                                                   std::atomic<bool>& stop) {
+std::expected<std::unique_ptr<Engine>, StartError> Engine::create(const ops::ConfigHolder& holder,
+                                                                  std::unique_ptr<Stage> stage,
+                                                                  ops::DaemonMetrics* metrics,
+                                                                  std::atomic<bool>& stop) {
   const Role role = stage->role();
   auto engine = std::unique_ptr<Engine>(new Engine(holder, std::move(stage), metrics, stop));
   const Config& config = *engine->startup_;
@@ -53,7 +53,7 @@ std::expected<std::unique_ptr<Engine>, std::string> Engine::create(const ops::Co
     // Unreachable brokers are an outage, not a config error: start, not ready, and check once
     // they answer. Exactly-once needs the cluster now (init_transactions).
     if (!present.error().unreachable || config.kafka.exactly_once) {
-      return std::unexpected(present.error().message);
+      return std::unexpected(StartError(present.error().message, !present.error().unreachable));
     }
     engine->log_->warn("{}; starting anyway, the topics are checked once a broker answers",
                        present.error().message);

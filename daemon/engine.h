@@ -36,6 +36,7 @@
 #include "daemon/offset_tracker.h"
 #include "daemon/publisher.h"
 #include "daemon/role.h"
+#include "daemon/start_error.h"
 #include "daemon/work.h"
 #include "ops/metrics.h"
 #include "ops/reload.h"
@@ -56,11 +57,11 @@ class Engine : public RdKafka::EventCb {
  public:
   // Creates the Kafka clients for `stage` (from holder.current()), checks the topics it needs
   // and subscribes. `stop` is the stop request (the caller's flag, set from any thread). Errors
-  // name the property, topic or client that failed.
-  static std::expected<std::unique_ptr<Engine>, std::string> create(const ops::ConfigHolder& holder,
-                                                                    std::unique_ptr<Stage> stage,
-                                                                    ops::DaemonMetrics* metrics,
-                                                                    std::atomic<bool>& stop);
+  // name the property, topic or client that failed; a missing topic is a config_error.
+  static std::expected<std::unique_ptr<Engine>, StartError> create(const ops::ConfigHolder& holder,
+                                                                   std::unique_ptr<Stage> stage,
+                                                                   ops::DaemonMetrics* metrics,
+                                                                   std::atomic<bool>& stop);
   ~Engine() override;
 
   // Consumes until the stop request or a fatal error, then drains, commits and closes. Returns

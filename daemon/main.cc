@@ -12,7 +12,8 @@
 // Signals are blocked in every thread and taken by the main thread alone (sigtimedwait), so no
 // handler ever runs inside librdkafka or the index. The main thread also reloads the config,
 // refreshes the index gauges and sends systemd its STATUS= line. Exit codes: 0 clean stop,
-// 2 usage or config error, 3 start-up or fatal runtime error (logged as "fatal error=...").
+// 2 usage or config error (also a topic the config names that the cluster lacks), 3 start-up or
+// fatal runtime error (logged as "fatal error=...").
 #include <fmt/format.h>
 #include <signal.h>
 
@@ -65,8 +66,9 @@ std::string one_line(std::string text) {
   return text;
 }
 
-constexpr const char* kFooter = R"(Exit status: 0 clean stop (SIGTERM/SIGINT) or valid config; 2 usage or config error (the
-unit does not restart on it: RestartPreventExitStatus=2); 3 start-up or fatal runtime error.
+constexpr const char* kFooter = R"(Exit status: 0 clean stop (SIGTERM/SIGINT) or valid config; 2 usage or config error, also
+a topic the config names that the cluster lacks (the unit does not restart on it:
+RestartPreventExitStatus=2); 3 start-up or fatal runtime error.
 Signals: SIGTERM/SIGINT drain and stop, SIGHUP reloads the config file.
 HTTP on metrics.listen: /metrics (Prometheus), /healthz (alive), /readyz (ready).)";
 
@@ -150,7 +152,10 @@ int main(int argc, char** argv) {
   using namespace neardup;
   init_logging(LogLevel::kInfo);
 
-  CLI::App app{"neardupd: tags pages from Kafka as unique, duplicate or skipped", "neardupd"};
+  CLI::App app{
+      "neardupd: tags pages from Kafka as unique, duplicate or skipped (SimHash and MinHash "
+      "over the main text)",
+      "neardupd"};
   use_help_formatter(app);
   app.set_version_flag("--version", std::string("neardupd ") + NEARDUP_VERSION);
   app.footer(kFooter);
@@ -253,8 +258,8 @@ int main(int argc, char** argv) {
   metrics.role.labels({std::string(daemon::role_name(role))}).set(1);
   auto created = daemon::Daemon::create(holder, std::move(index), &metrics, role);
   if (!created) {
-    log->error("fatal error=\"{}\"", created.error());
-    return kExitFailure;
+    log->error("fatal error=\"{}\"", created.error().message);
+    return created.error().config_error ? kExitUsage : kExitFailure;
   }
   daemon::Daemon& daemon = **created;
   const ops::HealthCheck health = [&daemon] { return daemon.health(); };

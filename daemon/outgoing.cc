@@ -23,6 +23,8 @@ Outgoing render_outgoing(const Work& work, const Verdict& verdict, const KafkaCo
   for (const auto& header : source.headers) {
     if (!header.first.starts_with("neardup-")) out.headers.push_back(header);
   }
+  // Both carry where the input came from: what consumers deduplicate a redelivery by.
+  out.headers.emplace_back("neardup-source", source_position(source));
   Outcome outcome = render_outcome(work.processed, verdict, shrunk);
   if (outcome.dead_letter) {
     out.dead_letter = true;
@@ -32,8 +34,6 @@ Outgoing render_outgoing(const Work& work, const Verdict& verdict, const KafkaCo
     if (shrunk) detail += " (value dropped: larger than the topic accepts)";
     out.headers.emplace_back("neardup-error", outcome.error.code);
     out.headers.emplace_back("neardup-error-detail", std::move(detail));
-    out.headers.emplace_back("neardup-source", partition_key(source.partition) + "/" +
-                                                   std::to_string(source.offset));
     if (!shrunk) out.value = source.value;
     return out;
   }

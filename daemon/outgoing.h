@@ -1,10 +1,10 @@
 // The Kafka record neardupd publishes for one consumed record (docs/records.md): its tagged output
 // to kafka.output_topic, or its dead letter to kafka.dead_letter_topic. Pure.
 //
-// Both keep the input's key and its headers, except those named neardup-*, which neardupd owns:
-// an output adds neardup-status, neardup-duplicate-of (duplicates) and neardup-scheme; a dead
-// letter carries the input's bytes unchanged plus neardup-error (the reason code),
-// neardup-error-detail and neardup-source ("topic/partition/offset").
+// Both keep the input's key and its headers, except those named neardup-*, which neardupd owns,
+// and add neardup-source, where the input came from ("topic/partition/offset"): an output adds
+// neardup-status, neardup-duplicate-of (duplicates) and neardup-scheme; a dead letter carries the
+// input's bytes unchanged plus neardup-error (the reason code) and neardup-error-detail.
 #pragma once
 
 #include <cstddef>

@@ -48,6 +48,8 @@ TEST(Outgoing, AnOutputKeepsKeyAndHeadersAndAddsNeardupsOwn) {
   EXPECT_EQ(header(out, "neardup-status"), "skipped");  // the input's forged one is dropped
   EXPECT_EQ(header(out, "neardup-scheme"), work->processed.scheme);
   EXPECT_EQ(header(out, "neardup-duplicate-of"), "<none>");
+  // Where the input came from, as on a dead letter: consumers deduplicate redeliveries by it.
+  EXPECT_EQ(header(out, "neardup-source"), "pages/2/17");
   auto value = nlohmann::json::parse(out.value);
   EXPECT_EQ(value["body"], "<p>hi</p>");
   EXPECT_EQ(value["neardup"]["reason"], "low_content");

@@ -11,10 +11,6 @@ using Clock = std::chrono::steady_clock;
 // header at most 21), so that a record is shrunk before the broker would refuse it.
 constexpr std::uint64_t kBatchOverhead = 128;
 
-std::string source_of(const Work& work) {
-  return partition_key(work.source().partition) + "/" + std::to_string(work.source().offset);
-}
-
 }  // namespace
 
 // One produced record, the opaque of its delivery report.
@@ -48,7 +44,7 @@ bool Publisher::produce(const WorkPtr& work, const Verdict& verdict, bool shrunk
     if (limit != limits_.end() && out.size() + kBatchOverhead > limit->second) {
       logger("daemon")->warn(
           "record too large for topic={} source={} bytes={} max.message.bytes={}: published {}",
-          out.topic, source_of(*work), out.size(), limit->second,
+          out.topic, source_position(work->source()), out.size(), limit->second,
           out.dead_letter ? "with an empty value" : "without its body");
       return produce(work, verdict, /*shrunk=*/true, stop);
     }
@@ -62,12 +58,12 @@ bool Publisher::produce(const WorkPtr& work, const Verdict& verdict, bool shrunk
   RdKafka::ErrorCode code = kafka::produce(*producer_, out.record(), delivery.get(), stop);
   if (code == RdKafka::ERR_MSG_SIZE_TOO_LARGE && !shrunk) {
     logger("daemon")->warn("record too large for topic={} source={} bytes={}: published {}",
-                           out.topic, source_of(*work), out.size(),
+                           out.topic, source_position(work->source()), out.size(),
                            out.dead_letter ? "with an empty value" : "without its body");
     return produce(work, verdict, /*shrunk=*/true, stop);
   }
   if (code != RdKafka::ERR_NO_ERROR) {
-    callbacks_.fail("produce to " + out.topic + " failed source=" + source_of(*work) +
+    callbacks_.fail("produce to " + out.topic + " failed source=" + source_position(work->source()) +
                     " error=" + kafka::error_name(code));
     return false;
   }
@@ -82,13 +78,13 @@ void Publisher::dr_cb(RdKafka::Message& message) {
   if (message.err() == RdKafka::ERR_MSG_SIZE_TOO_LARGE && !delivery->shrunk) {
     if (transactional_) {
       callbacks_.fail("record too large for topic=" + message.topic_name() +
-                      " source=" + source_of(work) +
+                      " source=" + source_position(work.source()) +
                       " inside a transaction (its max.message.bytes could "
                       "not be read at start-up)");
       return;
     }
     logger("daemon")->warn("record too large for topic={} source={}: republished {}",
-                           message.topic_name(), source_of(work),
+                           message.topic_name(), source_position(work.source()),
                            delivery->dead_letter ? "with an empty value" : "without its body");
     produce(delivery->work, delivery->verdict, /*shrunk=*/true, nullptr);
     return;
@@ -96,7 +92,7 @@ void Publisher::dr_cb(RdKafka::Message& message) {
   if (message.err() != RdKafka::ERR_NO_ERROR) {
     // librdkafka has retried until message.timeout.ms: the output is lost, so the offset must
     // never be stored. A restart replays it with its stored verdict.
-    callbacks_.fail("delivery failed topic=" + message.topic_name() + " source=" + source_of(work) +
+    callbacks_.fail("delivery failed topic=" + message.topic_name() + " source=" + source_position(work.source()) +
                     " error=" + kafka::error_name(message.err()) + ": " + message.errstr());
     return;
   }

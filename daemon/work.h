@@ -28,6 +28,12 @@ struct ConsumedRecord {
   std::string value;
 };
 
+// Where a record came from, "topic/partition/offset" (e.g. "pages/3/1042"): the neardup-source
+// header of its output or dead letter, and the source= of log lines.
+inline std::string source_position(const ConsumedRecord& record) {
+  return partition_key(record.partition) + "/" + std::to_string(record.offset);
+}
+
 struct Work {
   explicit Work(ConsumedRecord record) : input(std::move(record)) {}
 

@@ -231,9 +231,21 @@ std::expected<void, TopicCheckError> require_topics(RdKafka::Handle& handle,
     if (!existing->contains(topic)) missing += (missing.empty() ? "" : ", ") + topic;
   }
   if (!missing.empty()) {
-    return std::unexpected(TopicCheckError{
-        false, "topics missing on the cluster at " + bootstrap + ": " + missing +
-                   " (create them first, e.g. neardup topics --create)"});
+    // What it has, so that a misspelling shows beside its intended name.
+    std::string has;
+    std::size_t listed = 0;
+    for (const auto& [topic, partitions] : *existing) {
+      if (topic.starts_with("__")) continue;  // the broker's own
+      if (++listed > 10) {
+        has += ", ...";
+        break;
+      }
+      has += (has.empty() ? "" : ", ") + topic;
+    }
+    return std::unexpected(
+        TopicCheckError{false, "topics missing on the cluster at " + bootstrap + ": " + missing +
+                                   " (it has " + (has.empty() ? "no topics" : has) +
+                                   "; create them first, e.g. neardup topics --create)"});
   }
   return {};
 }

@@ -62,8 +62,9 @@ struct TopicCheckError {
   std::string message;
 };
 
-// Checks that every named topic exists. The error lists the missing ones ("topics missing on
-// the cluster at 127.0.0.1:9092: pages-tagged, pages-dead") or says why metadata failed.
+// Checks that every named topic exists. The error lists the missing ones and those the cluster
+// has ("topics missing on the cluster at 127.0.0.1:9092: pages-taged (it has pages,
+// pages-tagged; create them first, ...)") or says why metadata failed.
 std::expected<void, TopicCheckError> require_topics(RdKafka::Handle& handle,
                                                     const std::vector<std::string>& topics,
                                                     const std::string& bootstrap, int timeout_ms);

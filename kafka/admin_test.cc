@@ -68,8 +68,8 @@ TEST_F(AdminOnMockCluster, MissingTopicsAreNamedAndNotCreated) {
   ASSERT_FALSE(checked);
   EXPECT_FALSE(checked.error().unreachable);
   EXPECT_EQ(checked.error().message,
-            "topics missing on the cluster at B: pages-dead, pages-tagged (create them first, "
-            "e.g. neardup topics --create)");
+            "topics missing on the cluster at B: pages-dead, pages-tagged (it has pages; create "
+            "them first, e.g. neardup topics --create)");
   EXPECT_FALSE(topic_partitions(*client_, "pages-tagged", 10000));
   EXPECT_TRUE(require_topics(*client_, {"pages"}, "B", 10000));
 }

@@ -10,7 +10,8 @@ Each response carries the page's bytes (body_base64, or body as UTF-8) after an 
 header block whose Content-Type is the page's content_type, or text/html when it has none;
 WARC-Target-URI is the url and WARC-Date the fetched_at (whole seconds, WARC 1.0; milliseconds,
 WARC 1.1). Records are gzipped one member each (as crawlers write them) unless --no-gzip.
-Needs warcio (PyPI; scripts/install-deps.sh installs it).
+Needs warcio (PyPI): scripts/install-deps.sh installs it into the virtual environment .venv, so
+run it with .venv/bin/python3.
 """
 import argparse
 import base64

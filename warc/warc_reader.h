@@ -109,6 +109,11 @@ class WarcReader {
   // where it ends if it shrank).
   bool next(WarcEntry& entry);
 
+  // For progress: the file's size when opened, and how many of its bytes have been read (read or
+  // inflated) so far.
+  std::uint64_t size() const { return size_; }
+  std::uint64_t position() const { return raw_pos_; }
+
  private:
   enum class Step { kEntry, kNeedMore };
   // Whether a record's claimed end is a record boundary (boundary_at, record_follows).

@@ -426,6 +426,9 @@ def check_outputs(records, urls, expected=None):
         check(record["key"] == value["cluster"], f"{url}: key {record['key']!r} was not kept")
         check(record["headers"].get("neardup-status") == tag["status"],
               f"{url}: header neardup-status disagrees with the value")
+        source = record["headers"].get("neardup-source", "")
+        check(re.fullmatch(r"[^/]+/\d+/\d+", source) is not None,
+              f"{url}: header neardup-source {source!r} is not topic/partition/offset")
         if tag["status"] == "duplicate":
             check(tag["duplicate_of"] != url and tag["matched"] != url,
                   f"{url} is a duplicate of itself")

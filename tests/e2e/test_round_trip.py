@@ -6,7 +6,8 @@ and duplicates found by MinHash alone (both kinds must be present).
 Client-specific properties (kafka.consumer_properties) reach their client only: the daemon
 logs no warning at all. Before that, `neardupd --check-config` prints a config with secrets
 (literal, from a file, from an environment variable) without their values, and fails, naming
-the key, on a secret file that cannot be read.
+the key, on a secret file that cannot be read; and a config naming a topic the cluster lacks
+stops `neardupd` at start with exit 2 (a config error: systemd does not restart it), naming it.
 
   test_round_trip.py [COUNT] [exactly_once]   (the second form runs kafka.exactly_once: true)"""
 import os
@@ -54,12 +55,25 @@ def check_config_keeps_secrets(workdir, config):
           "key")
 
 
+def missing_topic_is_a_config_error(workdir, broker):
+    config = h.write_config(workdir, broker.bootstrap, name="misspelt.yaml",
+                            input_topic="pages-misspelt", store="misspelt-store")
+    start = time.monotonic()
+    result = subprocess.run([h.NEARDUPD, "--config", config], capture_output=True, text=True,
+                            timeout=60)
+    h.check(result.returncode == 2 and "topics missing on the cluster" in result.stderr
+            and "pages-misspelt" in result.stderr,
+            f"a misspelt topic: exit {result.returncode}, {result.stderr[-500:]!r}")
+    h.log(f"a misspelt topic: exit 2 after {time.monotonic() - start:.1f}s, naming it")
+
+
 def test(workdir):
     broker = h.Broker(workdir, ["pages:1", "tagged:3", "dead:1"])
     pages, urls = h.generate_pages(workdir, COUNT, truncate_rate=0.3)
     config = h.write_config(workdir, broker.bootstrap,
                             kafka_extra="  exactly_once: true\n" if EXACTLY_ONCE else "")
     check_config_keeps_secrets(workdir, config)
+    missing_topic_is_a_config_error(workdir, broker)
     expected = h.dedup(workdir, config, pages)
     h.produce(broker.bootstrap, "pages", pages)
     start = time.monotonic()

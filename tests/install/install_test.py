@@ -87,7 +87,7 @@ class Install(unittest.TestCase):
 
         # The other command, its man pages and completion, the docs and the licence.
         self.assertTrue(os.access(at(f"{prefix}/bin/neardup"), os.X_OK))
-        for path in (f"{prefix}/share/man/man1/neardup.1", f"{prefix}/share/man/man8/neardupd.8",
+        for path in (f"{prefix}/share/man/man1/neardup.1.gz", f"{prefix}/share/man/man8/neardupd.8.gz",
                      f"{prefix}/share/bash-completion/completions/neardup",
                      f"{prefix}/share/doc/neardup/LICENSE",
                      f"{prefix}/share/doc/neardup/docs/records.md",

@@ -192,7 +192,9 @@ class KafkaBroker:
 
     def create_topics(self, topics):
         """topics: NAME:PARTITIONS[:KEY=VALUE,...] texts, created through the admin API."""
-        args = [self.neardup, "topics", "--bootstrap", self.bootstrap]
+        # A broker that has just opened its port may answer its first request slowly on a busy
+        # machine: more than the tools' few seconds.
+        args = [self.neardup, "topics", "--bootstrap", self.bootstrap, "--connect-timeout", "30"]
         for topic in topics:
             args += ["--create", topic]
         subprocess.run(args, check=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
