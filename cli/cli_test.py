@@ -203,6 +203,33 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(run("compare", "--text", a, empty, check=1).stdout.decode(),
                          f"{a} and {empty} cannot be compared: {empty} was skipped (empty_body)\n")
 
+    def test_compare_explain_names_what_an_excerpt_shares_and_where(self):
+        a = f"{self.pages}/a.html"
+        text = json.loads(run("extract", a).stdout)["text"].split("\n")
+        filler = ("<p>In other news the county fair opens next week with a new livestock "
+                  "pavilion and a shuttle from the downtown garage every twenty minutes.</p>")
+        excerpt = self.write("excerpt.html", ("<html><body><article><h1>Briefing</h1>" + filler +
+                                              "".join(f"<p>{p}</p>" for p in text[2:5]) +
+                                              "</article></body></html>").encode())
+        answer = json.loads(run("compare", "--json", "--explain", excerpt, a, check=1).stdout)
+        explain = answer["explain"]
+        self.assertEqual(explain["paragraphs_shared"], 3)
+        self.assertEqual([p["b"]["paragraph"] for p in explain["paragraphs"]
+                          if p["a"]["paragraph"] == 2], [3])  # text[2] is B's paragraph 3
+        covered_a = explain["covered"]["a"] / explain["words"]["a"]
+        covered_b = explain["covered"]["b"] / explain["words"]["b"]
+        self.assertGreater(covered_a, 0.5)   # most of the excerpt is in the article
+        self.assertLess(covered_b, 0.35)     # a small part of the article is in the excerpt
+        # The longest run starts where the first copied paragraph starts in the article.
+        self.assertIn(explain["runs"][0]["b"]["word"],
+                      [p["b"]["word"] for p in explain["paragraphs"]])
+        same = json.loads(run("compare", "--json", "--explain", a, f"{self.pages}/b.html").stdout)
+        self.assertEqual(same["explain"]["covered"]["a"], same["explain"]["words"]["a"])
+        self.assertNotIn("explain", json.loads(run("compare", "--json", a, a).stdout))
+        shown = run("compare", "--text", "--explain", excerpt, a, check=1).stdout.decode()
+        self.assertIn("  shared paragraphs   3\n", shown)
+        self.assertRegex(shown, r"A paragraph \d+, word \d+ = B paragraph 4, word \d+, \d+ words: ")
+
     def test_bad_config_is_exit_two_naming_the_key(self):
         config = self.write("bad.yaml", b"features:\n  ngram: 0\n")
         proc = run("fingerprint", "--config", config, f"{self.pages}/a.html", check=2)

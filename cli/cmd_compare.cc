@@ -1,6 +1,7 @@
 // neardup compare A B: the verdict, and both pages' fingerprints, the SimHash distance and the
 // MinHash similarity behind it: near-duplicates when the distance is within dedup.max_distance
-// or the sketches share an LSH band at dedup.min_similarity or above (the index's rule).
+// or the sketches share an LSH band at dedup.min_similarity or above (the index's rule). With
+// --explain, also what the two main texts share (pipeline/explain.h).
 #include <iostream>
 
 #include "cli/cli_util.h"
@@ -8,10 +9,36 @@
 #include "cli/human_text.h"
 #include "common/help.h"
 #include "pipeline/compare.h"
+#include "pipeline/explain.h"
 #include "pipeline/fingerprint/fingerprint.h"
 #include "pipeline/pipeline.h"
 
 namespace neardup::cli {
+namespace {
+
+nlohmann::json position_json(const TextPosition& at) {
+  return {{"paragraph", at.paragraph}, {"word", at.word}};
+}
+
+// compare's "explain" object (docs/cli.md): positions 0-based, as the text counts them.
+nlohmann::json explanation_json(const Explanation& e) {
+  nlohmann::json paragraphs = nlohmann::json::array(), runs = nlohmann::json::array();
+  for (const SharedParagraph& p : e.paragraphs) {
+    paragraphs.push_back({{"a", position_json(p.a)}, {"b", position_json(p.b)},
+                          {"words", p.words}, {"text", p.text}});
+  }
+  for (const SharedRun& r : e.runs) {
+    runs.push_back({{"a", position_json(r.a)}, {"b", position_json(r.b)},
+                    {"words", r.words}, {"text", r.text}});
+  }
+  return {{"words", {{"a", e.words_a}, {"b", e.words_b}}},
+          {"covered", {{"a", e.covered_a}, {"b", e.covered_b}}},
+          {"paragraphs_shared", e.paragraphs_shared},
+          {"paragraphs", std::move(paragraphs)},
+          {"runs", std::move(runs)}};
+}
+
+}  // namespace
 
 void register_compare(CLI::App& root, CommandRegistry& registry) {
   struct Options {
@@ -20,6 +47,7 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
     std::string content_type;
     OutputOptions output;
     bool sketches = false;
+    bool explain = false;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand(
@@ -33,8 +61,12 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
       ->option_text("TYPE");
   add_output_options(sub, options->output);
   sub->add_flag("--sketches", options->sketches, "also print both MinHash sketches (hex)");
+  sub->add_flag("--explain", options->explain,
+                "also say what the two main texts share: the paragraphs both hold and the longest "
+                "runs of 8 or more words, with their places in each text");
   set_examples(sub, {"neardup compare samples/pages/a.html samples/pages/b.html && echo same",
                      "neardup compare --config strict.yaml old.html new.html",
+                     "neardup compare --explain old.html new.html",
                      "neardup compare --json a.html b.html | jq .distance"});
   registry.add(sub, [options]() {
     auto config = load_config_or_defaults(options->config_path);
@@ -51,7 +83,8 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
         std::cerr << "neardup compare: " << body.error() << "\n";
         return kExitUsage;
       }
-      pages[i] = fingerprint_page(*body, options->content_type, *config);
+      pages[i] = fingerprint_page(*body, options->content_type, *config,
+                                  {.keep_text = options->explain});
       nlohmann::json side{{"file", *paths[i]}, {"features", pages[i].feature_count}};
       if (pages[i].skip) {
         side["status"] = "skipped";
@@ -89,6 +122,10 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
     const bool near = comparison.near_duplicate();
     out["verdict"] = near ? "near_duplicate" : "different";
     if (near) out["method"] = comparison.method();
+    if (options->explain) {
+      out["explain"] = explanation_json(
+          explain_texts(pages[0].text, pages[1].text, config->features, ExplainOptions{}));
+    }
     print();
     return near ? kExitOk : kExitNo;
   });

@@ -99,6 +99,47 @@ std::string grouped(std::uint64_t n) {
   return out;
 }
 
+namespace {
+
+// "paragraph 4, word 120" (1-based for a person) of one side of a shared stretch.
+std::string place(const nlohmann::json& at) {
+  return "paragraph " + grouped(at.value("paragraph", std::uint64_t{0}) + 1) + ", word " +
+         grouped(at.value("word", std::uint64_t{0}) + 1);
+}
+
+// "412 of 430 words (96%)".
+std::string share(std::uint64_t part, std::uint64_t whole) {
+  std::string out = grouped(part) + " of " + grouped(whole) + " words";
+  if (whole > 0) out += " (" + std::to_string(part * 100 / whole) + "%)";
+  return out;
+}
+
+// compare --explain's object: the words each text shares, then the shared paragraphs and the
+// longest shared runs with their places in A and in B.
+std::string explanation_text(const nlohmann::json& e) {
+  const auto count = [](const nlohmann::json& pair, const char* side) {
+    return pair.value(side, std::uint64_t{0});
+  };
+  std::string out = "what they share (the signatures' words: case, punctuation and numbers aside)\n";
+  append_row(out, "of A in B", share(count(e["covered"], "a"), count(e["words"], "a")) +
+                                   " in runs of 8 words or more");
+  append_row(out, "of B in A", share(count(e["covered"], "b"), count(e["words"], "b")));
+  const std::uint64_t shared = e.value("paragraphs_shared", std::uint64_t{0});
+  append_row(out, "shared paragraphs", grouped(shared));
+  for (const nlohmann::json& p : e["paragraphs"]) {
+    out += "    A " + place(p["a"]) + " = B " + place(p["b"]) + ", " +
+           grouped(p.value("words", std::uint64_t{0})) + " words: \"" + string_of(p, "text") + "\"\n";
+  }
+  if (!e["runs"].empty()) out += "  longest shared runs\n";
+  for (const nlohmann::json& r : e["runs"]) {
+    out += "    A " + place(r["a"]) + " = B " + place(r["b"]) + ", " +
+           grouped(r.value("words", std::uint64_t{0})) + " words: \"" + string_of(r, "text") + "\"\n";
+  }
+  return out;
+}
+
+}  // namespace
+
 std::string compare_text(const nlohmann::json& answer) {
   const std::string a = string_of(answer["a"], "file"), b = string_of(answer["b"], "file");
   const std::string verdict = string_of(answer, "verdict");
@@ -136,6 +177,7 @@ std::string compare_text(const nlohmann::json& answer) {
     }
   }
   append_row(out, "scheme", string_of(answer, "scheme"));
+  if (answer.contains("explain")) out += explanation_text(answer["explain"]);
   return out;
 }
 
