@@ -10,20 +10,8 @@
 namespace neardup {
 namespace {
 
-using testing::apply_or_die;
-using testing::at;
-using testing::changed;
-using testing::kA;
-using testing::kBands;
-using testing::kRows;
-using testing::kThreshold;
-using testing::numbered;
-using testing::open_or_die;
-using testing::page;
-using testing::random_sketch;
-using testing::sketched;
-using testing::store_config;
-using testing::TempDir;
+// The store tests' helpers (store/test_util.h).
+using namespace testing;  // NOLINT(google-build-using-namespace)
 using Status = Verdict::Status;
 
 TEST(Index, TwoNearDuplicatesInOneBatchGetOneUniqueAndOneDuplicate) {
