@@ -188,9 +188,4 @@ class WarcReader {
   std::vector<Pending> pending_;
 };
 
-// Reads the HTTP response in a response record's block into `page` (content_type, body): the
-// status must be 200 and the Content-Type HTML or absent; chunked transfer coding and gzip,
-// deflate or br content coding are undone. Returns the skip reason (above) when it gives no page.
-std::optional<std::string> read_http_response(std::string_view block, WarcPage& page);
-
 }  // namespace neardup::warc

@@ -1,4 +1,5 @@
 #include "warc/warc_reader.h"
+#include "warc/record_block.h"
 
 #include <brotli/encode.h>
 #include <gtest/gtest.h>

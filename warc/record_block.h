@@ -1,0 +1,23 @@
+// A WARC record's block: its WARC-Block-Digest checked, and the HTTP response in a response
+// record read into a page (warc_reader.h's skip reasons).
+#pragma once
+
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "warc/warc_reader.h"
+
+namespace neardup::warc {
+
+// Checks a WARC-Block-Digest of the form sha1:BASE32 (or sha1:HEX). Returns what is wrong when
+// the block's SHA-1 differs; nullopt when it matches or when there is no SHA-1 digest to check.
+std::optional<std::string> block_digest_mismatch(std::string_view digest, std::string_view block);
+
+// Reads the HTTP response in a response record's block into `page` (content_type, body): the
+// status must be 200 and the Content-Type HTML or absent; chunked transfer coding and gzip,
+// deflate or br content coding are undone. Returns the skip reason (warc_reader.h) when it gives
+// no page.
+std::optional<std::string> read_http_response(std::string_view block, WarcPage& page);
+
+}  // namespace neardup::warc
