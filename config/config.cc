@@ -1,11 +1,11 @@
-// Strict YAML loading of Config. One table, for_each_key(), names every key with its path and
-// its rule; parsing, the unknown-key check, to_yaml, scheme_id and restart_only_changes all walk
-// that table, so a key added there is parsed, validated, printed, hashed and diffed alike.
+// Strict YAML loading of Config. One table, for_each_key() (keys.h), names every key with its path
+// and its rule; parsing and the unknown-key check here, and to_yaml, scheme_id and
+// restart_only_changes (config_text.cc) all walk that table, so a key added there is parsed,
+// validated, printed, hashed and diffed alike.
 #include "config/config.h"
 
 #include <fcntl.h>
 #include <unistd.h>
-#include <xxhash.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
@@ -27,234 +27,14 @@
 #include <utility>
 
 #include "common/ascii.h"
-#include "common/encodings.h"
-#include "common/listen_address.h"
-#include "common/secret.h"
 #include "common/table_counts.h"
+#include "config/keys.h"
 #include "config/yaml_gate.h"
 
 namespace neardup {
 namespace {
 
-constexpr std::uint64_t kKiB = 1024;
-constexpr std::uint64_t kMiB = kKiB * 1024;
-constexpr std::uint64_t kGiB = kMiB * 1024;
-constexpr std::uint64_t kTiB = kGiB * 1024;
-constexpr std::uint64_t kNoMax = std::numeric_limits<std::uint64_t>::max();
-
-// Message building: cat("must be ", range, ", got ", 7). (GCC 12 has no std::format.)
-void append(std::string& out, std::string_view text) { out += text; }
-void append(std::string& out, std::integral auto number) { out += std::to_string(number); }
-
-template <class... Parts>
-std::string cat(const Parts&... parts) {
-  std::string out;
-  (append(out, parts), ...);
-  return out;
-}
-
-// `number` as `digits` lower-case hex digits, zero-padded.
-std::string hex(std::uint64_t number, int digits) {
-  std::string out(static_cast<std::size_t>(digits), '0');
-  for (int i = digits - 1; i >= 0 && number != 0; --i, number >>= 4) {
-    out[static_cast<std::size_t>(i)] = "0123456789abcdef"[number & 0xf];
-  }
-  return out;
-}
-
-// What a key accepts beyond its C++ type (string, bool, unsigned integer, string map).
-struct Key {
-  std::string_view path;
-  std::uint64_t min = 0;       // integers: smallest allowed value
-  std::uint64_t max = kNoMax;  // integers: largest allowed value (also capped by the type)
-  bool size = false;           // integers: a byte size; KiB/MiB/GiB/TiB suffixes accepted
-  bool duration = false;       // integers: seconds; s/m/h/d/w suffixes accepted
-  bool hex = false;            // integers: to_yaml prints 0x hex
-  double min_real = 0, max_real = 1;              // reals: the allowed closed range
-  bool (*check)(std::string& value) = nullptr;    // strings: accepts (and may normalise) a value
-  std::string_view expect = {};                   // strings: what `check` accepts, for errors
-  // Scheme keys added after others: scheme_id leaves the key out at this canonical value (the
-  // one that fingerprints as before the key existed), so that older schemes keep their ids.
-  std::string_view scheme_omits = {};
-};
-
-// --- String rules -------------------------------------------------------------------------
-
-bool is_non_empty(std::string& value) { return !value.empty(); }
-
-// Kafka's own rule for topic names (legal characters, at most 249 of them).
-bool is_topic_name(std::string& value) {
-  if (value.empty() || value.size() > 249 || value == "." || value == "..") return false;
-  return std::ranges::all_of(
-      value, [](unsigned char c) { return std::isalnum(c) || c == '.' || c == '_' || c == '-'; });
-}
-
-// "" (no metrics server), host:port, or [ipv6]:port (common/listen_address.h).
-bool is_listen_address(std::string& value) {
-  return value.empty() || parse_listen_address(value, "metrics.listen").has_value();
-}
-
-// A label of an encoding a page may declare (common/encodings.h), matched as the standard says
-// (ASCII case-insensitive, surrounding whitespace ignored), becomes its encoding's name, so
-// equivalent labels hash to one scheme. "replacement" and "x-user-defined" are left out: neither
-// is a usable default for undeclared pages.
-bool is_charset_label(std::string& value) {
-  const Encoding* encoding = find_encoding(value);
-  if (encoding == nullptr || !encoding->declarable) return false;
-  value = encoding->name;
-  return true;
-}
-
-// The names a config file gives the values of each choice, in the order the docs list them.
-template <class E>
-struct Names;
-template <>
-struct Names<DenoiseMode> {
-  static constexpr std::array<std::pair<DenoiseMode, std::string_view>, 2> values{
-      {{DenoiseMode::kMainText, "main_text"}, {DenoiseMode::kAllText, "all_text"}}};
-};
-template <>
-struct Names<Weighting> {
-  static constexpr std::array<std::pair<Weighting, std::string_view>, 3> values{
-      {{Weighting::kTf, "tf"}, {Weighting::kLogTf, "log_tf"}, {Weighting::kBinary, "binary"}}};
-};
-template <>
-struct Names<CjkTokens> {
-  static constexpr std::array<std::pair<CjkTokens, std::string_view>, 2> values{
-      {{CjkTokens::kBigrams, "bigrams"}, {CjkTokens::kWords, "words"}}};
-};
-template <>
-struct Names<LogLevel> {
-  static constexpr std::array<std::pair<LogLevel, std::string_view>, 7> values{
-      {{LogLevel::kTrace, "trace"},
-       {LogLevel::kDebug, "debug"},
-       {LogLevel::kInfo, "info"},
-       {LogLevel::kWarn, "warn"},
-       {LogLevel::kError, "error"},
-       {LogLevel::kCritical, "critical"},
-       {LogLevel::kOff, "off"}}};
-};
-template <>
-struct Names<LogFormat> {
-  static constexpr std::array<std::pair<LogFormat, std::string_view>, 2> values{
-      {{LogFormat::kText, "text"}, {LogFormat::kJson, "json"}}};
-};
-
-template <class E>
-std::string_view enum_name(E value) {
-  for (const auto& [v, name] : Names<E>::values) {
-    if (v == value) return name;
-  }
-  return "?";
-}
-
-constexpr std::string_view kFieldName = "a non-empty field name";
-constexpr std::string_view kTopic = "a Kafka topic name (1..249 of a-z A-Z 0-9 . _ -)";
-
-// Every key, in the order of examples/neardup.yaml. C is Config or const Config; f is called
-// as f(const Key&, field&) for each.
-template <class C, class F>
-requires std::same_as<std::remove_const_t<C>, Config>
-void for_each_key(C& c, F&& f) {
-  f(Key{.path = "kafka.bootstrap_servers",
-        .check = is_non_empty,
-        .expect = "a non-empty list of host:port"},
-    c.kafka.bootstrap_servers);
-  f(Key{.path = "kafka.group_id", .check = is_non_empty, .expect = "a non-empty group id"},
-    c.kafka.group_id);
-  f(Key{.path = "kafka.input_topic", .check = is_topic_name, .expect = kTopic},
-    c.kafka.input_topic);
-  f(Key{.path = "kafka.output_topic", .check = is_topic_name, .expect = kTopic},
-    c.kafka.output_topic);
-  f(Key{.path = "kafka.dead_letter_topic", .check = is_topic_name, .expect = kTopic},
-    c.kafka.dead_letter_topic);
-  f(Key{.path = "kafka.fingerprint_topic", .check = is_topic_name, .expect = kTopic},
-    c.kafka.fingerprint_topic);
-  f(Key{.path = "kafka.fingerprint_key"}, c.kafka.fingerprint_key);
-  f(Key{.path = "kafka.exactly_once"}, c.kafka.exactly_once);
-  f(Key{.path = "kafka.properties"}, c.kafka.properties);
-  f(Key{.path = "kafka.consumer_properties"}, c.kafka.consumer_properties);
-  f(Key{.path = "kafka.producer_properties"}, c.kafka.producer_properties);
-
-  f(Key{.path = "input.fields.url", .check = is_non_empty, .expect = kFieldName},
-    c.input.fields.url);
-  f(Key{.path = "input.fields.id", .check = is_non_empty, .expect = kFieldName}, c.input.fields.id);
-  f(Key{.path = "input.fields.body", .check = is_non_empty, .expect = kFieldName},
-    c.input.fields.body);
-  f(Key{.path = "input.fields.body_base64", .check = is_non_empty, .expect = kFieldName},
-    c.input.fields.body_base64);
-  f(Key{.path = "input.fields.content_type", .check = is_non_empty, .expect = kFieldName},
-    c.input.fields.content_type);
-  f(Key{.path = "input.fields.fetched_at", .check = is_non_empty, .expect = kFieldName},
-    c.input.fields.fetched_at);
-  f(Key{.path = "input.max_body_bytes", .min = 1, .max = kGiB, .size = true},
-    c.input.max_body_bytes);
-  f(Key{.path = "input.max_record_bytes", .min = kKiB, .max = 4 * kGiB, .size = true},
-    c.input.max_record_bytes);
-
-  f(Key{.path = "output.include_body"}, c.output.include_body);
-
-  f(Key{.path = "decode.default_charset",
-        .check = is_charset_label,
-        .expect = "a WHATWG encoding label such as utf-8, windows-1252, gbk or shift_jis "
-                  "(not replacement or x-user-defined)"},
-    c.decode.default_charset);
-  f(Key{.path = "decode.detect"}, c.decode.detect);
-  f(Key{.path = "decode.prescan_bytes", .min = 512, .max = 64 * kKiB, .size = true},
-    c.decode.prescan_bytes);
-
-  f(Key{.path = "denoise.mode"}, c.denoise.mode);
-  f(Key{.path = "denoise.max_nodes", .min = 100}, c.denoise.max_nodes);
-  f(Key{.path = "denoise.max_millis", .min = 1}, c.denoise.max_millis);
-
-  f(Key{.path = "features.ngram", .min = 1, .max = 8}, c.features.ngram);
-  f(Key{.path = "features.weighting"}, c.features.weighting);
-  f(Key{.path = "features.cjk", .scheme_omits = "\"words\""}, c.features.cjk);
-  f(Key{.path = "features.stop_words"}, c.features.stop_words);
-  f(Key{.path = "features.min_features", .min = 1, .max = 100'000}, c.features.min_features);
-  f(Key{.path = "features.max_text_bytes", .min = kKiB, .max = kGiB, .size = true},
-    c.features.max_text_bytes);
-
-  f(Key{.path = "fingerprint.seed", .hex = true}, c.fingerprint.seed);
-
-  f(Key{.path = "minhash.enabled"}, c.minhash.enabled);
-  f(Key{.path = "minhash.shingle", .min = 1, .max = 16}, c.minhash.shingle);
-  f(Key{.path = "minhash.hashes", .min = 16, .max = 1024}, c.minhash.hashes);
-  f(Key{.path = "minhash.bands", .min = 1, .max = 1024}, c.minhash.bands);
-  f(Key{.path = "minhash.rows", .min = 1, .max = 16}, c.minhash.rows);
-
-  f(Key{.path = "dedup.max_distance", .max = 16}, c.dedup.max_distance);
-  f(Key{.path = "dedup.min_similarity", .min_real = 0.01, .max_real = 1}, c.dedup.min_similarity);
-
-  f(Key{.path = "store.path", .check = is_non_empty, .expect = "a non-empty directory path"},
-    c.store.path);
-  f(Key{.path = "store.design_k", .max = 16}, c.store.design_k);
-  f(Key{.path = "store.expected_documents", .min = 1}, c.store.expected_documents);
-  f(Key{.path = "store.tables"}, c.store.tables);
-  // The map is one mapping of the process's address space (128 TiB on x86-64 Linux, shared
-  // with everything else): more cannot be mapped.
-  f(Key{.path = "store.map_size", .min = kMiB, .max = 64 * kTiB, .size = true},
-    c.store.map_size);
-  f(Key{.path = "store.max_map_size", .min = kMiB, .max = 64 * kTiB, .size = true},
-    c.store.max_map_size);
-  f(Key{.path = "store.sync"}, c.store.sync);
-  f(Key{.path = "store.retention", .duration = true}, c.store.retention_seconds);
-
-  f(Key{.path = "pipeline.threads", .max = 1024}, c.pipeline.threads);
-  f(Key{.path = "pipeline.max_in_flight", .min = 1}, c.pipeline.max_in_flight);
-  f(Key{.path = "pipeline.batch_size", .min = 1, .max = 100'000}, c.pipeline.batch_size);
-  f(Key{.path = "pipeline.batch_delay_ms", .max = 60'000}, c.pipeline.batch_delay_ms);
-
-  f(Key{.path = "metrics.listen",
-        .check = is_listen_address,
-        .expect = "host:port (port 0..65535, 0 for any free one; IPv6 as [::1]:port) or \"\" "
-                  "for no metrics server"},
-    c.metrics.listen);
-  f(Key{.path = "metrics.queries"}, c.metrics.queries);
-
-  f(Key{.path = "log.level"}, c.log.level);
-  f(Key{.path = "log.format"}, c.log.format);
-}
+using namespace config_keys;  // NOLINT(google-build-using-namespace): config/'s own table
 
 // --- Errors -------------------------------------------------------------------------------
 
@@ -300,42 +80,10 @@ std::string describe(const YAML::Node& node, bool quote) {
 
 // --- Integers and sizes -------------------------------------------------------------------
 
-// The shortest decimal text that reads back as the same double ("0.5", "1").
-std::string canonical_real(double value) {
-  char buffer[32];
-  auto [end, ec] = std::to_chars(buffer, buffer + sizeof buffer, value);
-  return ec == std::errc() ? std::string(buffer, end) : std::string("nan");
-}
-
-// 1GiB for an exact multiple of a binary unit, else decimal digits.
-std::string format_size(std::uint64_t bytes) {
-  constexpr std::array<std::pair<std::uint64_t, std::string_view>, 4> kUnits = {
-      {{kTiB, "TiB"}, {kGiB, "GiB"}, {kMiB, "MiB"}, {kKiB, "KiB"}}};
-  for (const auto& [unit, suffix] : kUnits) {
-    if (bytes >= unit && bytes % unit == 0) return cat(bytes / unit, suffix);
-  }
-  return std::to_string(bytes);
-}
-
 std::string range_text(const Key& key, std::uint64_t max) {
   auto number = [&](std::uint64_t n) { return key.size ? format_size(n) : std::to_string(n); };
   if (max == kNoMax && key.min > 0) return ">= " + number(key.min);
   return number(key.min) + ".." + number(max);
-}
-
-constexpr std::array<std::pair<std::string_view, std::uint64_t>, 5> kSizeUnits = {
-    {{"B", 1}, {"KiB", kKiB}, {"MiB", kMiB}, {"GiB", kGiB}, {"TiB", kTiB}}};
-constexpr std::array<std::pair<std::string_view, std::uint64_t>, 5> kDurationUnits = {
-    {{"s", 1}, {"m", 60}, {"h", 3600}, {"d", 86400}, {"w", 7 * 86400}}};
-
-// 30d for an exact multiple of a unit (the largest), else seconds.
-std::string format_duration(std::uint64_t seconds) {
-  for (auto unit = kDurationUnits.rbegin(); unit != kDurationUnits.rend(); ++unit) {
-    if (seconds >= unit->second && seconds % unit->second == 0) {
-      return cat(seconds / unit->second, unit->first);
-    }
-  }
-  return std::to_string(seconds);
 }
 
 struct ParsedInteger {
@@ -745,71 +493,6 @@ void check_across_keys(const Config& c, const std::map<std::string, Found>& foun
   }
 }
 
-// --- Canonical text of values (scheme_id, restart_only_changes, to_yaml) -------------------
-
-// YAML double-quoted: \\, \" and control bytes escaped; other bytes as they are.
-std::string quote(std::string_view text) {
-  std::string out = "\"";
-  for (unsigned char c : text) {
-    if (c == '\\' || c == '"') {
-      out += '\\';
-      out += static_cast<char>(c);
-    } else if (c < 0x20 || c == 0x7f) {
-      out += cat("\\x", hex(c, 2));
-    } else {
-      out += static_cast<char>(c);
-    }
-  }
-  return out + '"';
-}
-
-std::string canonical(const std::string& value) { return quote(value); }
-std::string canonical(bool value) { return value ? "true" : "false"; }
-std::string canonical(std::unsigned_integral auto value) { return std::to_string(value); }
-std::string canonical(double value) { return canonical_real(value); }
-template <class E>
-requires std::is_enum_v<E> std::string canonical(E value) { return quote(enum_name(value)); }
-std::string canonical(const PropertyValue& value) {
-  switch (value.source) {
-    case PropertyValue::Source::kFile:
-      return cat("{file: ", quote(value.text), "}");
-    case PropertyValue::Source::kEnv:
-      return cat("{env: ", quote(value.text), "}");
-    case PropertyValue::Source::kText:
-      break;
-  }
-  return quote(value.text);
-}
-std::string canonical(const PropertyMap& value) {
-  std::string out = "{";
-  for (const auto& [name, property] : value) {
-    if (out.size() > 1) out += ", ";
-    out += cat(quote(name), ": ", canonical(property));
-  }
-  return out + "}";
-}
-
-// canonical(), but the text of secret properties is left out: what to_yaml prints.
-template <class T>
-std::string printable(const T& value) {
-  return canonical(value);
-}
-std::string printable(const PropertyValue& value) {  // kafka.fingerprint_key: a secret
-  if (value.source == PropertyValue::Source::kText && !value.text.empty()) {
-    return canonical(PropertyValue("<redacted>"));
-  }
-  return canonical(value);
-}
-std::string printable(const PropertyMap& value) {
-  PropertyMap shown = value;
-  for (auto& [name, property] : shown) {
-    if (is_secret_property(name) && property.source == PropertyValue::Source::kText) {
-      property.text = "<redacted>";
-    }
-  }
-  return canonical(shown);
-}
-
 // Reads `path` as a stream (a file, pipe, FIFO or device alike) up to max_bytes + 1 bytes: a
 // longer one is known to be too long without reading the rest, and an endless one (/dev/zero)
 // ends there. The error is the system's reason.
@@ -834,19 +517,7 @@ std::expected<std::string, std::string> read_at_most(const std::string& path,
   return text;
 }
 
-bool changes_fingerprints(std::string_view path) {
-  return path.starts_with("decode.") || path.starts_with("denoise.") ||
-         path.starts_with("features.") || path.starts_with("fingerprint.") ||
-         path.starts_with("minhash.");
-}
-
 }  // namespace
-
-std::string_view name_of(DenoiseMode value) { return enum_name(value); }
-std::string_view name_of(Weighting value) { return enum_name(value); }
-std::string_view name_of(CjkTokens value) { return enum_name(value); }
-std::string_view name_of(LogLevel value) { return enum_name(value); }
-std::string_view name_of(LogFormat value) { return enum_name(value); }
 
 std::expected<std::string, std::string> resolve_property(const PropertyValue& value) {
   switch (value.source) {
@@ -937,69 +608,6 @@ std::expected<Config, std::string> load_config_file(const std::string& path) {
   return std::unexpected(message);
 }
 
-std::string scheme_id(const Config& config) {
-  std::string text = "neardup-scheme-v3\n";
-  for_each_key(config, [&](const Key& key, const auto& field) {
-    if (!changes_fingerprints(key.path)) return;
-    const std::string value = canonical(field);
-    if (value != key.scheme_omits) text += cat(key.path, "=", value, "\n");
-  });
-  const XXH64_hash_t hash = XXH3_64bits(text.data(), text.size());
-  return "s-" + hex(hash >> 32, 8);
-}
-
-std::vector<std::string> restart_only_changes(const Config& a, const Config& b) {
-  const std::vector<Setting> before = config_settings(a);
-  const std::vector<Setting> after = config_settings(b);
-  std::vector<std::string> changed;
-  for (std::size_t i = 0; i < before.size(); ++i) {
-    if (is_restart_only(before[i].path) && before[i].value != after[i].value) {
-      changed.emplace_back(before[i].path);
-    }
-  }
-  return changed;
-}
-
-std::string to_yaml(const Config& config) {
-  std::string out = cat("# neardup configuration (scheme ", scheme_id(config), ")\n");
-  std::vector<std::string_view> open;  // the sections of the previous key
-  for_each_key(config, [&](const Key& key, const auto& field) {
-    std::vector<std::string_view> parts;
-    for (std::size_t start = 0;;) {
-      std::size_t dot = key.path.find('.', start);
-      parts.push_back(key.path.substr(start, dot - start));
-      if (dot == std::string_view::npos) break;
-      start = dot + 1;
-    }
-    std::size_t depth = 0;
-    while (depth < open.size() && depth + 1 < parts.size() && open[depth] == parts[depth]) {
-      ++depth;
-    }
-    open.resize(depth);
-    for (; depth + 1 < parts.size(); ++depth) {
-      out += cat(std::string(2 * depth, ' '), parts[depth], ":\n");
-      open.push_back(parts[depth]);
-    }
-    std::string value = printable(field);
-    if constexpr (std::is_integral_v<std::remove_cvref_t<decltype(field)>> &&
-                  !std::is_same_v<std::remove_cvref_t<decltype(field)>, bool>) {
-      if (key.size) value = format_size(field);
-      if (key.duration) value = format_duration(field);
-      if (key.hex) value = "0x" + hex(field, 16);
-    }
-    out += cat(std::string(2 * depth, ' '), parts.back(), ": ", value, "\n");
-  });
-  return out;
-}
-
-std::vector<Setting> config_settings(const Config& config) {
-  std::vector<Setting> out;
-  for_each_key(config, [&](const Key& key, const auto& field) {
-    out.push_back({std::string(key.path), canonical(field)});
-  });
-  return out;
-}
-
 std::vector<std::string> config_warnings(const Config& config) {
   // property, lower-cased weakening value, the risk.
   struct Weak {
@@ -1037,24 +645,6 @@ std::vector<std::string> config_warnings(const Config& config) {
     }
   }
   return warnings;
-}
-
-bool is_restart_only(std::string_view path) {
-  return path.starts_with("kafka.") || path.starts_with("store.") || path.starts_with("metrics.") ||
-         path == "pipeline.threads";
-}
-
-void keep_restart_only(Config& next, const Config& running) {
-  // Both walks visit the same keys in the same order: the running value of each restart-only
-  // key goes to the same key of `next`.
-  std::vector<const void*> values;
-  for_each_key(running, [&](const Key&, const auto& field) { values.push_back(&field); });
-  std::size_t i = 0;
-  for_each_key(next, [&](const Key& key, auto& field) {
-    using Field = std::remove_reference_t<decltype(field)>;
-    if (is_restart_only(key.path)) field = *static_cast<const Field*>(values[i]);
-    ++i;
-  });
 }
 
 }  // namespace neardup
