@@ -5,6 +5,7 @@
 #include "common/coding.h"
 #include "store/pending.h"
 #include "store/read_path.h"
+#include "store/write_path.h"
 
 namespace neardup::admin {
 namespace {
@@ -28,6 +29,9 @@ IndexStats stats(StoreEnv& env, const Catalog& catalog) {
   if (!read) return s;
   const lmdb::Txn& txn = (*read)->txn;
   const StoreTables& tables = env.tables();
+  if (auto format = tables.meta.get(txn, "format")) {  // as on disk: a read-only open keeps it
+    s.format_version = records::decode_u32(*format).value_or(s.format_version);
+  }
   if (auto docs = tables.meta.get(txn, "documents")) {
     s.documents = records::decode_u64(*docs).value_or(0);
   }
@@ -51,6 +55,9 @@ IndexStats stats(StoreEnv& env, const Catalog& catalog) {
     if (number < memory.size()) scheme.memory_bytes = memory[number];
     s.schemes.push_back(std::move(scheme));
   }
+  const Catalog::MemoryTotals totals = catalog.memory_totals();
+  s.delta_memory_bytes = totals.deltas;
+  s.index_memory_bytes = totals.index;
   (void)for_each_prefixed(
       txn, tables.meta, "column/", [&](std::string_view key, std::string_view value) {
         auto state = records::ColumnState::decode(value);
@@ -163,6 +170,9 @@ StoreResult<Index::DroppedScheme> drop_scheme(StoreEnv& env, Catalog& catalog,
         catalog.mutex.assert_held();
         for (Column* column : catalog.columns_of(scheme)) {
           if (auto r = lift(column->drop(txn, tables.meta)); !r) return r;
+        }
+        if (auto r = trim_sketch_highs(txn, tables, scheme.state.number, ~std::uint64_t{0}); !r) {
+          return r;
         }
         if (auto r = lift(tables.meta.del(txn, "scheme/" + id)); !r) return r;
         return lift(tables.meta.put(txn, "dropped/" + std::to_string(scheme.state.number), id));

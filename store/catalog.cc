@@ -43,11 +43,11 @@ Scheme* Catalog::scheme(std::string_view id) {
   return it == scheme_numbers.end() ? nullptr : &schemes[it->second];
 }
 
-std::vector<std::string> Catalog::scheme_ids() const {
-  std::vector<std::string> ids_by_number;
-  ids_by_number.reserve(schemes.size());
-  for (const Scheme& s : schemes) ids_by_number.push_back(s.id);
-  return ids_by_number;
+std::vector<SchemeName> Catalog::scheme_names() const {
+  std::vector<SchemeName> by_number;
+  by_number.reserve(schemes.size());
+  for (const Scheme& s : schemes) by_number.push_back({s.id, s.state.hashes});
+  return by_number;
 }
 
 std::vector<Column*> Catalog::columns_of(Scheme& scheme) const {
@@ -75,8 +75,19 @@ void Catalog::note_scheme_memory() {
     for (Column* column : columns_of(scheme)) sum += column->memory();
     bytes.push_back(sum);
   }
+  MemoryTotals totals{.index = id_filter.memory()};
+  for (Column* column : all_columns()) {
+    totals.deltas += column->delta_memory();
+    totals.index += column->memory() - column->delta_memory();
+  }
   MutexLock lock(memory_mutex);
   scheme_memory_ = std::move(bytes);
+  memory_totals_ = totals;
+}
+
+Catalog::MemoryTotals Catalog::memory_totals() const {
+  MutexLock lock(memory_mutex);
+  return memory_totals_;
 }
 
 std::vector<std::uint64_t> Catalog::scheme_memory() const {

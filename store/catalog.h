@@ -33,6 +33,13 @@
 
 namespace neardup {
 
+// A scheme as a request's documents need it: its id and its sketch length (0 without the
+// second signature), by number (Catalog::scheme_names).
+struct SchemeName {
+  std::string id;
+  std::uint32_t hashes = 0;
+};
+
 // The columns of one scheme: its permuted tables and, with the second signature, its bands.
 struct Scheme {
   std::string id;
@@ -87,7 +94,7 @@ class Catalog {
   // The live scheme of that id, or null.
   Scheme* scheme(std::string_view id) REQUIRES(mutex);
   // Every scheme's id by number ("" never), for naming stored documents' schemes.
-  std::vector<std::string> scheme_ids() const REQUIRES(mutex);
+  std::vector<SchemeName> scheme_names() const REQUIRES(mutex);
   std::vector<Column*> columns_of(Scheme& scheme) const;
   std::vector<Column*> all_columns() const REQUIRES(mutex);
 
@@ -106,6 +113,12 @@ class Catalog {
   // batch, read by stats() on any thread.
   void note_scheme_memory() REQUIRES(mutex);
   std::vector<std::uint64_t> scheme_memory() const EXCLUDES(memory_mutex);
+  // Every column's and the id filter's, noted alike: the deltas (a fixed cost), and the rest
+  // (filters and run directories, which grow with the store).
+  struct MemoryTotals {
+    std::uint64_t deltas = 0, index = 0;
+  };
+  MemoryTotals memory_totals() const EXCLUDES(memory_mutex);
 
   // The writer mutex: a batch, a query's probes and every change hold it.
   mutable Mutex mutex;
@@ -145,6 +158,7 @@ class Catalog {
 
   mutable Mutex memory_mutex;
   std::vector<std::uint64_t> scheme_memory_ GUARDED_BY(memory_mutex);  // per scheme number
+  MemoryTotals memory_totals_ GUARDED_BY(memory_mutex);
 };
 
 template <typename Fn>

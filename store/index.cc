@@ -147,7 +147,7 @@ class LmdbIndex final : public Index {
       number = wanted->state.number;
     }
     const Documents docs = query->documents(env_->tables(), catalog_.config);
-    const std::vector<std::string> ids = catalog_.scheme_ids();
+    const std::vector<SchemeName> names = catalog_.scheme_names();
     std::uint64_t root = 0;
     std::vector<std::uint64_t> members;
     bool stop = false;
@@ -160,7 +160,7 @@ class LmdbIndex final : public Index {
         return;
       }
       if (cluster->members.size() >= std::max<std::size_t>(min_size, 1) &&
-          (!number || cluster->scheme == ids[*number])) {
+          (!number || cluster->scheme == names[*number].id)) {
         stop = !fn(*cluster);
       }
     };
@@ -198,9 +198,9 @@ class LmdbIndex final : public Index {
         : read_(std::move(read)), txn_(&read_->txn) {}
     const lmdb::Txn& txn() const { return *txn_; }
     Documents documents(const StoreTables& tables, const StoreConfig& config) const {
-      return Documents(*txn_, tables, scheme_ids, config.retention_seconds, now_ms);
+      return Documents(*txn_, tables, schemes, config.retention_seconds, now_ms);
     }
-    std::vector<std::string> scheme_ids;
+    std::vector<SchemeName> schemes;
     std::int64_t now_ms = 0;
 
    private:
@@ -219,7 +219,7 @@ class LmdbIndex final : public Index {
       if (!read) return std::unexpected(read.error());
       query = Query(std::move(*read));
     }
-    query.scheme_ids = catalog_.scheme_ids();
+    query.schemes = catalog_.scheme_names();
     query.now_ms = catalog_.now();
     return query;
   }

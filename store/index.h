@@ -72,7 +72,7 @@ struct IndexItem {
 struct IndexStats {
   std::uint32_t design_k = 0, design_r = 0, blocks = 0, tables = 0;
   std::vector<std::uint32_t> block_widths;  // bits per block, most significant first
-  std::uint32_t format_version = 0;
+  std::uint32_t format_version = 0;  // as on disk (a read-only open leaves an older one)
   struct Scheme {
     std::string id;
     std::uint32_t hashes = 0, bands = 0, rows = 0;  // the LSH design; 0 without MinHash
@@ -82,6 +82,10 @@ struct IndexStats {
     std::uint64_t memory_bytes = 0;
   };
   std::vector<Scheme> schemes;  // in order of first use
+  // Memory of the whole index after the last apply() of this process (0 before one): the
+  // deltas of every column (a fixed cost, store/FORMAT.md), and the rest it keeps in memory
+  // (band and id filters, run directories), which grows with the store.
+  std::uint64_t delta_memory_bytes = 0, index_memory_bytes = 0;
   std::uint64_t documents = 0;
   // The highest document number given (documents are numbered from 1 in order of storage,
   // superseded and forgotten ones included): how far a walk in that order has gone.

@@ -158,7 +158,8 @@ TEST(Index, MinHashFindsACopyThatSimHashMisses) {
   EXPECT_EQ(v[1].matched, "a");
   EXPECT_EQ(v[1].duplicate_of, "a");
   EXPECT_EQ(v[1].method, Verdict::kMinHash);
-  EXPECT_NEAR(v[1].similarity, 96.0 / 128, 0.0001);
+  // 96 of 128 values equal, corrected for the 2^-8 chance agreement of stored bits.
+  EXPECT_NEAR(v[1].similarity, (96.0 / 128 - 1.0 / 256) / (1 - 1.0 / 256), 0.0001);
   EXPECT_EQ(v[1].distance, 64);
   EXPECT_GE(v[1].candidates, 1u);
   EXPECT_EQ(v[2].status, Status::kUnique);
@@ -177,7 +178,7 @@ TEST(Index, BothSignaturesAgreeingSayBothAndSimHashChoosesTheMatch) {
   EXPECT_EQ(v[2].matched, "b");  // the SimHash match, the nearest
   EXPECT_EQ(v[2].duplicate_of, "a");
   EXPECT_EQ(v[2].distance, 1);
-  EXPECT_NEAR(v[2].similarity, 96.0 / 128, 0.0001);
+  EXPECT_NEAR(v[2].similarity, (96.0 / 128 - 1.0 / 256) / (1 - 1.0 / 256), 0.0001);
 }
 
 TEST(Index, WithASimHashMatchTheSimilarityIsTheMatchsEvenWhenAnEarlierPageMatchesByMinHash) {

@@ -55,9 +55,10 @@ StoreResult<std::optional<Hit>> most_similar(const Documents& docs,
                                              bool first_match) {
   std::vector<std::pair<double, std::uint64_t>> matches;
   for (std::uint64_t doc : candidates) {  // ascending
-    auto sketch = docs.sketch(doc);
+    auto sketch = docs.sketch(doc, page.sketch.size());
     if (!sketch) return std::unexpected(sketch.error());
-    if (!minhash_match(page.sketch, *sketch, scheme.bands, scheme.rows, page.min_similarity)) {
+    if (!minhash_match(page.sketch, *sketch, scheme.bands, scheme.rows, page.min_similarity,
+                       kSketchMask)) {
       continue;
     }
     const double similarity = estimate_jaccard(page.sketch, *sketch);
@@ -95,16 +96,47 @@ StoreResult<DocRecord> read_doc(const lmdb::Txn& txn, const StoreTables& tables,
   return std::move(*record);
 }
 
-StoreResult<Sketch> read_sketch(const lmdb::Txn& txn, const StoreTables& tables,
-                                std::uint64_t doc) {
+namespace {
+
+// A document's sketch as stored (empty when it has none), and whether it holds every bit.
+StoreResult<std::pair<Sketch, bool>> stored_sketch(const lmdb::Txn& txn, const StoreTables& tables,
+                                                   std::uint64_t doc, std::size_t hashes) {
   auto value = tables.sketches.get(txn, coding::be64_key(doc));
   if (!value) {
-    if (value.error().code == MDB_NOTFOUND) return Sketch{};
+    if (value.error().code == MDB_NOTFOUND) return std::pair{Sketch{}, true};
     return std::unexpected(from_lmdb(value.error()));
   }
-  auto sketch = records::decode_sketch(*value);
+  auto sketch = records::decode_sketch(*value, hashes);
   if (!sketch) return corrupt("sketch of document " + std::to_string(doc));
-  return std::move(*sketch);
+  return std::pair{std::move(*sketch), records::whole_sketch(*value, hashes)};
+}
+
+}  // namespace
+
+StoreResult<Sketch> read_sketch(const lmdb::Txn& txn, const StoreTables& tables,
+                                std::uint64_t doc, std::size_t hashes) {
+  auto stored = stored_sketch(txn, tables, doc, hashes);
+  if (!stored) return std::unexpected(stored.error());
+  return std::move(stored->first);
+}
+
+StoreResult<Sketch> read_whole_sketch(const lmdb::Txn& txn, const StoreTables& tables,
+                                      std::uint64_t doc, std::uint32_t scheme,
+                                      std::size_t hashes) {
+  auto stored = stored_sketch(txn, tables, doc, hashes);
+  if (!stored) return std::unexpected(stored.error());
+  auto& [sketch, whole_bits] = *stored;
+  if (whole_bits) return std::move(sketch);
+  const std::string what = "the high bits of document " + std::to_string(doc) + "'s sketch";
+  if (!tables.has_sketch_highs) return corrupt(what + " (no sketch_highs database)");
+  auto high = tables.sketch_highs.get(txn, records::sketch_high_key(scheme, doc));
+  if (!high) {
+    if (high.error().code == MDB_NOTFOUND) return corrupt(what + " (missing)");
+    return std::unexpected(from_lmdb(high.error()));
+  }
+  auto whole = records::join_sketch(sketch, *high);
+  if (!whole) return corrupt(what);
+  return std::move(*whole);
 }
 
 StoreResult<Verdict> Documents::stored_verdict(const DocRecord& record) const {
@@ -140,14 +172,15 @@ StoreResult<std::optional<std::pair<std::uint64_t, DocRecord>>> Documents::find_
 StoreResult<StoredPage> Documents::stored_page(std::uint64_t doc, const DocRecord& record) const {
   StoredPage page{.doc = doc,
                   .id = record.id,
-                  .scheme = scheme_id(record.scheme),
+                  .scheme = scheme(record.scheme).id,
                   .fingerprint = record.fingerprint,
                   .first_seen_ms = record.first_seen_ms,
                   .stored_at_ms = std::int64_t{record.stored_at_s} * 1000,
                   .cluster_doc = record.cluster};
-  auto stored_sketch = sketch(doc);
+  auto stored_sketch = sketch(doc, scheme(record.scheme).hashes);
   if (!stored_sketch) return std::unexpected(stored_sketch.error());
   page.sketch = std::move(*stored_sketch);
+  for (std::uint16_t& v : page.sketch) v &= kSketchMask;  // the same whatever the store's version
   auto verdict = stored_verdict(record);
   if (!verdict) return std::unexpected(verdict.error());
   page.verdict = std::move(*verdict);
@@ -175,7 +208,7 @@ StoreResult<Cluster> Documents::cluster(std::uint64_t root_doc,
   auto root_record = DocRecord::decode(*root);
   if (!root_record) return corrupt("docs record " + std::to_string(root_doc));
   Cluster cluster{
-      .root = root_record->id, .root_doc = root_doc, .scheme = scheme_id(root_record->scheme)};
+      .root = root_record->id, .root_doc = root_doc, .scheme = scheme(root_record->scheme).id};
   for (std::uint64_t doc : docs) {
     auto record = get(doc);
     if (!record) return std::unexpected(record.error());
@@ -308,7 +341,7 @@ StoreResult<Verdict> decide(const Documents& docs, const records::SchemeState& s
   if (by_minhash && by_minhash->doc == hit.doc) {
     verdict.similarity = by_minhash->similarity;
   } else if (!page.sketch.empty()) {
-    auto sketch = docs.sketch(hit.doc);
+    auto sketch = docs.sketch(hit.doc, page.sketch.size());
     if (!sketch) return std::unexpected(sketch.error());
     if (!sketch->empty()) verdict.similarity = estimate_jaccard(page.sketch, *sketch);
   }

@@ -10,7 +10,7 @@
 //
 //   Candidates found;
 //   prober.probe(catalog, scheme, page, band_keys, &id_hash, found);   // mutex held
-//   Documents docs(txn, tables, catalog.scheme_ids(), retention, now);  // no mutex from here
+//   Documents docs(txn, tables, catalog.scheme_names(), retention, now);  // no mutex from here
 //   auto verdict = decide(docs, scheme.state, page, found);
 #pragma once
 
@@ -30,22 +30,30 @@
 
 namespace neardup {
 
-// A document's record and its sketch (empty when it has none) by number. Errors: LMDB's
-// (MDB_NOTFOUND for a document that does not exist), kCorrupt.
+// A document's record and its sketch (empty when it has none) by number; the sketch of a scheme
+// of `hashes` values holds the low kSketchBits bits of each value, or all 16 (a store of
+// version 5 or older: records.h). Errors: LMDB's (MDB_NOTFOUND for a document that does not
+// exist), kCorrupt.
 StoreResult<records::DocRecord> read_doc(const lmdb::Txn& txn, const StoreTables& tables,
                                          std::uint64_t doc);
-StoreResult<Sketch> read_sketch(const lmdb::Txn& txn, const StoreTables& tables, std::uint64_t doc);
+StoreResult<Sketch> read_sketch(const lmdb::Txn& txn, const StoreTables& tables, std::uint64_t doc,
+                                std::size_t hashes);
+// The whole sketch (every bit of each value, from which its band keys are made) of a document
+// of scheme `scheme` past its band column's watermark: its stored values joined with their
+// high bits in sketch_highs. Errors: LMDB's, kCorrupt (the high bits are missing).
+StoreResult<Sketch> read_whole_sketch(const lmdb::Txn& txn, const StoreTables& tables,
+                                      std::uint64_t doc, std::uint32_t scheme, std::size_t hashes);
 
 // Documents on disk as one transaction sees them, at the time of one request.
 class Documents {
  public:
-  // `scheme_ids`: the store's scheme ids by number (Catalog::scheme_ids); `now_ms`: the request's
+  // `schemes`: the store's schemes by number (Catalog::scheme_names); `now_ms`: the request's
   // time, against which store.retention (`retention_seconds`) decides what is live.
-  Documents(const lmdb::Txn& txn, const StoreTables& tables, std::vector<std::string> scheme_ids,
+  Documents(const lmdb::Txn& txn, const StoreTables& tables, std::vector<SchemeName> schemes,
             std::uint64_t retention_seconds, std::int64_t now_ms)
       : txn_(txn),
         tables_(tables),
-        scheme_ids_(std::move(scheme_ids)),
+        schemes_(std::move(schemes)),
         retention_seconds_(retention_seconds),
         now_ms_(now_ms) {}
 
@@ -53,7 +61,9 @@ class Documents {
   StoreResult<records::DocRecord> get(std::uint64_t doc) const {
     return read_doc(txn_, tables_, doc);
   }
-  StoreResult<Sketch> sketch(std::uint64_t doc) const { return read_sketch(txn_, tables_, doc); }
+  StoreResult<Sketch> sketch(std::uint64_t doc, std::size_t hashes) const {
+    return read_sketch(txn_, tables_, doc, hashes);
+  }
   bool live(const records::DocRecord& record) const {
     return is_live(record, retention_seconds_, now_ms_);
   }
@@ -65,6 +75,7 @@ class Documents {
   // be past retention).
   StoreResult<std::optional<std::pair<std::uint64_t, records::DocRecord>>> find_id(
       const std::vector<std::uint64_t>& docs, const std::string& id) const;
+  // A stored page; its sketch holds the low kSketchBits bits of each value (what is stored).
   StoreResult<StoredPage> stored_page(std::uint64_t doc, const records::DocRecord& record) const;
   // The cluster of root_doc: its live members among `docs` (sorted, distinct), counted in
   // Cluster::size, the first `max_members` of them read whole into Cluster::members. Errors:
@@ -73,13 +84,14 @@ class Documents {
                                std::size_t max_members) const;
 
  private:
-  std::string scheme_id(std::uint32_t number) const {
-    return number < scheme_ids_.size() ? scheme_ids_[number] : "";
+  const SchemeName& scheme(std::uint32_t number) const {
+    static const SchemeName kNone;
+    return number < schemes_.size() ? schemes_[number] : kNone;
   }
 
   const lmdb::Txn& txn_;
   const StoreTables& tables_;
-  const std::vector<std::string> scheme_ids_;
+  const std::vector<SchemeName> schemes_;
   const std::uint64_t retention_seconds_;
   const std::int64_t now_ms_;
 };

@@ -4,6 +4,7 @@
 #include <cmath>
 
 #include "common/coding.h"
+#include "common/sketch.h"
 
 namespace neardup::records {
 
@@ -170,17 +171,48 @@ std::optional<DesignState> DesignState::decode(std::string_view bytes) {
 }
 
 std::string encode_sketch(const std::vector<std::uint16_t>& sketch) {
-  std::string out;
-  out.reserve(2 * sketch.size());
-  for (std::uint16_t v : sketch) put_fixed16(out, v);
+  static_assert(kSketchBits == 8, "a byte per stored value");
+  std::string out(sketch.size(), '\0');
+  for (std::size_t i = 0; i < sketch.size(); ++i) {
+    out[i] = static_cast<char>(sketch[i] & kSketchMask);
+  }
   return out;
 }
 
-std::optional<std::vector<std::uint16_t>> decode_sketch(std::string_view bytes) {
-  if (bytes.size() % 2 != 0) return std::nullopt;
-  std::vector<std::uint16_t> sketch(bytes.size() / 2);
-  for (std::size_t i = 0; i < sketch.size(); ++i) {
-    sketch[i] = coding::decode_fixed16(bytes.data() + 2 * i);
+std::optional<std::vector<std::uint16_t>> decode_sketch(std::string_view bytes,
+                                                        std::size_t hashes) {
+  std::vector<std::uint16_t> sketch(hashes);
+  if (whole_sketch(bytes, hashes)) {
+    for (std::size_t i = 0; i < hashes; ++i) {
+      sketch[i] = coding::decode_fixed16(bytes.data() + 2 * i);
+    }
+    return sketch;
+  }
+  if (bytes.size() != hashes) return std::nullopt;
+  for (std::size_t i = 0; i < hashes; ++i) sketch[i] = static_cast<std::uint8_t>(bytes[i]);
+  return sketch;
+}
+
+std::string sketch_high_key(std::uint32_t scheme, std::uint64_t doc) {
+  std::string key(12, '\0');
+  coding::encode_be64(key.data(), std::uint64_t{scheme} << 32);  // the top 4 bytes: the scheme
+  coding::encode_be64(key.data() + 4, doc);
+  return key;
+}
+
+std::string encode_sketch_high(const std::vector<std::uint16_t>& sketch) {
+  std::string out(sketch.size(), '\0');
+  for (std::size_t i = 0; i < sketch.size(); ++i) out[i] = static_cast<char>(sketch[i] >> 8);
+  return out;
+}
+
+std::optional<std::vector<std::uint16_t>> join_sketch(const std::vector<std::uint16_t>& low,
+                                                      std::string_view high) {
+  if (high.size() != low.size()) return std::nullopt;
+  std::vector<std::uint16_t> sketch(low.size());
+  for (std::size_t i = 0; i < low.size(); ++i) {
+    sketch[i] = static_cast<std::uint16_t>((static_cast<std::uint8_t>(high[i]) << 8) |
+                                           (low[i] & kSketchMask));
   }
   return sketch;
 }

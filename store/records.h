@@ -15,9 +15,11 @@
 namespace neardup::records {
 
 // The on-disk format version these layouts make (meta "format"), and the oldest this build
-// still opens: a version-4 store differs only in that its pending verdicts carry no digest of
-// their record, which reads as "unknown"; a writable open marks it version 5 (FORMAT.md).
-inline constexpr std::uint32_t kFormatVersion = 5;
+// still opens: a version-5 store keeps all 16 bits of each sketch value in `sketches` (read
+// alike: decode_sketch() tells the forms apart by length), a version-4 store besides that has
+// pending verdicts without a digest of their record, which reads as "unknown"; a writable
+// open marks either version 6 (FORMAT.md).
+inline constexpr std::uint32_t kFormatVersion = 6;
 inline constexpr std::uint32_t kOldestReadableFormat = 4;
 
 // docs: document number -> page. A 48-byte header, then the id bytes.
@@ -103,9 +105,27 @@ struct DesignState {
   bool operator==(const DesignState&) const = default;
 };
 
-// sketches: document number -> its MinHash sketch, u16 little-endian each.
+// sketches: document number -> its MinHash sketch's low kSketchBits (8) bits, a byte per value
+// (what a verdict compares: common/sketch.h). Version 5 and older stored all 16 bits, u16
+// little-endian each.
 std::string encode_sketch(const std::vector<std::uint16_t>& sketch);
-std::optional<std::vector<std::uint16_t>> decode_sketch(std::string_view bytes);
+// The sketch of a scheme of `hashes` values in either form (a value holds 8 bits or 16);
+// nullopt when the length is neither `hashes` nor twice it.
+std::optional<std::vector<std::uint16_t>> decode_sketch(std::string_view bytes, std::size_t hashes);
+// Whether decode_sketch() of these bytes holds every bit of each value (the older form).
+inline bool whole_sketch(std::string_view bytes, std::size_t hashes) {
+  return bytes.size() == 2 * hashes;
+}
+
+// sketch_highs: the high 8 bits of each value of a page's sketch, a byte per value, kept only
+// while the page is past its band column's watermark (the band keys of its delta are rebuilt
+// from them at open). Key: BE u32 scheme number, BE u64 document number.
+std::string sketch_high_key(std::uint32_t scheme, std::uint64_t doc);
+std::string encode_sketch_high(const std::vector<std::uint16_t>& sketch);
+// The whole sketch from its stored low bytes and its high bytes; nullopt when the lengths
+// differ.
+std::optional<std::vector<std::uint16_t>> join_sketch(const std::vector<std::uint16_t>& low,
+                                                      std::string_view high);
 
 // meta "format", "documents": a u32 / u64.
 std::string encode_u32(std::uint32_t v);

@@ -130,9 +130,27 @@ TEST(Records, MetaStatesRoundTrip) {
   EXPECT_EQ(DesignState::decode(d.encode()), d);
   EXPECT_EQ(decode_u64(encode_u64(1ull << 40)), 1ull << 40);
   EXPECT_FALSE(decode_u32("abc"));
-  std::vector<std::uint16_t> sketch = {0, 1, 0xffff, 0x1234};
-  EXPECT_EQ(decode_sketch(encode_sketch(sketch)), sketch);
-  EXPECT_FALSE(decode_sketch("odd"));
+}
+
+TEST(Records, SketchesKeepTheirLowBitsAndTheHighBitsJoinThem) {
+  const std::vector<std::uint16_t> sketch = {0, 1, 0xffff, 0x1234};
+  const std::string low = encode_sketch(sketch);
+  EXPECT_EQ(low.size(), 4u);  // a byte a value
+  EXPECT_EQ(decode_sketch(low, 4), (std::vector<std::uint16_t>{0, 1, 0xff, 0x34}));
+  EXPECT_EQ(join_sketch(*decode_sketch(low, 4), encode_sketch_high(sketch)), sketch);
+  EXPECT_FALSE(join_sketch(*decode_sketch(low, 4), "abc"));  // lengths differ
+  // A store of version 5 kept all 16 bits of each value, u16 little-endian: read whole.
+  std::string whole;
+  for (std::uint16_t v : sketch) coding::put_fixed16(whole, v);
+  EXPECT_TRUE(whole_sketch(whole, 4));
+  EXPECT_FALSE(whole_sketch(low, 4));
+  EXPECT_EQ(decode_sketch(whole, 4), sketch);
+  EXPECT_FALSE(decode_sketch("odd", 4));  // neither 4 nor 8 bytes
+  EXPECT_FALSE(decode_sketch(low, 3));
+  // Keys sort by scheme, then document.
+  EXPECT_LT(sketch_high_key(0, 1ull << 40), sketch_high_key(1, 0));
+  EXPECT_LT(sketch_high_key(1, 255), sketch_high_key(1, 256));
+  EXPECT_EQ(sketch_high_key(1, 2).size(), 12u);
 }
 
 }  // namespace

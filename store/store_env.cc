@@ -85,6 +85,13 @@ StoreResult<> StoreEnv::open_tables(const lmdb::Txn& txn, unsigned flags) {
     if (!opened) return std::unexpected(opened.error());
     *dbi = *opened;
   }
+  auto highs = lmdb::Dbi::open(txn, "sketch_highs", flags);
+  tables_.has_sketch_highs = highs.has_value();
+  if (highs) {
+    tables_.sketch_highs = *highs;
+  } else if (highs.error().code != MDB_NOTFOUND || (flags & MDB_CREATE)) {
+    return std::unexpected(from_lmdb(highs.error()));
+  }
   return {};
 }
 

@@ -29,6 +29,10 @@ namespace neardup {
 // transaction uses them.
 struct StoreTables {
   lmdb::Dbi meta, docs, sketches, forgotten, offsets, pending;
+  // Absent (has_sketch_highs false) in a store of version 5 or older opened read-only: its
+  // sketches hold every bit.
+  lmdb::Dbi sketch_highs;
+  bool has_sketch_highs = false;
 };
 
 // When set, the time spent in commits is added here (benchmarks; OpenOptions::timing).

@@ -239,9 +239,9 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
     auto& [old_doc, old] = **existing;
     const bool expired = !docs.live(old);
     if (!expired && old.fingerprint == page.fingerprint && old.scheme == scheme_number) {
-      auto old_sketch = docs.sketch(old_doc);
+      auto old_sketch = docs.sketch(old_doc, page.sketch.size());
       if (!old_sketch) return std::unexpected(old_sketch.error());
-      if (*old_sketch == page.sketch) return docs.stored_verdict(old);
+      if (same_sketch(*old_sketch, page.sketch)) return docs.stored_verdict(old);
     }
     // Re-crawled with new signatures (or past retention, and then seen anew): the old document
     // leaves every lookup.
@@ -287,6 +287,13 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
     auto sketch = lift(tables.sketches.put(txn, coding::be64_key(doc),
                                            records::encode_sketch(page.sketch), MDB_APPEND));
     if (!sketch) return std::unexpected(sketch.error());
+    // The rest of each value, until the band column's merge takes the page's band keys into a
+    // run: what rebuilding the delta at open needs (FORMAT.md, "sketch_highs").
+    if (scheme.bands && is_indexed(record)) {
+      auto high = lift(tables.sketch_highs.put(txn, records::sketch_high_key(scheme_number, doc),
+                                               records::encode_sketch_high(page.sketch)));
+      if (!high) return std::unexpected(high.error());
+    }
   }
   catalog_.add_entries(doc, record, band_keys);
   if (doc % Catalog::kStoredSampleEvery == 0) {
@@ -347,6 +354,11 @@ StoreResult<> BatchWriter::merge_slices(const lmdb::Txn& txn, std::size_t batch_
       slice.error().message = "merging " + column->name() + ": " + slice.error().message;
       return std::unexpected(slice.error());
     }
+    if (slice->done && column->format() == RunFormat::kNarrow) {
+      auto trimmed = trim_sketch_highs(txn, env_.tables(), band_scheme(column),
+                                       slice->state.watermark);
+      if (!trimmed) return trimmed;
+    }
     slices_.emplace_back(column, std::move(*slice));
   }
   if (timing) timing->merge_ns += nanos_since(start);
@@ -375,6 +387,32 @@ std::vector<std::tuple<Column*, std::uint64_t, bool>> BatchWriter::columns_and_r
   if (catalog_.ids) out.emplace_back(catalog_.ids.get(), 1, false);
   if (catalog_.members) out.emplace_back(catalog_.members.get(), 1, false);
   return out;
+}
+
+std::uint32_t BatchWriter::band_scheme(const Column* column) {
+  for (const Scheme& scheme : catalog_.schemes) {
+    if (scheme.bands.get() == column) return scheme.state.number;
+  }
+  return 0;  // not reached: merge_slices() asks for the band columns of schemes alone
+}
+
+StoreResult<> trim_sketch_highs(const lmdb::Txn& txn, const StoreTables& tables,
+                                std::uint32_t scheme, std::uint64_t through) {
+  if (!tables.has_sketch_highs) return {};
+  auto cursor = lift(lmdb::Cursor::open(txn, tables.sketch_highs));
+  if (!cursor) return std::unexpected(cursor.error());
+  const std::string from = records::sketch_high_key(scheme, 0);
+  const std::string last = records::sketch_high_key(scheme, through);
+  MDB_val key{from.size(), const_cast<char*>(from.data())}, value{};
+  auto at = lift(cursor->get(key, value, MDB_SET_RANGE));
+  while (at && *at) {
+    const std::string_view found(static_cast<const char*>(key.mv_data), key.mv_size);
+    if (found > last) break;
+    if (auto deleted = lift(cursor->del()); !deleted) return deleted;
+    at = lift(cursor->get(key, value, MDB_NEXT));
+  }
+  if (!at) return std::unexpected(at.error());
+  return {};
 }
 
 void BatchWriter::add_to_id_filter(const Delta& merged) {

@@ -27,6 +27,11 @@ StoreResult<> check_page(const TableDesign& design, const PageRequest& page);
 // Whether a page's sketch matches its scheme's LSH design (the scheme id covers it).
 StoreResult<> check_sketch_fits(const Scheme& scheme, const PageRequest& page);
 
+// Deletes from sketch_highs the high bits of scheme `scheme`'s documents up to `through`
+// (their band keys are in the band column's runs now). Errors: LMDB's.
+StoreResult<> trim_sketch_highs(const lmdb::Txn& txn, const StoreTables& tables,
+                                std::uint32_t scheme, std::uint64_t through);
+
 class BatchWriter {
  public:
   BatchWriter(StoreEnv& env, Catalog& catalog) : env_(env), catalog_(catalog) {}
@@ -71,6 +76,8 @@ class BatchWriter {
   // whether it belongs to an idle scheme (kIdleBatches).
   std::vector<std::tuple<Column*, std::uint64_t, bool>> columns_and_rates()
       REQUIRES(catalog_.mutex);
+  // The number of the scheme whose band column this is.
+  std::uint32_t band_scheme(const Column* column) REQUIRES(catalog_.mutex);
   // The merged ids are in the runs now: the filter must report their hashes.
   void add_to_id_filter(const Delta& merged) REQUIRES(catalog_.mutex);
 

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <set>
 #include <string>
 
@@ -121,6 +122,36 @@ TEST(Sketch, EstimateCorrectsForChanceAgreementOfLowBits) {
   EXPECT_DOUBLE_EQ(estimate_jaccard(a, b), 1.0);
   EXPECT_DOUBLE_EQ(estimate_jaccard(a, c), 0.0);
   EXPECT_DOUBLE_EQ(estimate_jaccard(a, Sketch{}), 0.0);
+}
+
+TEST(Sketch, ValuesCompareInTheirLowBitsAndBandsInAllOfThem) {
+  Sketch a(128, 0x0107), low_equal(128, 0x0207);
+  // b-bit minwise: the estimate sees the low kSketchBits bits alone (what the index stores).
+  EXPECT_DOUBLE_EQ(estimate_jaccard(a, low_equal), 1.0);
+  EXPECT_TRUE(same_sketch(a, low_equal));
+  // A band is shared when all 16 bits agree (its key hashes them), unless told to look at the
+  // stored bits only.
+  EXPECT_FALSE(shares_band(a, low_equal, 0, 3));
+  EXPECT_TRUE(shares_band(a, low_equal, 0, 3, kSketchMask));
+  EXPECT_NE(band_key(a, 0, 3), band_key(low_equal, 0, 3));
+}
+
+// Half of the values equal, the rest unrelated: the estimate corrected for the 1 / 2^b chance
+// agreement of the rest is J = 0.5 on average (unbiased), while the raw share of equal values
+// is J + (1 - J) / 2^b.
+TEST(Sketch, EstimateIsUnbiasedForRandomValues) {
+  std::mt19937_64 rng(7);
+  double sum = 0;
+  constexpr int kPairs = 4000;
+  for (int p = 0; p < kPairs; ++p) {
+    Sketch a(128), b(128);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      a[i] = static_cast<std::uint16_t>(rng());
+      b[i] = i % 2 == 0 ? a[i] : static_cast<std::uint16_t>(rng());
+    }
+    sum += estimate_jaccard(a, b);
+  }
+  EXPECT_NEAR(sum / kPairs, 0.5, 0.002);
 }
 
 }  // namespace

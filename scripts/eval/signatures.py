@@ -3,15 +3,17 @@
 natural-pairs and synthetic-dev sets, and the matches among unrelated article bodies.
 
   scripts/eval/signatures.py SHARED_DIR [--neardup PATH] [--config F] [--k 3]
-                             [--threshold 0.45] [--bands 42] [--rows 3]
-                             [--sweep 0.3,0.4,0.5,0.6] [--json]
+                             [--threshold 0.45] [--bands 42] [--rows 3] [--sketch-bits 8]
+                             [--sweep 0.3,0.4,0.5,0.6] [--pairs-out FILE] [--json]
 
 SHARED_DIR holds natural-pairs/ and synthetic-dev/ (or data/neardup/...). Runs
 `neardup fingerprint` once per page. --k, --threshold, --bands and --rows must match the
 config's dedup.max_distance, dedup.min_similarity, minhash.bands and minhash.rows (their
 defaults are the defaults). The rules are the index's:
   simhash: Hamming distance <= k;
-  minhash: the sketches share an LSH band and the estimated Jaccard is >= threshold;
+  minhash: the sketches share an LSH band (all of its 16-bit values) and the Jaccard
+           similarity estimated from the low --sketch-bits bits of each value (what the index
+           stores: common/sketch.h) is >= threshold;
   combined: either.
 Sets:
   natural-pairs   every labelled pair: near_duplicate pairs found (recall) per language, and
@@ -20,7 +22,8 @@ Sets:
   bodies          every same-language pair of synthetic-dev's source-bodies.jsonl.gz (737
                   unrelated real article bodies, fingerprinted as text/plain): all negatives.
 --sweep prints the MinHash and combined figures for several thresholds (how the default was
-chosen). A pair with a skipped page is never a match.
+chosen). A pair with a skipped page is never a match. --pairs-out writes every scored pair's
+distance, estimated similarity and verdicts as JSON lines (to compare two rules pair by pair).
 """
 
 import argparse
@@ -41,20 +44,22 @@ def sketch_of(record):
     return tuple(int(text[i:i + 4], 16) for i in range(0, len(text), 4))
 
 
-def estimate_jaccard(a, b):
-    """As common/sketch.h: equal values, corrected for chance agreement of 16 low bits."""
-    chance = 1 / 65536
-    observed = sum(x == y for x, y in zip(a, b)) / len(a)
+def estimate_jaccard(a, b, bits=16):
+    """As common/sketch.h: values equal in their low `bits` bits, corrected for the chance
+    2^-bits that two different minima agree in them (b-bit minwise hashing)."""
+    mask = (1 << bits) - 1
+    chance = 1 / (1 << bits)
+    observed = sum((x ^ y) & mask == 0 for x, y in zip(a, b)) / len(a)
     return min(1.0, max(0.0, (observed - chance) / (1 - chance)))
 
 
 class Signatures:
     """Fingerprints and sketches of a set of pages, and the pairs each rule matches."""
 
-    def __init__(self, fingerprints, sketches, bands, rows):
+    def __init__(self, fingerprints, sketches, args):
         self.fingerprints = fingerprints
         self.sketches = sketches
-        self.bands, self.rows = bands, rows
+        self.bands, self.rows, self.bits = args.bands, args.rows, args.sketch_bits
 
     def distance(self, a, b):
         return evalcore.distance(self.fingerprints[a], self.fingerprints[b])
@@ -67,7 +72,7 @@ class Signatures:
         r = self.rows
         if not any(sa[i * r:(i + 1) * r] == sb[i * r:(i + 1) * r] for i in range(self.bands)):
             return None
-        return estimate_jaccard(sa, sb)
+        return estimate_jaccard(sa, sb, self.bits)
 
     def band_candidates(self, pages):
         """Pairs of pages sharing at least one band (each pair once, a < b in `pages` order)."""
@@ -87,7 +92,10 @@ class Signatures:
         return pairs
 
 
-def verdicts(sig, pairs, k, thresholds):
+PAIRS_OUT = []  # (set, a, b, distance, similarity, simhash match, minhash match) with --pairs-out
+
+
+def verdicts(sig, pairs, k, thresholds, name=None, threshold=None):
     """{pair: (simhash match, {threshold: minhash match})} for the given pairs."""
     out = {}
     for a, b in pairs:
@@ -95,6 +103,9 @@ def verdicts(sig, pairs, k, thresholds):
         j = sig.similarity(a, b)
         out[(a, b)] = (d is not None and d <= k,
                        {t: j is not None and j >= t for t in thresholds})
+        if name is not None:
+            PAIRS_OUT.append({"set": name, "a": a, "b": b, "distance": d, "similarity": j,
+                              "simhash": out[(a, b)][0], "minhash": out[(a, b)][1][threshold]})
     return out
 
 
@@ -119,8 +130,9 @@ def natural(args, thresholds):
                                          args.config)
     sig = Signatures({p: evalcore.fingerprint_of(records[os.path.join(root, p)]) for p in pages},
                      {p: sketch_of(records[os.path.join(root, p)]) for p in pages},
-                     args.bands, args.rows)
-    v = verdicts(sig, [(p["a"], p["b"]) for p in pairs], args.k, thresholds)
+                     args)
+    v = verdicts(sig, [(p["a"], p["b"]) for p in pairs], args.k, thresholds, "natural",
+                 args.threshold)
     result = {}
     for t in thresholds:
         by_rule = {}
@@ -145,7 +157,7 @@ def synthetic(args, thresholds):
     files = {i: os.path.join(root, "pages", i + ".html") for i in ids}
     records = evalcore.fingerprint_files(args.neardup, list(files.values()), args.config)
     sig = Signatures({i: evalcore.fingerprint_of(records[files[i]]) for i in ids},
-                     {i: sketch_of(records[files[i]]) for i in ids}, args.bands, args.rows)
+                     {i: sketch_of(records[files[i]]) for i in ids}, args)
     cluster = {row["id"]: row["cluster"] for row in truth}
     op = {row["id"]: row["op"] for row in truth}
     positives = [(a, b) for n, a in enumerate(ids) for b in ids[n + 1:] if cluster[a] == cluster[b]]
@@ -153,7 +165,7 @@ def synthetic(args, thresholds):
     near = {(a, b) for n, a in enumerate(ids) for b in ids[n + 1:]
             if (d := sig.distance(a, b)) is not None and d <= args.k}
     candidates = sig.band_candidates(ids) | near | set(positives)
-    v = verdicts(sig, candidates, args.k, thresholds)
+    v = verdicts(sig, candidates, args.k, thresholds, "synthetic", args.threshold)
     result = {}
     for t in thresholds:
         by_rule = {}
@@ -189,13 +201,13 @@ def bodies(args, thresholds):
                                              content_type="text/plain")
     ids = list(files)
     sig = Signatures({n: evalcore.fingerprint_of(records[files[n]]) for n in ids},
-                     {n: sketch_of(records[files[n]]) for n in ids}, args.bands, args.rows)
+                     {n: sketch_of(records[files[n]]) for n in ids}, args)
     lang = {n: rows[n]["lang"] for n in ids}
     same_language = sum(1 for i, a in enumerate(ids) for b in ids[i + 1:] if lang[a] == lang[b])
     near = {(a, b) for i, a in enumerate(ids) for b in ids[i + 1:]
             if lang[a] == lang[b] and (d := sig.distance(a, b)) is not None and d <= args.k}
     candidates = {p for p in sig.band_candidates(ids) if lang[p[0]] == lang[p[1]]} | near
-    v = verdicts(sig, candidates, args.k, thresholds)
+    v = verdicts(sig, candidates, args.k, thresholds, "bodies", args.threshold)
     top = sorted(((sig.similarity(a, b) or 0, a, b) for a, b in candidates), reverse=True)[:3]
     result = {"same_language_pairs": same_language, "band_candidates": len(candidates - near),
               "highest_candidate_similarity": [round(j, 3) for j, _, _ in top]}
@@ -214,6 +226,10 @@ def main():
     parser.add_argument("--threshold", type=float, default=0.45, help="dedup.min_similarity")
     parser.add_argument("--bands", type=int, default=42, help="minhash.bands")
     parser.add_argument("--rows", type=int, default=3, help="minhash.rows")
+    parser.add_argument("--sketch-bits", type=int, default=8, choices=range(1, 17),
+                        metavar="1..16", help="bits of each value the estimate compares (the "
+                        "index stores 8)")
+    parser.add_argument("--pairs-out", help="write every scored pair as a JSON line here")
     parser.add_argument("--sweep", help="comma-separated thresholds to report besides --threshold")
     parser.add_argument("--sets", default="natural,synthetic,bodies")
     parser.add_argument("--json", action="store_true", help="print the results as JSON")
@@ -224,12 +240,17 @@ def main():
     for name in args.sets.split(","):
         results[name] = sets[name](args, thresholds)
         print(f"[{name} done]", file=sys.stderr)
+    if args.pairs_out:
+        with open(args.pairs_out, "w", encoding="utf-8") as out:
+            for row in PAIRS_OUT:
+                out.write(json.dumps(row, default=str) + "\n")
     if args.json:
         print(json.dumps(results, indent=1, default=str))
         return
     share = lambda x: "-" if x is None else f"{x:.4f}"
     for t in thresholds:
-        print(f"== k <= {args.k}, MinHash {args.bands} x {args.rows} at estimated J >= {t}")
+        print(f"== k <= {args.k}, MinHash {args.bands} x {args.rows} at estimated J >= {t}"
+              f" ({args.sketch_bits}-bit values)")
         if "natural" in results:
             print("natural-pairs (found/pairs):")
             for rule, groups in results["natural"][t].items():

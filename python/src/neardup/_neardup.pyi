@@ -102,7 +102,8 @@ class StoredPage:
     @property
     def hex(self) -> str: ...
     @property
-    def sketch(self) -> List[int]: ...
+    def sketch(self) -> List[int]:
+        """The stored sketch: the low 8 bits of each value (what the index keeps)."""
     @property
     def first_seen_ms(self) -> int: ...
     @property
