@@ -75,7 +75,7 @@ std::unique_ptr<BandFilter> Column::filter_of(const RunDirectory& dir, std::uint
   for (std::size_t r = 0; r < dir.records.size(); ++r) {
     // Ascending keys: the filters fill front to back.
     for (std::size_t i = 0; i < dir.sizes[r]; ++i) {
-      const std::uint64_t key = record_key_at(dir.format, dir.records[r], i);
+      const std::uint64_t key = dir.key_at(r, i);
       filter->add(key);
       if (also != nullptr) also->add(key);
     }
@@ -103,7 +103,7 @@ void Column::build_union(std::uint64_t budget) {
     std::size_t& r = build_->record;
     for (; r < dir.records.size() && budget > 0; ++r) {
       for (std::size_t e = 0; e < dir.sizes[r]; ++e) {
-        build_->filter->add(record_key_at(dir.format, dir.records[r], e));
+        build_->filter->add(dir.key_at(r, e));
       }
       budget -= std::min<std::uint64_t>(budget, dir.sizes[r]);
     }
@@ -122,13 +122,19 @@ void Column::build_union(std::uint64_t budget) {
 }
 
 std::size_t Column::memory() const {
-  std::size_t bytes = delta_.memory() + (spare_ ? spare_->memory() : 0);
+  std::size_t bytes = delta_memory();
   for (const auto& filter : filters_) bytes += filter ? filter->memory() : 0;
   if (union_) bytes += union_->memory();
   if (build_) bytes += build_->filter->memory();
+  if (merge_ && merge_->filter) bytes += merge_->filter->memory();
+  for (const RunDirectory& dir : directories_) bytes += dir.memory();
+  return bytes;
+}
+
+std::size_t Column::delta_memory() const {
+  std::size_t bytes = delta_.memory() + (spare_ ? spare_->memory() : 0);
   if (merge_) {
     bytes += merge_->frozen->memory() + merge_->progress.carry.capacity() * sizeof(Entry);
-    if (merge_->filter) bytes += merge_->filter->memory();
   }
   return bytes;
 }
@@ -257,7 +263,7 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
                                                 std::uint64_t budget, const Dropped& dropped) {
   const Merge& m = *merge_;
   Slice s = m.progress;
-  const std::size_t per_record = layout_of(format_).entries_per_record();
+  const std::size_t per_record = entries_per_record(format_);
   auto out = lmdb::Dbi::open(txn, run_name(m.output), MDB_CREATE);
   if (!out) return std::unexpected(out.error());
   RunWriter writer(txn, *out, format_);
@@ -301,7 +307,7 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
       return false;
     }
     src.decoded.resize(dir.sizes[record]);
-    decode_record(format_, dir.records[record], src.decoded);
+    dir.decode(record, src.decoded);
     src.at = src.decoded.data() + entry;
     src.end = src.decoded.data() + src.decoded.size();
     return true;

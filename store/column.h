@@ -102,8 +102,11 @@ class Column {
   const Delta& delta() const { return delta_; }
   std::uint64_t capacity() const { return capacity_; }
   // Bytes of memory held: the delta, the run filters, a running merge's frozen entries and
-  // filter, and the table kept for the next delta.
+  // filter, the table kept for the next delta, and the runs' directories.
   std::size_t memory() const;
+  // Of memory(), the deltas' part (a fixed cost: the tables do not grow with the store): the
+  // delta, the table kept for the next, a running merge's frozen entries.
+  std::size_t delta_memory() const;
 
   // Adds an entry of a document past the watermark (to the delta).
   void add(const Entry& entry) { delta_.add(entry); }

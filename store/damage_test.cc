@@ -41,7 +41,7 @@ lmdb::Dbi write_run(const lmdb::Env& env, const std::string& name,
   auto txn = lmdb::Txn::begin(env, 0);
   auto dbi = *lmdb::Dbi::open(*txn, name, MDB_CREATE);
   RunWriter writer(*txn, dbi, RunFormat::kWide);
-  const std::size_t per = layout_of(RunFormat::kWide).entries_per_record();
+  const std::size_t per = entries_per_record(RunFormat::kWide);
   for (std::size_t at = 0; at < entries.size(); at += per) {
     const std::size_t n = std::min(per, entries.size() - at);
     EXPECT_TRUE(writer.write_record(std::span(entries).subspan(at, n)));
@@ -70,7 +70,7 @@ lmdb::Result<std::size_t> read_all(const lmdb::Env& env, lmdb::Dbi dbi, const st
 
 TEST(RunChecksums, AFlippedByteInARecordIsFoundByItsChecksum) {
   WritableMap map;
-  const auto entries = sorted_entries(10000, 1);  // three records
+  const auto entries = sorted_entries(15000, 1);  // three records
   lmdb::Dbi run = write_run(map.env, "t/s-1/0/1", entries);
   RunDirectory dir = directory(map.env, run);
   ASSERT_EQ(dir.records.size(), 3u);
@@ -106,8 +106,8 @@ TEST(RunChecksums, RecordsWrittenWithoutAChecksumAreReadUnchecked) {
     char key[kRecordKeyBytesWithoutChecksum];
     coding::encode_be64(key, entries.back().key);
     coding::encode_be64(key + 8, entries.back().doc);
-    std::string value(entries.size() * 16, '\0');
-    encode_record(RunFormat::kWide, entries, value.data());
+    std::string value;
+    encode_record(fixed_form(RunFormat::kWide), entries, value);
     ASSERT_TRUE(run.put(*txn, std::string_view(key, sizeof key), value, MDB_APPEND));
     ASSERT_TRUE(txn->commit());
   }
@@ -121,23 +121,13 @@ TEST(RunChecksums, RecordsWrittenWithoutAChecksumAreReadUnchecked) {
   EXPECT_EQ(*whole, entries.size());
 }
 
-// The entries of `dir` with lo <= key <= hi, as RunProbe finds them.
-std::vector<Entry> probe_run(const RunDirectory& dir, std::uint64_t lo, std::uint64_t hi,
-                             std::size_t entries) {
-  std::vector<Entry> found;
-  RunProbe probe(dir, lo, hi, std::ldexp(1.0, 64) / static_cast<double>(entries));
-  probe.start();
-  probe.finish([&](std::uint64_t key, auto doc) { found.push_back({key, doc()}); });
-  return found;
-}
-
 TEST(RunFences, RecordKeysCarryFencesAndProbesFindTheSameWithOrWithoutThem) {
   WritableMap map;
-  const auto entries = sorted_entries(10000, 3);  // three records
+  const auto entries = sorted_entries(15000, 3);  // three records
   lmdb::Dbi run = write_run(map.env, "t/s-1/0/1", entries);
   const RunDirectory fenced = directory(map.env, run);
   ASSERT_EQ(fenced.fences.size(), 3 * kFences);
-  const std::size_t per = layout_of(RunFormat::kWide).entries_per_record();
+  const std::size_t per = entries_per_record(RunFormat::kWide);
   for (std::size_t r = 0; r < 3; ++r) {
     for (std::size_t j = 0; j < kFences; ++j) {
       const std::size_t at = r * per + fence_position(j, fenced.sizes[r]);
@@ -146,18 +136,11 @@ TEST(RunFences, RecordKeysCarryFencesAndProbesFindTheSameWithOrWithoutThem) {
   }
   RunDirectory unfenced = fenced;  // as a run written before fences is probed
   unfenced.fences.clear();
-  std::mt19937_64 rng(4);
-  for (int i = 0; i < 2000; ++i) {
-    // Exact keys, the ranges of 20-bit prefixes (several entries) and absent keys.
-    const Entry& e = entries[rng() % entries.size()];
-    const std::uint64_t lo = i % 3 == 0 ? e.key : i % 3 == 1 ? e.key & ~0xfffffffffffull : rng();
-    const std::uint64_t hi = i % 3 == 1 ? lo | 0xfffffffffffull : lo;
-    std::vector<Entry> expected;
-    for (const Entry& x : entries) {
-      if (x.key >= lo && x.key <= hi) expected.push_back(x);
-    }
-    EXPECT_EQ(probe_run(fenced, lo, hi, entries.size()), expected) << lo;
-    EXPECT_EQ(probe_run(unfenced, lo, hi, entries.size()), expected) << lo;
+  // Exact keys, the ranges of 20-bit prefixes (several entries) and absent keys.
+  for (auto [lo, hi] : testing::probe_ranges(entries, 2000, 4, 44)) {
+    const auto expected = testing::entries_between(entries, RunFormat::kWide, lo, hi);
+    EXPECT_EQ(testing::probe_run(fenced, lo, hi, entries.size()), expected) << lo;
+    EXPECT_EQ(testing::probe_run(unfenced, lo, hi, entries.size()), expected) << lo;
   }
 }
 

@@ -1,14 +1,16 @@
-// Sorted runs: the on-disk part of one index column (a permuted table of one scheme, or ids).
+// Sorted runs: the on-disk part of one index column (a permuted table of one scheme, ids,
+// members, or one scheme's LSH bands).
 //
-// A column is a multiset of 16-byte entries (key, doc): for a table, key is the permuted
-// fingerprint; for ids, the xxh3-64 of the page id. Recent entries live in a Delta (memory,
-// rebuilt from the docs table at open); older ones in a few immutable sorted runs, each its own
-// LMDB database written once in key order with MDB_APPEND and dropped whole when merged into a
-// larger run (an LSM tree over LMDB). A run packs 4095 entries per record (a 64 KiB overflow
-// value: its keys, then its docs), so its B-tree is a few leaf pages, mirrored in memory by a
-// RunDirectory; a probe is a binary search of the directory and a search in one or two
-// cache-cold pages of keys, and an insert costs 16 bytes of sequential writing per merge
-// instead of a random 4 KiB page. Layout: FORMAT.md.
+// A column is a multiset of entries (key, doc): for a table, key is the permuted fingerprint;
+// for ids, the xxh3-64 of the page id; for bands, a band key. Recent entries live in a Delta
+// (memory, rebuilt from the docs table at open); older ones in a few immutable sorted runs, each
+// its own LMDB database written once in key order with MDB_APPEND and dropped whole when merged
+// into a larger run (an LSM tree over LMDB). A run packs thousands of entries per record (a
+// value of about 64 KiB: its keys, then its docs, each without the bits the record's entries
+// share), so its B-tree is a few leaf pages, mirrored in memory by a RunDirectory; a probe is a
+// binary search of the directory and a search in one or two cache-cold pages of keys, and an
+// insert costs 7-11 bytes of sequential writing per merge instead of a random 4 KiB page.
+// Layout: FORMAT.md.
 #pragma once
 
 #include <algorithm>
@@ -33,27 +35,14 @@ struct Entry {
   auto operator<=>(const Entry&) const = default;
 };
 
-// How a column's runs store an entry. In memory an entry is always (u64 key, u64 doc).
-//   kWide:   the u64 key and the u64 doc (16 bytes): permuted-table and ids columns, whose
+// What a column's runs keep of an entry. In memory an entry is always (u64 key, u64 doc).
+//   kWide:   the u64 key and the u64 doc: permuted-table, ids and members columns, whose
 //            probes compare key bits below any prefix.
-//   kNarrow: the top 40 bits of the key and the low 40 bits of the doc (10 bytes): LSH band
-//            columns, whose probes look a key up exactly. A run then answers for the key's top
-//            40 bits, a superset that the index confirms against the stored sketch; documents
-//            are numbered below 2^40.
+//   kNarrow: the top 40 bits of the key and a doc below 2^40: LSH band columns, whose probes
+//            look a key up exactly. A run then answers for the key's top 40 bits, a superset
+//            that the index confirms against the stored sketch.
+// (How many bytes a record spends on each: RecordForm.)
 enum class RunFormat : std::uint8_t { kWide, kNarrow };
-
-struct RunLayout {
-  std::size_t key_bytes, doc_bytes;
-  std::size_t entry_bytes() const { return key_bytes + doc_bytes; }
-  // Entries per record: a record fills 16 overflow pages of 4 KiB less LMDB's 16-byte header
-  // (4095 wide entries, 6552 narrow ones).
-  std::size_t entries_per_record() const { return kRecordBytes / entry_bytes(); }
-  static constexpr std::size_t kRecordBytes = 16 * 4096 - 16;
-};
-
-inline constexpr RunLayout layout_of(RunFormat format) {
-  return format == RunFormat::kWide ? RunLayout{8, 8} : RunLayout{5, 5};
-}
 
 // The bits of a key a narrow run drops: its low 24 (it keeps the top 40).
 inline constexpr int kNarrowDroppedBits = 24;
@@ -69,20 +58,67 @@ inline constexpr std::uint64_t stored_key_end(RunFormat format, std::uint64_t ke
 
 inline constexpr std::uint64_t kMaxNarrowDoc = (std::uint64_t{1} << 40) - 1;
 
-// A record's bytes for n entries: the n keys, then the n docs (little-endian, at the format's
-// widths), so a probe scanning a range reads only keys and the docs of its hits.
-void encode_record(RunFormat format, std::span<const Entry> entries, char* out);
-void decode_record(RunFormat format, const char* in, std::span<Entry> entries);
+// A record is one LMDB value of about 64 KiB (16 overflow pages of 4 KiB less LMDB's 16-byte
+// header), its key in the LMDB key (below).
+inline constexpr std::size_t kRecordBytes = 16 * 4096 - 16;
 
-inline std::uint64_t record_key_at(RunFormat format, const char* record, std::size_t i) {
-  if (format == RunFormat::kWide) return coding::decode_fixed64(record + 8 * i);
-  return coding::decode_fixed40(record + 5 * i) << kNarrowDroppedBits;
+// How one record stores its n entries: the n keys, then the n docs, each at a fixed width, so
+// that a probe scanning a range reads only keys and the docs of its hits.
+//   Packed (what this build writes): a key is the low key_bytes bytes of its stored bits (the
+//   top 40 of a narrow key, all 64 of a wide one), the rest (`prefix`) shared by every entry of
+//   the record; a doc is its distance from `base_doc`, the record's smallest, in doc_bytes
+//   bytes. Both widths are the fewest bytes the record's entries need, so a record of a large
+//   run spends 4 + 3 bytes on a band entry and 7 + 3 or 4 on a table entry. The value ends
+//   in 8 zero bytes, so that every field is read with one 8-byte load.
+//   Fixed (stores of format 5 and older): u64 key and u64 doc (wide), or 40 bits of each
+//   (narrow), nothing shared.
+struct RecordForm {
+  std::uint64_t prefix = 0;    // shared stored bits (in the stored key's own space)
+  std::uint64_t base_doc = 0;  // added to each doc
+  std::uint8_t key_bytes = 8, doc_bytes = 8;
+  std::uint8_t shift = 0;  // the stored bits' place in the key: 0 wide, 24 narrow
+  bool packed = false;
+
+  std::size_t entry_bytes() const { return std::size_t{key_bytes} + doc_bytes; }
+  // The entries a value of `bytes` bytes holds.
+  std::size_t entries(std::size_t bytes) const {
+    return (bytes - (packed ? kPackedSlack : 0)) / entry_bytes();
+  }
+  std::uint64_t key_at(const char* record, std::size_t i) const {
+    return (prefix | field(record + key_bytes * i, key_bytes)) << shift;
+  }
+  std::uint64_t doc_at(const char* record, std::size_t n, std::size_t i) const {
+    return base_doc + field(record + key_bytes * n + doc_bytes * i, doc_bytes);
+  }
+
+  static constexpr std::size_t kPackedSlack = 8;
+
+ private:
+  std::uint64_t field(const char* at, std::uint8_t bytes) const {
+    if (bytes == 8) return coding::decode_fixed64(at);
+    if (!packed) return coding::decode_fixed40(at);  // a fixed narrow record: no slack
+    return coding::decode_fixed64(at) & ((std::uint64_t{1} << (8 * bytes)) - 1);
+  }
+};
+
+// The fixed form of a format (records of format 5 and older).
+inline constexpr RecordForm fixed_form(RunFormat format) {
+  return format == RunFormat::kWide
+             ? RecordForm{.key_bytes = 8, .doc_bytes = 8, .shift = 0}
+             : RecordForm{.key_bytes = 5, .doc_bytes = 5, .shift = kNarrowDroppedBits};
 }
-inline std::uint64_t record_doc_at(RunFormat format, const char* record, std::size_t n,
-                                   std::size_t i) {
-  if (format == RunFormat::kWide) return coding::decode_fixed64(record + 8 * (n + i));
-  return coding::decode_fixed40(record + 5 * (n + i));
+
+// Entries a writer puts in a record: as many as fill kRecordBytes at the widths of a large run
+// (7 bytes a band entry, 11 a table entry); a record whose entries need more bytes is larger.
+inline constexpr std::size_t entries_per_record(RunFormat format) {
+  return (kRecordBytes - RecordForm::kPackedSlack) / (format == RunFormat::kWide ? 11 : 7);
 }
+
+// The packed form of sorted entries (their keys already stored_key()), and their value's
+// bytes: the n keys, the n docs, 8 zero bytes.
+RecordForm packed_form(RunFormat format, std::span<const Entry> entries);
+void encode_record(const RecordForm& form, std::span<const Entry> entries, std::string& out);
+void decode_record(const RecordForm& form, const char* in, std::span<Entry> entries);
 
 // A record's checksum: XXH3-64 of its value bytes, never 0 (0 marks a record without one).
 // Written into the record's key (below) and checked wherever a whole record is read: by merges
@@ -93,10 +129,12 @@ std::uint64_t record_checksum(const char* value, std::size_t bytes);
 // on the record holding the first entry >= lo), then its checksum, little-endian, then its
 // fences: the top 32 bits of the keys of entries fence_position(j, n), j < kFences, u32
 // little-endian each, which aim a probe at the right cache line of the record (RunProbe).
-// Records written before fences have a 24-byte key, those written before checksums the
-// 16-byte key alone.
+// A packed record's key goes on with its form: u64 base doc, u8 key bytes, u8 doc bytes (the
+// prefix is the last key's). Records written before packing have an 88-byte key, before
+// fences a 24-byte key, before checksums the 16-byte key alone.
 inline constexpr std::size_t kFences = 16;
 inline constexpr std::size_t kRecordKeyBytes = 24 + 4 * kFences;
+inline constexpr std::size_t kPackedRecordKeyBytes = kRecordKeyBytes + 10;
 inline constexpr std::size_t kRecordKeyBytesWithoutFences = 24;
 inline constexpr std::size_t kRecordKeyBytesWithoutChecksum = 16;
 inline constexpr std::size_t fence_position(std::size_t j, std::size_t n) {
@@ -108,8 +146,8 @@ class RunWriter {
  public:
   RunWriter(const lmdb::Txn& txn, lmdb::Dbi dbi, RunFormat format)
       : txn_(txn), dbi_(dbi), format_(format) {}
-  // Writes 1..entries_per_record() entries as one record. Entries come in ascending order of
-  // (stored_key, doc), across records too; every record but the last is full.
+  // Writes 1..entries_per_record() entries as one packed record. Entries come in ascending
+  // order of (stored_key, doc), across records too; every record but the last is full.
   // Errors: MDB_MAP_FULL, MDB_TXN_FULL, ...
   lmdb::Result<> write_record(std::span<const Entry> entries);
 
@@ -117,8 +155,12 @@ class RunWriter {
   const lmdb::Txn& txn_;
   lmdb::Dbi dbi_;
   RunFormat format_;
-  std::vector<char> encoded_;  // a record's value, checksummed before it is put
+  std::string encoded_;  // a record's value, checksummed before it is put
 };
+
+// The form of a record from its LMDB key and value size (any of the key sizes above). False
+// when the key's widths are not a form (a damaged key).
+bool record_form(RunFormat format, std::string_view key, RecordForm& form);
 
 // Merges `fresh` (sorted by (stored_key, doc), keys already stored_key()) and the whole runs
 // `inputs` into the empty run `out`, in one pass (a compaction of the LSM column). Errors:
@@ -137,15 +179,31 @@ struct RunDirectory {
   std::vector<std::uint64_t> last_keys;  // stored_key of each record's last entry
   std::vector<const char*> records;
   std::vector<std::uint32_t> sizes;      // entries per record
+  std::vector<std::uint32_t> bytes;      // value bytes per record
+  std::vector<RecordForm> forms;         // per record
   std::vector<std::uint64_t> checksums;  // per record, 0 when it has none
   // kFences per record when every record has them (else empty): one cache line a record.
   std::vector<std::uint32_t> fences;
 
-  // Walks the run's leaf nodes (the records themselves are not read). Errors: LMDB's.
+  // Walks the run's leaf nodes (the records themselves are not read). Errors: LMDB's,
+  // MDB_CORRUPTED for a record key that names no form.
   static lmdb::Result<RunDirectory> load(const lmdb::Txn& txn, lmdb::Dbi dbi, RunFormat format);
 
   // Reads record i whole and checks it against its checksum; true for a record without one.
   bool intact(std::size_t i) const;
+  // Bytes of memory it holds.
+  std::size_t memory() const {
+    return last_keys.capacity() * sizeof(std::uint64_t) + records.capacity() * sizeof(char*) +
+           (sizes.capacity() + bytes.capacity() + fences.capacity()) * sizeof(std::uint32_t) +
+           forms.capacity() * sizeof(RecordForm) + checksums.capacity() * sizeof(std::uint64_t);
+  }
+  // Entry i of record r, and record r whole.
+  std::uint64_t key_at(std::size_t r, std::size_t i) const {
+    return forms[r].key_at(records[r], i);
+  }
+  void decode(std::size_t r, std::span<Entry> entries) const {
+    decode_record(forms[r], records[r], entries);
+  }
 };
 
 // The error for a record whose bytes do not match its checksum (MDB_CORRUPTED): `where` names
@@ -184,8 +242,7 @@ class RunProbe {
         std::uint64_t k = key_at(i);
         if (k > hi_) return;
         auto doc = [this, i] {
-          return record_doc_at(dir_->format, data_, static_cast<std::size_t>(n_),
-                               static_cast<std::size_t>(i));
+          return form_->doc_at(data_, static_cast<std::size_t>(n_), static_cast<std::size_t>(i));
         };
         if constexpr (std::is_same_v<decltype(fn(k, doc)), bool>) {
           if (!fn(k, doc)) return;
@@ -204,6 +261,7 @@ class RunProbe {
     n_ = 0;
     if (record_ >= dir_->records.size()) return;
     data_ = dir_->records[record_];
+    form_ = &dir_->forms[record_];
     n_ = static_cast<std::ptrdiff_t>(dir_->sizes[record_]);
     last_ = dir_->last_keys[record_];
     if (!dir_->fences.empty()) {
@@ -220,8 +278,7 @@ class RunProbe {
     const std::ptrdiff_t from = std::max<std::ptrdiff_t>(guess_ - 16, 0);
     const std::ptrdiff_t to = std::min<std::ptrdiff_t>(
         n_, guess_ + 16 + static_cast<std::ptrdiff_t>(std::min(expected, 512.0)));
-    const std::ptrdiff_t key_bytes =
-        static_cast<std::ptrdiff_t>(layout_of(dir_->format).key_bytes);
+    const std::ptrdiff_t key_bytes = form_->key_bytes;
     for (std::ptrdiff_t i = from; i < to; i += 64 / key_bytes) {
       __builtin_prefetch(data_ + key_bytes * i);
     }
@@ -270,7 +327,7 @@ class RunProbe {
   }
 
   std::uint64_t key_at(std::ptrdiff_t i) const {
-    return record_key_at(dir_->format, data_, static_cast<std::size_t>(i));
+    return form_->key_at(data_, static_cast<std::size_t>(i));
   }
 
   // The first entry >= lo (n_ if none): gallop from the guess to bracket it, then binary
@@ -309,6 +366,7 @@ class RunProbe {
   double gap_;
   std::size_t record_ = 0;
   const char* data_ = nullptr;  // the record: n_ keys, then n_ docs
+  const RecordForm* form_ = nullptr;
   std::ptrdiff_t n_ = 0, guess_ = 0;
   std::uint64_t last_ = 0;  // the record's last key
 };

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 #include <stdlib.h>
 
+#include <cmath>
 #include <cstdint>
 #include <filesystem>
 #include <memory>
@@ -14,8 +15,45 @@
 #include <vector>
 
 #include "store/index.h"
+#include "store/run.h"
 
 namespace neardup::testing {
+
+// The entries of a run with lo <= key <= hi, as RunProbe finds them (`entries`: the run's).
+inline std::vector<Entry> probe_run(const RunDirectory& dir, std::uint64_t lo, std::uint64_t hi,
+                                    std::size_t entries) {
+  std::vector<Entry> found;
+  RunProbe probe(dir, lo, hi, std::ldexp(1.0, 64) / static_cast<double>(entries));
+  probe.start();
+  probe.finish([&](std::uint64_t key, auto doc) { found.push_back({key, doc()}); });
+  return found;
+}
+
+// `count` probe ranges over sorted entries, in turn: an entry's exact key, the range of an
+// entry's key with its low `range_bits` free (several entries), and a random key (mostly
+// absent).
+inline std::vector<std::pair<std::uint64_t, std::uint64_t>> probe_ranges(
+    const std::vector<Entry>& entries, int count, std::uint64_t seed, int range_bits) {
+  std::mt19937_64 rng(seed);
+  const std::uint64_t low = (std::uint64_t{1} << range_bits) - 1;
+  std::vector<std::pair<std::uint64_t, std::uint64_t>> out;
+  for (int i = 0; i < count; ++i) {
+    const Entry& e = entries[rng() % entries.size()];
+    const std::uint64_t lo = i % 3 == 0 ? e.key : i % 3 == 1 ? e.key & ~low : rng();
+    out.emplace_back(lo, i % 3 == 1 ? lo | low : lo);
+  }
+  return out;
+}
+
+// The entries a run of `format` answers for [lo, hi] (a narrow run: for the keys' top 40 bits).
+inline std::vector<Entry> entries_between(const std::vector<Entry>& entries, RunFormat format,
+                                          std::uint64_t lo, std::uint64_t hi) {
+  std::vector<Entry> out;
+  for (const Entry& x : entries) {
+    if (x.key >= stored_key(format, lo) && x.key <= stored_key_end(format, hi)) out.push_back(x);
+  }
+  return out;
+}
 
 // A fresh directory under /tmp, removed with everything in it on destruction.
 class TempDir {
