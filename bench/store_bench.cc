@@ -1,7 +1,7 @@
 // store_bench: lookup+insert throughput and latency of the index at a given size.
 //
 //   store_bench --dir /tmp/nd-bench --stored 10000000 --measure 1000000 [--batch 1000]
-//               [--sync 0|1] [--k 3] [--tables 0] [--delta 2097152] [--dups 0.1] [--seed 1]
+//               [--sync 0|1] [--readahead 0|1] [--k 3] [--tables 0] [--delta 2097152] [--dups 0.1] [--seed 1]
 //               [--minhash 1]
 //
 // Fills the index to --stored pages (random fingerprints and, with --minhash 1, random
@@ -37,6 +37,7 @@ struct Args {
   std::uint64_t stored = 1'000'000, measure = 200'000, batch = 1000, delta = 1ull << 21;
   std::uint32_t k = 3, tables = 0;
   bool sync = false;
+  bool readahead = true;  // store.readahead
   bool minhash = true;
   double dups = 0.1;
   std::uint64_t seed = 1;
@@ -139,6 +140,8 @@ int main(int argc, char** argv) {
       a.tables = static_cast<std::uint32_t>(std::stoul(v));
     else if (key == "--sync")
       a.sync = v == "1";
+    else if (key == "--readahead")
+      a.readahead = v == "1";
     else if (key == "--minhash")
       a.minhash = v == "1";
     else if (key == "--dups")
@@ -157,6 +160,7 @@ int main(int argc, char** argv) {
   config.expected_documents = a.stored;
   config.map_size = 1ull << 30;
   config.sync = false;
+  config.readahead = a.readahead;
 
   Workload workload(a.seed, a.dups, a.minhash);
   std::uint64_t done = 0;

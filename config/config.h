@@ -171,6 +171,9 @@ struct StoreConfig {
   std::uint64_t map_size = 1ull << 30;      // initial LMDB map size, bytes
   std::uint64_t max_map_size = 1ull << 40;  // growth stops here with a clear error
   bool sync = true;  // fsync on commit (false: a crash may lose the last commits, never corrupt)
+  // The OS's readahead on the store's map (false: MDB_NORDAHEAD, a page fault reads its page
+  // alone: for a store larger than the memory left to the page cache, FORMAT.md).
+  bool readahead = true;
   // Pages first seen longer ago than this stop being matched, and merges drop their index
   // entries; 0 keeps every page. Seconds.
   std::uint64_t retention_seconds = 0;

@@ -187,6 +187,8 @@ TEST(Config, SizeThatOverflowsIsRejected) {
 
 TEST(Config, BooleansAcceptYamlSpellings) {
   EXPECT_FALSE(parsed("store:\n  sync: false\n").store.sync);
+  EXPECT_FALSE(parsed("store:\n  readahead: false\n").store.readahead);
+  EXPECT_TRUE(Config{}.store.readahead);
   EXPECT_FALSE(parsed("store:\n  sync: no\n").store.sync);
   EXPECT_TRUE(parsed("kafka:\n  exactly_once: True\n").kafka.exactly_once);
   EXPECT_TRUE(parsed("kafka:\n  exactly_once: on\n").kafka.exactly_once);
@@ -733,11 +735,12 @@ TEST(RestartOnlyChanges, NamesEveryChangedRestartKeyInOrder) {
   after.store.map_size = 2ull << 30;
   after.store.max_map_size = 2ull << 40;
   after.metrics.listen = "";
+  after.store.readahead = false;
   after.pipeline.threads = 8;
   EXPECT_EQ(restart_only_changes(Config{}, after),
             (std::vector<std::string>{"kafka.group_id", "kafka.properties", "store.map_size",
-                                      "store.max_map_size", "store.sync", "pipeline.threads",
-                                      "metrics.listen"}));
+                                      "store.max_map_size", "store.sync", "store.readahead",
+                                      "pipeline.threads", "metrics.listen"}));
 }
 
 TEST(RestartOnlyChanges, IgnoresKeysThatApplyOnReload) {

@@ -222,6 +222,7 @@ void for_each_key(C& c, F&& f) {
   f(Key{.path = "store.max_map_size", .min = kMiB, .max = 64 * kTiB, .size = true},
     c.store.max_map_size);
   f(Key{.path = "store.sync"}, c.store.sync);
+  f(Key{.path = "store.readahead"}, c.store.readahead);
   f(Key{.path = "store.retention", .duration = true}, c.store.retention_seconds);
 
   f(Key{.path = "pipeline.threads", .max = 1024}, c.pipeline.threads);

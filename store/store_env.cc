@@ -63,7 +63,8 @@ StoreResult<std::unique_ptr<StoreEnv>> StoreEnv::open(const StoreConfig& config,
     }
   }
   const unsigned flags =
-      MDB_NOTLS | (read_only ? MDB_RDONLY : 0) | (config.sync || read_only ? 0 : MDB_NOSYNC);
+      MDB_NOTLS | (read_only ? MDB_RDONLY : 0) | (config.sync || read_only ? 0 : MDB_NOSYNC) |
+      (config.readahead ? 0 : MDB_NORDAHEAD);
   auto env = lmdb::Env::open(config.path, {.map_size = config.map_size, .flags = flags});
   if (!env) return std::unexpected(from_lmdb(env.error()));
   store->env_ = std::move(*env);
