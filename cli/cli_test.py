@@ -175,7 +175,8 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(on_terminal.splitlines()[0],
                          f"{self.pages}/a.html and {self.pages}/b.html are near-duplicates, "
                          "found by SimHash and MinHash")
-        self.assertEqual(run_on_terminal(*args[:1], "--json", *args[1:]).count("{"), 3)
+        # The answer, its two pages and the containment of each in the other.
+        self.assertEqual(run_on_terminal(*args[:1], "--json", *args[1:]).count("{"), 4)
         piped = json.loads(run(*args, check=0).stdout)
         self.assertEqual(piped["verdict"], "near_duplicate")
         self.assertEqual(run(*args[:1], "--text", *args[1:], check=0).stdout.decode(), on_terminal)
@@ -191,6 +192,9 @@ class CommandLine(unittest.TestCase):
         self.assertRegex(rows["MinHash similarity"].strip(),
                          r"^0\.\d{3} \(near-duplicates at 0.45 or more in a shared band; "
                          r"no band is shared\)$")
+        self.assertRegex(rows["containment"].strip(),
+                         r"^0\.\d{3} of A found in B, 0\.\d{3} of B in A \(neither is contained at "
+                         r"0.5\); 0 paragraphs shared$")
         self.assertRegex(rows["fingerprint of A"].strip(), r"^[0-9a-f]{16} \(\d+ features\)$")
         self.assertTrue(rows["scheme"].strip().startswith("s-"))
         self.assertLess(max(map(len, text)), 120)

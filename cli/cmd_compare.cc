@@ -119,6 +119,13 @@ void register_compare(CLI::App& root, CommandRegistry& registry) {
       out["similarity"] = *comparison.similarity;
       out["shares_band"] = comparison.shares_band;
     }
+    if (comparison.a_in_b) {
+      out["containment"] = {{"a_in_b", *comparison.a_in_b},
+                            {"b_in_a", *comparison.b_in_a},
+                            {"min_containment", config->dedup.min_containment},
+                            {"paragraphs_shared", comparison.paragraphs_shared}};
+      if (!comparison.contained().empty()) out["contained"] = comparison.contained();
+    }
     const bool near = comparison.near_duplicate();
     out["verdict"] = near ? "near_duplicate" : "different";
     if (near) out["method"] = comparison.method();

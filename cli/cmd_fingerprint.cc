@@ -24,6 +24,11 @@ void register_fingerprint(CLI::App& root, CommandRegistry& registry) {
       line["scheme"] = scheme_id(config);
       if (!page.charset.empty()) line["charset"] = page.charset;
       line["features"] = page.feature_count;
+      if (!page.skip && config.containment.enabled) {
+        line["tokens"] = page.passages.tokens;
+        line["anchors"] = page.passages.anchors.size();
+        line["paragraphs"] = page.passages.paragraphs.size();
+      }
       if (page.skip) line["reason"] = page.skip->reason;
       print_json_line(line);
     });

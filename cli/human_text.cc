@@ -168,6 +168,18 @@ std::string compare_text(const nlohmann::json& answer) {
                    (answer.value("shares_band", false) ? "a band is shared" : "no band is shared") +
                    ")");
   }
+  if (answer.contains("containment")) {
+    const nlohmann::json& c = answer["containment"];
+    const std::string held = string_of(answer, "contained");
+    append_row(out, "containment",
+               similarity(c.value("a_in_b", 0.0)) + " of A found in B, " +
+                   similarity(c.value("b_in_a", 0.0)) + " of B in A (" +
+                   (held == "a_in_b"   ? "A is contained in B"
+                    : held == "b_in_a" ? "B is contained in A"
+                                       : "neither is contained") +
+                   " at " + threshold(c.value("min_containment", 1.0)) + "); " +
+                   std::to_string(c.value("paragraphs_shared", 0)) + " paragraphs shared");
+  }
   append_row(out, "fingerprint of A", side_text(answer["a"]));
   append_row(out, "fingerprint of B", side_text(answer["b"]));
   for (const char* side : {"a", "b"}) {

@@ -154,11 +154,24 @@ struct MinHashConfig {
   bool operator==(const MinHashConfig&) const = default;
 };
 
+// The third signature (pipeline/passages/passages.h): anchors for containment, paragraph hashes
+// for paragraphs seen before.
+struct ContainmentConfig {
+  bool enabled = true;
+  std::uint32_t window = 16;           // winnowing window, in shingles of minhash.shingle tokens
+  std::uint32_t paragraph_tokens = 8;  // shorter paragraphs are not tracked
+
+  bool operator==(const ContainmentConfig&) const = default;
+};
+
 struct DedupConfig {
   std::uint32_t max_distance = 3;  // live k; <= store.design_k
   // A stored page sharing an LSH band is a duplicate at this estimated Jaccard similarity or
   // above (minhash.enabled only).
   double min_similarity = 0.45;
+  // A page whose anchors are at least this share found in one earlier page is contained in it
+  // (containment.enabled only).
+  double min_containment = 0.5;
 
   bool operator==(const DedupConfig&) const = default;
 };
@@ -214,6 +227,7 @@ struct Config {
   FeaturesConfig features;
   FingerprintConfig fingerprint;
   MinHashConfig minhash;
+  ContainmentConfig containment;
   DedupConfig dedup;
   StoreConfig store;
   PipelineConfig pipeline;
@@ -259,8 +273,8 @@ std::expected<Config, std::string> load_config_file(const std::string& path);
 std::string scheme_id(const Config& config);
 
 // The key paths, among those that cannot change without a restart (kafka.*, store.*,
-// metrics.listen, pipeline.threads), whose values differ between a and b, in the order of
-// examples/neardup.yaml (e.g. {"kafka.group_id", "store.sync"}). Empty when none differ.
+// containment.*, metrics.listen, pipeline.threads), whose values differ between a and b, in the
+// order of examples/neardup.yaml (e.g. {"kafka.group_id", "store.sync"}). Empty when none differ.
 // kafka.properties is compared as a whole and reported as one path.
 std::vector<std::string> restart_only_changes(const Config& a, const Config& b);
 
@@ -278,8 +292,9 @@ std::vector<Setting> config_settings(const Config& config);
 // logged at start; never an error.
 std::vector<std::string> config_warnings(const Config& config);
 
-// Whether a key needs a restart to change (kafka.*, store.*, metrics.*, pipeline.threads); a
-// reload keeps the running value of these (keep_restart_only, which this alone decides).
+// Whether a key needs a restart to change (kafka.*, store.*, metrics.*, containment.*,
+// pipeline.threads); a reload keeps the running value of these (keep_restart_only, which this
+// alone decides).
 bool is_restart_only(std::string_view path);
 // Sets every restart-only key of `next` to its value in `running`.
 void keep_restart_only(Config& next, const Config& running);

@@ -161,7 +161,7 @@ std::vector<Setting> config_settings(const Config& config) {
 
 bool is_restart_only(std::string_view path) {
   return path.starts_with("kafka.") || path.starts_with("store.") || path.starts_with("metrics.") ||
-         path == "pipeline.threads";
+         path.starts_with("containment.") || path == "pipeline.threads";
 }
 
 void keep_restart_only(Config& next, const Config& running) {

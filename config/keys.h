@@ -207,8 +207,15 @@ void for_each_key(C& c, F&& f) {
   f(Key{.path = "minhash.bands", .min = 1, .max = 1024}, c.minhash.bands);
   f(Key{.path = "minhash.rows", .min = 1, .max = 16}, c.minhash.rows);
 
+  f(Key{.path = "containment.enabled"}, c.containment.enabled);
+  f(Key{.path = "containment.window", .min = 1, .max = 1024}, c.containment.window);
+  f(Key{.path = "containment.paragraph_tokens", .min = 1, .max = 1024},
+    c.containment.paragraph_tokens);
+
   f(Key{.path = "dedup.max_distance", .max = 16}, c.dedup.max_distance);
   f(Key{.path = "dedup.min_similarity", .min_real = 0.01, .max_real = 1}, c.dedup.min_similarity);
+  f(Key{.path = "dedup.min_containment", .min_real = 0.01, .max_real = 1},
+    c.dedup.min_containment);
 
   f(Key{.path = "store.path", .check = is_non_empty, .expect = "a non-empty directory path"},
     c.store.path);

@@ -1,5 +1,7 @@
 #include "pipeline/compare.h"
 
+#include <algorithm>
+
 #include "common/sketch.h"
 #include "pipeline/fingerprint/fingerprint.h"
 
@@ -9,6 +11,11 @@ std::string_view Comparison::method() const {
   if (by_simhash && by_minhash) return "both";
   if (by_simhash) return "simhash";
   return by_minhash ? "minhash" : "";
+}
+
+std::string_view Comparison::contained() const {
+  if (!a_contained && !b_contained) return "";
+  return a_contained && (!b_contained || *a_in_b >= *b_in_a) ? "a_in_b" : "b_in_a";
 }
 
 Comparison compare_pages(const PageFingerprint& a, const PageFingerprint& b, const Config& config) {
@@ -22,6 +29,16 @@ Comparison compare_pages(const PageFingerprint& a, const PageFingerprint& b, con
     c.similarity = estimate_jaccard(a.sketch, b.sketch);
     c.shares_band = shares_any_band(a.sketch, b.sketch, m.bands, m.rows);
     c.by_minhash = minhash_match(a.sketch, b.sketch, m.bands, m.rows, config.dedup.min_similarity);
+  }
+  if (config.containment.enabled) {
+    c.a_in_b = containment(a.passages.anchors, b.passages.anchors);
+    c.b_in_a = containment(b.passages.anchors, a.passages.anchors);
+    c.a_contained = *c.a_in_b >= config.dedup.min_containment;
+    c.b_contained = *c.b_in_a >= config.dedup.min_containment;
+    for (const ParagraphHash& p : a.passages.paragraphs) {
+      c.paragraphs_shared += std::any_of(b.passages.paragraphs.begin(), b.passages.paragraphs.end(),
+                                         [&](const ParagraphHash& q) { return q.hash == p.hash; });
+    }
   }
   return c;
 }

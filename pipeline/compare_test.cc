@@ -59,4 +59,28 @@ TEST(Compare, SkippedPageIsNotComparable) {
   EXPECT_FALSE(c.near_duplicate());
 }
 
+TEST(Compare, ContainmentSaysWhichTextHoldsTheOther) {
+  Config config;
+  PageFingerprint whole = page(0), part = page(~0ull), other = page(0x0f0f);
+  whole.passages.anchors = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
+  whole.passages.paragraphs = {{.hash = 100, .index = 0, .tokens = 9}, {.hash = 200}};
+  part.passages.anchors = {2, 3, 4, 99};  // 3 of 4 found in whole; 3 of 10 of whole in it
+  part.passages.paragraphs = {{.hash = 200, .index = 3, .tokens = 12}};
+  other.passages.anchors = {50, 51};
+  Comparison c = compare_pages(part, whole, config);
+  EXPECT_DOUBLE_EQ(*c.a_in_b, 0.75);
+  EXPECT_DOUBLE_EQ(*c.b_in_a, 0.3);
+  EXPECT_TRUE(c.a_contained);
+  EXPECT_FALSE(c.b_contained);
+  EXPECT_EQ(c.contained(), "a_in_b");
+  EXPECT_EQ(c.paragraphs_shared, 1u);
+  EXPECT_EQ(compare_pages(whole, part, config).contained(), "b_in_a");
+  EXPECT_EQ(compare_pages(whole, whole, config).contained(), "a_in_b");  // both: either
+  EXPECT_EQ(compare_pages(other, whole, config).contained(), "");
+  config.dedup.min_containment = 0.8;
+  EXPECT_EQ(compare_pages(part, whole, config).contained(), "");
+  config.containment.enabled = false;
+  EXPECT_FALSE(compare_pages(part, whole, config).a_in_b.has_value());
+}
+
 }  // namespace neardup

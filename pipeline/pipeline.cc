@@ -82,6 +82,7 @@ PageFingerprint fingerprint_page(std::string_view body, std::string_view content
   if (config.minhash.enabled) {
     result.sketch = minhash_sketch(tokens.hashes, config.minhash, config.fingerprint.seed);
   }
+  result.passages = passages_of(tokens, config);
   return result;
 }
 

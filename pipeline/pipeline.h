@@ -1,5 +1,6 @@
-// The pure page -> signatures pipeline: decode, denoise, features, then both signatures: the
-// SimHash fingerprint and (minhash.enabled) the MinHash sketch.
+// The pure page -> signatures pipeline: decode, denoise, features, then the signatures: the
+// SimHash fingerprint, (minhash.enabled) the MinHash sketch and (containment.enabled) the
+// passages: anchors and paragraph hashes.
 //
 // One call runs every stage for one page under one Config. No I/O, no shared state: the
 // daemon and `neardup dedup` run it on a thread pool, any number at once.
@@ -13,6 +14,7 @@
 
 #include "common/sketch.h"
 #include "config/config.h"
+#include "pipeline/passages/passages.h"
 #include "pipeline/skip.h"
 
 namespace neardup {
@@ -21,6 +23,7 @@ struct PageFingerprint {
   std::optional<Skip> skip;  // set: the page is skipped and has no fingerprint
   std::uint64_t fingerprint = 0;
   Sketch sketch;  // empty when minhash.enabled is false (or the page is skipped)
+  Passages passages;  // empty when containment.enabled is false (or the page is skipped)
   std::size_t feature_count = 0;
   std::string charset;  // empty when decoding did not happen
   std::string charset_source;

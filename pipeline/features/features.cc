@@ -301,6 +301,7 @@ TokenHashes hash_tokens(std::string_view text, const FeaturesConfig& config, std
   for_each_token(text, config, thread_scratch(), [&](std::string_view token, std::size_t paragraph) {
     if (paragraph != current_paragraph && !out.hashes.empty()) {
       out.paragraph_ends.push_back(out.hashes.size());
+      out.paragraph_lines.push_back(current_paragraph);
     }
     current_paragraph = paragraph;
     std::uint64_t h = XXH3_64bits_withSeed(token.data(), token.size(), seed);
@@ -308,7 +309,10 @@ TokenHashes hash_tokens(std::string_view text, const FeaturesConfig& config, std
     if constexpr (std::endian::native == std::endian::big) h = std::byteswap(h);
     out.hashes.push_back(h);
   });
-  if (!out.hashes.empty()) out.paragraph_ends.push_back(out.hashes.size());
+  if (!out.hashes.empty()) {
+    out.paragraph_ends.push_back(out.hashes.size());
+    out.paragraph_lines.push_back(current_paragraph);
+  }
   return out;
 }
 

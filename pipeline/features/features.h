@@ -62,6 +62,9 @@ std::vector<std::string> tokenize(std::string_view text, const FeaturesConfig& c
 struct TokenHashes {
   std::vector<std::uint64_t> hashes;
   std::vector<std::size_t> paragraph_ends;  // one past the last token of each paragraph
+  // The place of each of those paragraphs among all of the text's ('\n'-separated) ones, 0-based:
+  // a paragraph without tokens has no end above.
+  std::vector<std::size_t> paragraph_lines;
 };
 
 // Tokenises text (as tokenize() does) and hashes each token with seed.

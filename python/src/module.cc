@@ -199,6 +199,23 @@ void bind_comparison(py::module_& m) {
             return std::string(c.method());
           },
           "simhash, minhash or both when is_duplicate; else None.")
+      .def_property_readonly(
+          "a_in_b", [](const Comparison& c) { return c.a_in_b; },
+          "The estimated share of A's text found in B (its anchors); None without containment.")
+      .def_property_readonly(
+          "b_in_a", [](const Comparison& c) { return c.b_in_a; },
+          "The estimated share of B's text found in A; None without containment.")
+      .def_property_readonly(
+          "contained",
+          [](const Comparison& c) -> std::optional<std::string> {
+            if (c.contained().empty()) return std::nullopt;
+            return std::string(c.contained());
+          },
+          "a_in_b or b_in_a when one text is contained in the other (dedup.min_containment), "
+          "as `neardup compare` says; else None.")
+      .def_property_readonly(
+          "paragraphs_shared", [](const Comparison& c) { return c.paragraphs_shared; },
+          "Paragraphs both texts hold (by their tokens).")
       .def("__repr__", [](const Comparison& c) {
         if (!c.comparable) return std::string("<neardup.Comparison not comparable>");
         return "<neardup.Comparison distance " + std::to_string(c.distance) +

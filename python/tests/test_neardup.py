@@ -104,6 +104,10 @@ def test_compare_agrees_with_the_command(page, pages, cli):
         assert result.similarity == pytest.approx(out[0]["similarity"])
         assert result.shares_band == out[0]["shares_band"]
         assert result.method == out[0].get("method")
+        assert result.a_in_b == pytest.approx(out[0]["containment"]["a_in_b"])
+        assert result.b_in_a == pytest.approx(out[0]["containment"]["b_in_a"])
+        assert result.paragraphs_shared == out[0]["containment"]["paragraphs_shared"]
+        assert result.contained == out[0].get("contained")
 
 
 def test_compare_takes_fingerprints_and_a_skipped_page_is_not_comparable(page):
