@@ -371,15 +371,19 @@ class CommandLine(unittest.TestCase):
             for t in tagged[:3]) + b"not json\n")
         looked = run("lookup", "--text", "--store", store, "--jsonl", pages,
                      check=0).stdout.decode().splitlines()
-        self.assertEqual(len(looked), 4)
-        self.assertTrue(looked[0].startswith(f"{tagged[0]['id']}: duplicate of "), looked[0])
-        self.assertTrue(looked[3].startswith("line 4: not a page (not_json: "), looked[3])
+        answers = [line for line in looked if not line.startswith("  ")]
+        self.assertEqual(len(answers), 4)
+        self.assertTrue(answers[0].startswith(f"{tagged[0]['id']}: duplicate of "), answers[0])
+        self.assertTrue(answers[3].startswith("line 4: not a page (not_json: "), answers[3])
+        # A stored page's paragraphs were all published before: by itself, or an earlier copy.
+        self.assertRegex(looked[1], r"^  paragraphs +(\d+) of \1 published before, first in \S")
         one = run("lookup", "--text", "--store", store, f"{self.pages}/c.html", check=0)
-        self.assertRegex(one.stdout.decode(), r"^\S+/c.html: (unique|duplicate of \S+ \(.*\))\n$")
+        self.assertRegex(one.stdout.decode(),
+                         r"^\S+/c.html: (unique|duplicate of \S+ \(.*\))\n(  .*\n)*$")
 
         stats = run("stats", "--text", "--store", store, check=0).stdout.decode().splitlines()
         self.assertEqual(stats[0], f"{store}: {len(tagged)} documents")
-        self.assertRegex(stats[1], r"^  on disk +\d+\.\d KiB, \d+ bytes per document$")
+        self.assertRegex(stats[1], r"^  on disk +\d+\.\d KiB, [\d,]+ bytes per document$")
 
     def test_lookup_progress_is_quiet_when_stderr_is_not_a_terminal(self):
         store = os.path.join(self.dir, "index")

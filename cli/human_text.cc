@@ -193,8 +193,41 @@ std::string compare_text(const nlohmann::json& answer) {
   return out;
 }
 
+namespace {
+
+// Rows for what a page's passages found (records.md): the page it is contained in, the page it
+// contains, its paragraphs published before.
+void append_relations(std::string& out, const nlohmann::json& tag) {
+  if (tag.contains("contained_in")) {
+    const nlohmann::json& r = tag["contained_in"];
+    append_row(out, "contained in",
+               string_of(r, "id") + " (" + similarity(r.value("containment", 0.0)) +
+                   " of this text found there)");
+  }
+  if (tag.contains("contains")) {
+    const nlohmann::json& r = tag["contains"];
+    append_row(out, "contains",
+               string_of(r, "id") + " (" + similarity(r.value("containment", 0.0)) +
+                   " of that text found here)");
+  }
+  if (tag.contains("paragraphs")) {
+    const nlohmann::json& p = tag["paragraphs"];
+    std::string text = grouped(p.value("seen", 0)) + " of " + grouped(p.value("total", 0)) +
+                       " published before";
+    if (p.contains("first")) {
+      text += ", first in";
+      for (const auto& id : p["first"]) text += " " + id.get<std::string>();
+    }
+    append_row(out, "paragraphs", text);
+  }
+}
+
+}  // namespace
+
 std::string lookup_text(std::string_view name, const nlohmann::json& tag) {
-  return std::string(name) + ": " + verdict_phrase(tag) + "\n";
+  std::string out = std::string(name) + ": " + verdict_phrase(tag) + "\n";
+  append_relations(out, tag);
+  return out;
 }
 
 std::string not_a_page_text(std::uint64_t line, const nlohmann::json& error) {
@@ -210,6 +243,7 @@ std::string page_text(const nlohmann::json& described) {
   append_row(out, "scheme", string_of(page, "scheme"));
   append_row(out, "first seen", string_of(page, "first_seen"));
   append_row(out, "stored at", string_of(page, "stored_at"));
+  append_relations(out, page);
   const std::uint64_t size = cluster.value("size", std::uint64_t{0});
   append_row(out, "cluster",
              string_of(cluster, "root") + ", " + grouped(size) + (size == 1 ? " page" : " pages"));

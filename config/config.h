@@ -259,8 +259,10 @@ std::expected<Config, std::string> load_config_file(const std::string& path);
 // The fingerprint scheme id: "s-" + 8 lower-case hex digits, the high 32 bits of
 // XXH3_64bits (seed 0) over the text "neardup-scheme-v3\n" followed by one line
 // "<key path>=<value>\n" for every key of the decode, denoise, features, fingerprint and
-// minhash sections, in the order of examples/neardup.yaml, except features.cjk when it is
-// "words" (which fingerprints as before the key existed, so that older ids stay valid).
+// minhash sections and containment.window and .paragraph_tokens, in the order of
+// examples/neardup.yaml, except features.cjk when it is "words", containment.window when it is
+// 16 and containment.paragraph_tokens when it is 8 (which fingerprint as before those keys
+// existed, so that older ids stay valid).
 // Values: integers in decimal, booleans as
 // true/false, strings double-quoted with \\, \" and control bytes (\xHH) escaped. Equal ids
 // mean comparable fingerprints; any change to one of those keys changes the id, no other key
@@ -273,8 +275,8 @@ std::expected<Config, std::string> load_config_file(const std::string& path);
 std::string scheme_id(const Config& config);
 
 // The key paths, among those that cannot change without a restart (kafka.*, store.*,
-// containment.*, metrics.listen, pipeline.threads), whose values differ between a and b, in the
-// order of examples/neardup.yaml (e.g. {"kafka.group_id", "store.sync"}). Empty when none differ.
+// metrics.listen, pipeline.threads), whose values differ between a and b, in the order of
+// examples/neardup.yaml (e.g. {"kafka.group_id", "store.sync"}). Empty when none differ.
 // kafka.properties is compared as a whole and reported as one path.
 std::vector<std::string> restart_only_changes(const Config& a, const Config& b);
 
@@ -292,9 +294,8 @@ std::vector<Setting> config_settings(const Config& config);
 // logged at start; never an error.
 std::vector<std::string> config_warnings(const Config& config);
 
-// Whether a key needs a restart to change (kafka.*, store.*, metrics.*, containment.*,
-// pipeline.threads); a reload keeps the running value of these (keep_restart_only, which this
-// alone decides).
+// Whether a key needs a restart to change (kafka.*, store.*, metrics.*, pipeline.threads); a
+// reload keeps the running value of these (keep_restart_only, which this alone decides).
 bool is_restart_only(std::string_view path);
 // Sets every restart-only key of `next` to its value in `running`.
 void keep_restart_only(Config& next, const Config& running);

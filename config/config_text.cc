@@ -83,7 +83,9 @@ std::string printable(const PropertyMap& value) {
 bool changes_fingerprints(std::string_view path) {
   return path.starts_with("decode.") || path.starts_with("denoise.") ||
          path.starts_with("features.") || path.starts_with("fingerprint.") ||
-         path.starts_with("minhash.");
+         path.starts_with("minhash.") ||
+         // Passages are made by these; whether a page carries them at all changes nothing else.
+         (path.starts_with("containment.") && path != "containment.enabled");
 }
 
 }  // namespace
@@ -161,7 +163,7 @@ std::vector<Setting> config_settings(const Config& config) {
 
 bool is_restart_only(std::string_view path) {
   return path.starts_with("kafka.") || path.starts_with("store.") || path.starts_with("metrics.") ||
-         path.starts_with("containment.") || path == "pipeline.threads";
+         path == "pipeline.threads";
 }
 
 void keep_restart_only(Config& next, const Config& running) {

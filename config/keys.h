@@ -208,8 +208,9 @@ void for_each_key(C& c, F&& f) {
   f(Key{.path = "minhash.rows", .min = 1, .max = 16}, c.minhash.rows);
 
   f(Key{.path = "containment.enabled"}, c.containment.enabled);
-  f(Key{.path = "containment.window", .min = 1, .max = 1024}, c.containment.window);
-  f(Key{.path = "containment.paragraph_tokens", .min = 1, .max = 1024},
+  f(Key{.path = "containment.window", .min = 1, .max = 1024, .scheme_omits = "16"},
+    c.containment.window);
+  f(Key{.path = "containment.paragraph_tokens", .min = 1, .max = 1024, .scheme_omits = "8"},
     c.containment.paragraph_tokens);
 
   f(Key{.path = "dedup.max_distance", .max = 16}, c.dedup.max_distance);

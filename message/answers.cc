@@ -39,6 +39,9 @@ nlohmann::json stored_page_json(const StoredPage& page) {
     out["method"] = method_name(page.verdict.method);
     if (page.verdict.similarity >= 0) out["similarity"] = page.verdict.similarity;
   }
+  Tag relations;
+  set_relations(relations, page.verdict);
+  add_relations_json(out, relations);
   return out;
 }
 

@@ -45,6 +45,16 @@ std::string encode_fingerprinted(const FingerprintedRecord& record) {
     put_fixed64(out, result.fingerprint);
     put_fixed32(out, static_cast<std::uint32_t>(result.sketch.size()));
     for (std::uint16_t h : result.sketch) put_fixed16(out, h);
+    const Passages& passages = result.passages;
+    put_fixed32(out, passages.tokens);
+    put_fixed32(out, static_cast<std::uint32_t>(passages.anchors.size()));
+    for (std::uint64_t a : passages.anchors) put_fixed64(out, a);
+    put_fixed32(out, static_cast<std::uint32_t>(passages.paragraphs.size()));
+    for (const ParagraphHash& p : passages.paragraphs) {
+      put_fixed64(out, p.hash);
+      put_fixed32(out, p.index);
+      put_fixed32(out, p.tokens);
+    }
   }
   put_length_prefixed(out, record.value);
   return out;
@@ -55,9 +65,10 @@ std::expected<FingerprintedRecord, std::string> decode_fingerprinted(std::string
   if (in.bytes(kMagic.size()) != kMagic) {
     return std::unexpected("not a fingerprinted record (no NDFP magic)");
   }
-  if (std::uint8_t version = in.u8(); version != kFingerprintedVersion) {
+  const std::uint8_t version = in.u8();
+  if (version < 1 || version > kFingerprintedVersion) {
     return std::unexpected("fingerprinted record version " + std::to_string(version) +
-                           ", this reader knows " + std::to_string(kFingerprintedVersion));
+                           ", this reader knows 1 to " + std::to_string(kFingerprintedVersion));
   }
   FingerprintedRecord record;
   record.source_topic = in.length_prefixed();
@@ -90,6 +101,22 @@ std::expected<FingerprintedRecord, std::string> decode_fingerprinted(std::string
     if (!in.ok() || hashes > bytes.size() / 2) return std::unexpected("truncated");
     result.sketch.resize(hashes);
     for (std::uint16_t& h : result.sketch) h = in.u16();
+    if (version >= 2) {  // version 1 carries no passages
+      Passages& passages = result.passages;
+      passages.tokens = in.u32();
+      const std::uint32_t anchors = in.u32();
+      if (!in.ok() || anchors > bytes.size() / 8) return std::unexpected("truncated");
+      passages.anchors.resize(anchors);
+      for (std::uint64_t& a : passages.anchors) a = in.u64();
+      const std::uint32_t paragraphs = in.u32();
+      if (!in.ok() || paragraphs > bytes.size() / 16) return std::unexpected("truncated");
+      passages.paragraphs.resize(paragraphs);
+      for (ParagraphHash& p : passages.paragraphs) {
+        p.hash = in.u64();
+        p.index = in.u32();
+        p.tokens = in.u32();
+      }
+    }
   } else if (in.ok()) {
     return std::unexpected("unknown record kind " + std::to_string(kind));
   }

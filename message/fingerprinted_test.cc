@@ -60,6 +60,12 @@ TEST(Fingerprinted, APageGetsTheSameIndexItemAndOutputAsInOneProcess) {
   EXPECT_EQ(a.page->seen_at_ms, b.page->seen_at_ms);
   EXPECT_EQ(a.page->sketch, b.page->sketch);
   EXPECT_EQ(a.page->bands, b.page->bands);
+  ASSERT_FALSE(direct.result.passages.anchors.empty());
+  EXPECT_EQ(carried.result.passages.anchors, direct.result.passages.anchors);
+  EXPECT_EQ(carried.result.passages.paragraphs, direct.result.passages.paragraphs);
+  EXPECT_EQ(carried.result.passages.tokens, direct.result.passages.tokens);
+  EXPECT_EQ(a.page->anchors, b.page->anchors);
+  EXPECT_EQ(a.page->paragraphs, b.page->paragraphs);
   Verdict unique{.status = Verdict::Status::kUnique};
   EXPECT_EQ(render_outcome(direct, unique).value(), render_outcome(carried, unique).value());
 }
@@ -115,7 +121,7 @@ TEST(Fingerprinted, DamagedBytesAreRefusedWithTheReason) {
   std::string newer = bytes;
   newer[4] = 9;
   EXPECT_EQ(decode_fingerprinted(newer).error(),
-            "fingerprinted record version 9, this reader knows 1");
+            "fingerprinted record version 9, this reader knows 1 to 2");
   // Every truncation is refused, never read past the end.
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     EXPECT_FALSE(decode_fingerprinted(std::string_view(bytes).substr(0, n))) << n;

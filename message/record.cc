@@ -337,7 +337,22 @@ nlohmann::json tag_to_json(const Tag& tag) {
     out["charset"] = tag.charset;
     out["charset_source"] = tag.charset_source;
   }
+  add_relations_json(out, tag);
   return out;
+}
+
+void add_relations_json(nlohmann::json& out, const Tag& tag) {
+  for (const auto& [key, related] : {std::pair{"contained_in", &tag.contained_in},
+                                     std::pair{"contains", &tag.contains}}) {
+    if (!related->id.empty()) {
+      out[key] = {{"id", related->id}, {"containment", related->containment}};
+    }
+  }
+  if (tag.paragraphs > 0) {
+    nlohmann::json& p = out["paragraphs"];
+    p = {{"total", tag.paragraphs}, {"seen", tag.paragraphs_seen}};
+    if (!tag.paragraphs_first.empty()) p["first"] = tag.paragraphs_first;
+  }
 }
 
 namespace {
@@ -371,7 +386,10 @@ std::string tag_json_text(const Tag& tag) {
       plain_ascii(tag.status) && plain_ascii(tag.fingerprint) && plain_ascii(tag.scheme) &&
       plain_ascii(tag.reason) && plain_ascii(tag.charset) && plain_ascii(tag.charset_source) &&
       (!duplicate ||
-       (plain_ascii(tag.duplicate_of) && plain_ascii(tag.matched) && plain_ascii(tag.method)));
+       (plain_ascii(tag.duplicate_of) && plain_ascii(tag.matched) && plain_ascii(tag.method))) &&
+      plain_ascii(tag.contained_in.id) && plain_ascii(tag.contains.id) &&
+      std::all_of(tag.paragraphs_first.begin(), tag.paragraphs_first.end(),
+                  [](const std::string& id) { return plain_ascii(id); });
   if (!plain) {
     return tag_to_json(tag).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
@@ -380,6 +398,16 @@ std::string tag_json_text(const Tag& tag) {
   if (!tag.charset.empty()) {
     append_string_member(out, "charset", tag.charset);
     append_string_member(out, "charset_source", tag.charset_source);
+  }
+  for (const auto& [key, related] : {std::pair{"contained_in", &tag.contained_in},
+                                     std::pair{"contains", &tag.contains}}) {
+    if (related->id.empty()) continue;
+    append_key(out, key);
+    out += "{\"containment\":";
+    out += nlohmann::json(related->containment).dump();
+    out += ",\"id\":\"";
+    out += related->id;
+    out += "\"}";
   }
   if (duplicate) {
     append_key(out, "distance");
@@ -390,6 +418,21 @@ std::string tag_json_text(const Tag& tag) {
   if (duplicate) {
     append_string_member(out, "matched", tag.matched);
     if (!tag.method.empty()) append_string_member(out, "method", tag.method);
+  }
+  if (tag.paragraphs > 0) {
+    append_key(out, "paragraphs");
+    out += '{';
+    if (!tag.paragraphs_first.empty()) {
+      out += "\"first\":[";
+      for (std::size_t i = 0; i < tag.paragraphs_first.size(); ++i) {
+        out += i == 0 ? "\"" : ",\"";
+        out += tag.paragraphs_first[i];
+        out += '"';
+      }
+      out += "],";
+    }
+    out += "\"seen\":" + std::to_string(tag.paragraphs_seen) +
+           ",\"total\":" + std::to_string(tag.paragraphs) + "}";
   }
   if (!tag.reason.empty()) append_string_member(out, "reason", tag.reason);
   append_string_member(out, "scheme", tag.scheme);

@@ -77,9 +77,22 @@ struct Tag {
   double similarity = -1;             // duplicate only: estimated Jaccard; -1 when unknown
   std::string reason;                 // skipped only
   std::string charset, charset_source;
+  // Pages with passages (containment.enabled): the earlier page whose text holds most of this
+  // page's (contained_in), the earlier page whose text this page holds most of (contains), each
+  // with the estimated share (empty id: none); the page's tracked paragraphs, how many an
+  // earlier page published first, and the first of those pages (paragraphs 0: no passages).
+  struct Related {
+    std::string id;
+    double containment = 0;
+  };
+  Related contained_in, contains;
+  std::uint32_t paragraphs = 0, paragraphs_seen = 0;
+  std::vector<std::string> paragraphs_first;
 };
 
 nlohmann::json tag_to_json(const Tag& tag);
+// Adds a tag's contained_in, contains and paragraphs members (those it has) to `out`.
+void add_relations_json(nlohmann::json& out, const Tag& tag);
 // tag_to_json(tag) as compact JSON text (invalid UTF-8 replaced), byte for byte; written
 // directly, without building the object, when every string in the tag is printable ASCII
 // without quotes or backslashes (the common tag: ids that are URLs).

@@ -248,6 +248,13 @@ TEST(Record, TagTextIsTagToJsonsDump) {
     tag.reason = i % 4 == 0 ? text() : "";
     tag.charset = i % 6 == 0 ? "" : "utf-8";
     tag.charset_source = i % 6 == 0 ? "" : (i % 11 == 0 ? text() : "meta");
+    if (i % 5 == 1) tag.contained_in = {text(), similarities[static_cast<std::size_t>(i / 5) % 8]};
+    if (i % 9 == 2) tag.contains = {text(), 0.75};
+    if (i % 4 == 1) {
+      tag.paragraphs = static_cast<std::uint32_t>(i % 13);
+      tag.paragraphs_seen = tag.paragraphs / 2;
+      for (std::uint32_t p = 0; p < tag.paragraphs_seen % 3; ++p) tag.paragraphs_first.push_back(text());
+    }
     const std::string expected =
         tag_to_json(tag).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     ASSERT_EQ(tag_json_text(tag), expected) << i;

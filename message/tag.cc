@@ -6,6 +6,17 @@
 
 namespace neardup {
 
+namespace {
+
+std::vector<std::uint64_t> paragraph_hashes(const Passages& passages) {
+  std::vector<std::uint64_t> out;
+  out.reserve(passages.paragraphs.size());
+  for (const ParagraphHash& p : passages.paragraphs) out.push_back(p.hash);
+  return out;
+}
+
+}  // namespace
+
 std::optional<PageRequest> index_request(const Page& page, const PageFingerprint& result,
                                          const std::string& scheme, const Config& config) {
   if (result.skip) return std::nullopt;
@@ -21,7 +32,10 @@ std::optional<PageRequest> index_request(const Page& page, const PageFingerprint
                      .sketch = result.sketch,
                      .bands = result.sketch.empty() ? 0 : config.minhash.bands,
                      .rows = result.sketch.empty() ? 0 : config.minhash.rows,
-                     .min_similarity = config.dedup.min_similarity};
+                     .min_similarity = config.dedup.min_similarity,
+                     .anchors = result.passages.anchors,
+                     .paragraphs = paragraph_hashes(result.passages),
+                     .min_containment = config.dedup.min_containment};
 }
 
 Tag make_tag(const PageFingerprint& result, const Verdict& verdict, const std::string& scheme) {
@@ -45,7 +59,16 @@ Tag make_tag(const PageFingerprint& result, const Verdict& verdict, const std::s
   } else if (verdict.status == Verdict::Status::kSkipped) {
     tag.reason = verdict.reason;
   }
+  set_relations(tag, verdict);
   return tag;
+}
+
+void set_relations(Tag& tag, const Verdict& verdict) {
+  tag.contained_in = {verdict.contained_in.id, verdict.contained_in.share};
+  tag.contains = {verdict.contains.id, verdict.contains.share};
+  tag.paragraphs = verdict.paragraphs;
+  tag.paragraphs_seen = verdict.paragraphs_seen;
+  tag.paragraphs_first = verdict.paragraphs_from;
 }
 
 }  // namespace neardup

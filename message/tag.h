@@ -16,5 +16,7 @@ std::optional<PageRequest> index_request(const Page& page, const PageFingerprint
 
 // The tag of a page: skipped pages carry the pipeline's reason; indexed ones the verdict.
 Tag make_tag(const PageFingerprint& result, const Verdict& verdict, const std::string& scheme);
+// Sets the tag's containment and paragraph fields from the verdict's.
+void set_relations(Tag& tag, const Verdict& verdict);
 
 }  // namespace neardup

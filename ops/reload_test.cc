@@ -187,8 +187,7 @@ TEST(PlanReload, EveryConfigKeyIsEitherLiveOrRestartOnly) {
   std::vector<std::string> live = live_reload_keys();
   for (const std::string& path : paths) {
     bool restart_only = path.starts_with("kafka.") || path.starts_with("store.") ||
-                        path.starts_with("metrics.") || path.starts_with("containment.") ||
-                        path == "pipeline.threads";
+                        path.starts_with("metrics.") || path == "pipeline.threads";
     EXPECT_NE(restart_only, contains(live, path)) << path;
   }
   for (const std::string& key : live) EXPECT_TRUE(contains(paths, key)) << key << " is no key";

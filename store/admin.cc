@@ -174,6 +174,9 @@ StoreResult<Index::DroppedScheme> drop_scheme(StoreEnv& env, Catalog& catalog,
         if (auto r = trim_sketch_highs(txn, tables, scheme.state.number, ~std::uint64_t{0}); !r) {
           return r;
         }
+        if (auto r = trim_passage_log(txn, tables, scheme.state.number, ~std::uint64_t{0}); !r) {
+          return r;
+        }
         if (auto r = lift(tables.meta.del(txn, "scheme/" + id)); !r) return r;
         return lift(tables.meta.put(txn, "dropped/" + std::to_string(scheme.state.number), id));
       },
@@ -182,6 +185,7 @@ StoreResult<Index::DroppedScheme> drop_scheme(StoreEnv& env, Catalog& catalog,
   // Handles of the dropped runs are closed by the commit; the columns go with them.
   scheme.tables.clear();
   scheme.bands.reset();
+  scheme.passages.reset();
   scheme.dropped = true;
   catalog.scheme_numbers.erase(it);
   catalog.note_scheme_memory();

@@ -54,6 +54,7 @@ std::vector<Column*> Catalog::columns_of(Scheme& scheme) const {
   std::vector<Column*> out;
   for (auto& table : scheme.tables) out.push_back(table.get());
   if (scheme.bands) out.push_back(scheme.bands.get());
+  if (scheme.passages) out.push_back(scheme.passages.get());
   return out;
 }
 
@@ -62,6 +63,7 @@ std::vector<Column*> Catalog::all_columns() const {
   for (const Scheme& scheme : schemes) {
     for (auto& table : scheme.tables) out.push_back(table.get());
     if (scheme.bands) out.push_back(scheme.bands.get());
+    if (scheme.passages) out.push_back(scheme.passages.get());
   }
   if (ids) out.push_back(ids.get());
   if (members) out.push_back(members.get());

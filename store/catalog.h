@@ -46,9 +46,15 @@ struct Scheme {
   records::SchemeState state;
   std::vector<std::unique_ptr<Column>> tables;
   std::unique_ptr<Column> bands;  // null without MinHash
+  // Anchors and paragraph hashes, each held by the first document that had it (store/passages.h);
+  // null until the scheme's first page with passages.
+  std::unique_ptr<Column> passages;
   std::uint64_t last_batch = 0;   // the apply() that last stored one of its pages
   bool dropped = false;           // drop_scheme(): no columns; its number is not reused
 };
+
+// The name of a scheme's passages column (its meta key is "column/" + this).
+inline std::string passages_column(std::uint32_t scheme) { return "p/" + std::to_string(scheme); }
 
 // Whether a stored document can still be matched and found: not superseded by a re-crawl, not
 // forgotten, and (retention_seconds > 0) first seen at most that long before now_ms.
@@ -77,6 +83,10 @@ class Catalog {
   // Registers a new scheme (its LSH design from `page`) in meta and opens its columns.
   StoreResult<> add_scheme(const lmdb::Txn& txn, const StoreTables& tables, const std::string& name,
                            const PageRequest& page) REQUIRES(mutex);
+  // Creates a scheme's passages column (its first page with passages), empty, covering the
+  // documents stored so far.
+  StoreResult<> add_passages(const lmdb::Txn& txn, const StoreTables& tables, Scheme& scheme)
+      REQUIRES(mutex);
   // Fills a new id filter with every hash in the ids column's runs (none without runs).
   StoreResult<> rebuild_id_filter(StoreEnv& env) REQUIRES(mutex);
 

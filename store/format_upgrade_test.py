@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """A store written by the previous format (version 5, store/testdata/format5/) opened, queried
 and written by this build: its stored verdicts and clusters read alike, the next pages get the
-verdicts the previous build gave them, and the store is marked version 6 only once written.
+verdicts the previous build gave them, and the store is marked this build's version (7) only
+once written.
 
     python3 store/format_upgrade_test.py NEARDUP_BINARY SOURCE_DIR
 """
@@ -79,7 +80,7 @@ class FormatFive(unittest.TestCase):
         self.assertEqual(len(got), len(want))
         for g, w in zip(got, want):
             self.assertEqual(g, w)
-        self.assertEqual(self.stats()["format_version"], 6)
+        self.assertEqual(self.stats()["format_version"], 7)
         clusters = json_lines(neardup("clusters", "--store", self.store, "--min-size", "1",
                                       "--no-progress"))
         self.assertEqual(clusters, fixture("clusters-all.jsonl"))

@@ -14,6 +14,7 @@
 
 #include "store/admin.h"
 #include "store/catalog.h"
+#include "store/passages.h"
 #include "store/read_path.h"
 #include "store/store_env.h"
 #include "store/write_path.h"
@@ -66,6 +67,7 @@ class LmdbIndex final : public Index {
   StoreResult<Verdict> lookup(const PageRequest& page) override {
     Query query;
     Candidates found;
+    Holders holders;
     records::SchemeState scheme_state;
     bool has_bands = false;
     {
@@ -89,11 +91,21 @@ class LmdbIndex final : public Index {
       std::vector<std::uint64_t> keys;
       if (!page.sketch.empty()) band_keys(page.sketch, page.bands, page.rows, keys);
       prober_.probe(catalog_, *scheme, page, keys, nullptr, found);
+      if (scheme->passages && (!page.anchors.empty() || !page.paragraphs.empty())) {
+        prober_.holders(catalog_, *scheme->passages, page, holders);
+      }
       scheme_state = scheme->state;
       has_bands = scheme->bands != nullptr;
     }
-    return decide(query.documents(env_->tables(), catalog_.config), scheme_state, has_bands, page,
-                  found);
+    const Documents docs = query.documents(env_->tables(), catalog_.config);
+    auto verdict = decide(docs, scheme_state, has_bands, page, found);
+    if (!verdict || holders.empty()) return verdict;
+    const std::uint64_t own_cluster =
+        verdict->status == Verdict::Status::kDuplicate ? found.matched_cluster : 0;
+    if (auto related = relate(docs, page, holders, own_cluster, *verdict); !related) {
+      return std::unexpected(related.error());
+    }
+    return verdict;
   }
 
   StoreResult<std::optional<StoredPage>> find(const std::string& id) override {

@@ -58,6 +58,11 @@ struct PageRequest {
   Sketch sketch;
   std::uint32_t bands = 0, rows = 0;
   double min_similarity = 1;  // live threshold on the estimated Jaccard similarity
+  // The third signature (containment.enabled; pipeline/passages/passages.h): the text's anchors
+  // (sorted, distinct) and tracked paragraphs' hashes (in text order, distinct); both empty for
+  // a page without. The scheme id covers how they were made.
+  std::vector<std::uint64_t> anchors, paragraphs;
+  double min_containment = 1;  // live threshold on the estimated share of a text in another
 };
 
 // One record of a batch, in input order.

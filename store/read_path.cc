@@ -7,6 +7,7 @@
 
 #include "common/coding.h"
 #include "store/distinct.h"
+#include "store/passages.h"
 
 namespace neardup {
 namespace {
@@ -183,6 +184,9 @@ StoreResult<StoredPage> Documents::stored_page(std::uint64_t doc, const DocRecor
   for (std::uint16_t& v : page.sketch) v &= kSketchMask;  // the same whatever the store's version
   auto verdict = stored_verdict(record);
   if (!verdict) return std::unexpected(verdict.error());
+  if (auto related = stored_relations(*this, doc, *verdict); !related) {
+    return std::unexpected(related.error());
+  }
   page.verdict = std::move(*verdict);
   page.verdict.replayed = false;
   if (record.cluster == doc) {
@@ -292,6 +296,26 @@ void Prober::probe(Catalog& catalog, Scheme& scheme, const PageRequest& page,
   probes_.clear();
   sort_distinct(out.band_docs, distinct_scratch_);
   out.checked += out.band_docs.size();
+}
+
+void Prober::holders(Catalog& catalog, Column& passages, const PageRequest& page,
+                     std::vector<std::pair<std::uint32_t, std::uint64_t>>& out) {
+  catalog.mutex.assert_held();
+  out.clear();
+  probes_.clear();
+  probe_keys_.clear();
+  const std::size_t anchors = page.anchors.size();
+  const std::size_t keys = anchors + page.paragraphs.size();
+  for (std::uint32_t i = 0; i < keys; ++i) {
+    const std::uint64_t key = i < anchors ? page.anchors[i] : page.paragraphs[i - anchors];
+    passages.start(key, probes_, [&](const Entry& e) { out.emplace_back(i, e.doc); });
+    probe_keys_.resize(probes_.size(), i);
+  }
+  for (std::size_t p = 0; p < probes_.size(); ++p) {
+    const std::uint32_t i = probe_keys_[p];
+    probes_[p].finish([&](std::uint64_t, auto doc) { out.emplace_back(i, doc()); });
+  }
+  probes_.clear();
 }
 
 void Prober::ids(Catalog& catalog, const std::string& id, std::vector<std::uint64_t>& out) {

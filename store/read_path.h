@@ -58,6 +58,7 @@ class Documents {
         now_ms_(now_ms) {}
 
   const lmdb::Txn& txn() const { return txn_; }
+  const StoreTables& tables() const { return tables_; }
   StoreResult<records::DocRecord> get(std::uint64_t doc) const {
     return read_doc(txn_, tables_, doc);
   }
@@ -124,6 +125,10 @@ class Prober {
   void probe(Catalog& catalog, Scheme& scheme, const PageRequest& page,
              const std::vector<std::uint64_t>& band_keys, const std::uint64_t* id_hash,
              Candidates& out) REQUIRES(catalog.mutex);
+  // The holders of the page's anchors and paragraph hashes in a passages column (passages.h:
+  // Holders), in `out`.
+  void holders(Catalog& catalog, Column& passages, const PageRequest& page,
+               std::vector<std::pair<std::uint32_t, std::uint64_t>>& out) REQUIRES(catalog.mutex);
   // The documents whose id hashes as `id` does (XXH3-64).
   void ids(Catalog& catalog, const std::string& id, std::vector<std::uint64_t>& out)
       REQUIRES(catalog.mutex);
@@ -136,6 +141,7 @@ class Prober {
  private:
   std::vector<RunProbe> probes_;
   std::vector<std::uint64_t> queries_;           // the permuted key of each table probe
+  std::vector<std::uint32_t> probe_keys_;        // holders(): the key index of each run probe
   std::vector<std::uint64_t> distinct_scratch_;  // sort_distinct's table
 };
 

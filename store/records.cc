@@ -27,7 +27,7 @@ std::string DocRecord::encode() const {
   out.push_back(static_cast<char>(method));
   put_fixed16(out, similarity);
   put_fixed32(out, stored_at_s);
-  out.append(2, '\0');  // reserved
+  put_fixed16(out, anchors);
   return out += id;
 }
 
@@ -45,7 +45,7 @@ std::optional<DocRecord> DocRecord::decode(std::string_view bytes) {
   r.method = in.u8();
   r.similarity = in.u16();
   r.stored_at_s = in.u32();
-  in.bytes(2);
+  r.anchors = in.u16();
   r.id = std::string(in.rest());
   if (!in.ok() || r.status > static_cast<std::uint8_t>(Verdict::Status::kDuplicate) ||
       r.method > Verdict::kBoth) {
@@ -73,6 +73,17 @@ std::string encode_verdict(const Verdict& v, std::uint64_t digest) {
     coding::put_length_prefixed(out, *s);
   }
   put_fixed64(out, digest);
+  if (v.contained_in.id.empty() && v.contains.id.empty() && v.paragraphs == 0) return out;
+  out.push_back(1);
+  for (const Verdict::Related* r : {&v.contained_in, &v.contains}) {
+    coding::put_length_prefixed(out, r->id);
+    put_fixed16(out, quantize_similarity(r->share));
+  }
+  put_fixed16(out, static_cast<std::uint16_t>(std::min<std::uint32_t>(v.paragraphs, 0xffff)));
+  put_fixed16(out, static_cast<std::uint16_t>(std::min<std::uint32_t>(v.paragraphs_seen, 0xffff)));
+  const std::size_t n = std::min<std::size_t>(v.paragraphs_from.size(), 255);
+  out.push_back(static_cast<char>(n));
+  for (std::size_t i = 0; i < n; ++i) coding::put_length_prefixed(out, v.paragraphs_from[i]);
   return out;
 }
 
@@ -88,12 +99,67 @@ std::optional<Verdict> decode_verdict(std::string_view bytes, std::uint64_t* dig
   }
   const std::uint64_t stored_digest = in.ok() && !in.done() ? in.u64() : 0;
   if (digest != nullptr) *digest = stored_digest;
+  if (in.ok() && !in.done()) {
+    if (in.u8() != 1) return std::nullopt;
+    for (Verdict::Related* r : {&v.contained_in, &v.contains}) {
+      r->id = std::string(in.length_prefixed());
+      r->share = similarity_value(in.u16());
+    }
+    v.paragraphs = in.u16();
+    v.paragraphs_seen = in.u16();
+    for (std::uint8_t n = in.u8(); n > 0 && in.ok(); --n) {
+      v.paragraphs_from.emplace_back(in.length_prefixed());
+    }
+  }
   if (!in.done() || status > static_cast<std::uint8_t>(Verdict::Status::kDeadLetter) ||
       v.method > Verdict::kBoth) {
     return std::nullopt;
   }
   v.status = static_cast<Verdict::Status>(status);
   return v;
+}
+
+std::string encode_keys(const std::vector<std::uint64_t>& keys) {
+  std::string out;
+  out.reserve(8 * keys.size());
+  for (std::uint64_t key : keys) put_fixed64(out, key);
+  return out;
+}
+
+std::optional<std::vector<std::uint64_t>> decode_keys(std::string_view bytes) {
+  if (bytes.size() % 8 != 0) return std::nullopt;
+  ByteReader in(bytes);
+  std::vector<std::uint64_t> keys(bytes.size() / 8);
+  for (std::uint64_t& key : keys) key = in.u64();
+  return keys;
+}
+
+std::string Relations::encode() const {
+  std::string out;
+  put_fixed64(out, contained_in);
+  put_fixed16(out, contained_share);
+  put_fixed64(out, contains);
+  put_fixed16(out, contains_share);
+  put_fixed16(out, paragraphs);
+  put_fixed16(out, paragraphs_seen);
+  const std::size_t n = std::min<std::size_t>(paragraphs_from.size(), 255);
+  out.push_back(static_cast<char>(n));
+  for (std::size_t i = 0; i < n; ++i) put_fixed64(out, paragraphs_from[i]);
+  return out;
+}
+
+std::optional<Relations> Relations::decode(std::string_view bytes) {
+  ByteReader in(bytes);
+  Relations r;
+  r.contained_in = in.u64();
+  r.contained_share = in.u16();
+  r.contains = in.u64();
+  r.contains_share = in.u16();
+  r.paragraphs = in.u16();
+  r.paragraphs_seen = in.u16();
+  for (std::uint8_t n = in.u8(); n > 0 && in.ok(); --n) r.paragraphs_from.push_back(in.u64());
+  if (!in.ok() || !in.done()) return std::nullopt;
+  return r;
 }
 
 std::string pending_prefix(std::string_view partition) {

@@ -19,7 +19,7 @@ namespace neardup::records {
 // alike: decode_sketch() tells the forms apart by length), a version-4 store besides that has
 // pending verdicts without a digest of their record, which reads as "unknown"; a writable
 // open marks either version 6 (FORMAT.md).
-inline constexpr std::uint32_t kFormatVersion = 6;
+inline constexpr std::uint32_t kFormatVersion = 7;
 inline constexpr std::uint32_t kOldestReadableFormat = 4;
 
 // docs: document number -> page. A 48-byte header, then the id bytes.
@@ -42,6 +42,9 @@ struct DocRecord {
   std::uint8_t method = 0;  // Verdict::Method
   std::uint16_t similarity = kNoSimilarity;  // estimated Jaccard x 10000
   std::uint32_t stored_at_s = 0;  // when the index stored it, seconds since the epoch
+  // Its anchors (containment: store/passages.h), saturated at 65535; 0 for none (also every
+  // document of a store of version 6 or older, whose two bytes here were reserved).
+  std::uint16_t anchors = 0;
   std::string id;
 
   std::string encode() const;
@@ -54,7 +57,10 @@ double similarity_value(std::uint16_t stored);  // -1 for kNoSimilarity
 
 // pending: a verdict stored against an offset. status, distance, method, similarity (u16),
 // then matched, duplicate_of, reason as (u32 length, bytes), then the u64 digest of the record
-// it was given to (SourceOffset::digest; absent in version 4, and then decoded as 0).
+// it was given to (SourceOffset::digest; absent in version 4, and then decoded as 0), then, for
+// a verdict with passages (version 7), u8 1, contained_in and contains as (u32 length, id, u16
+// share x 10000), u16 paragraphs, u16 paragraphs seen, u8 n and n first pages as (u32 length,
+// id).
 std::string encode_verdict(const Verdict& verdict, std::uint64_t digest);
 std::optional<Verdict> decode_verdict(std::string_view bytes, std::uint64_t* digest = nullptr);
 
@@ -126,6 +132,28 @@ std::string encode_sketch_high(const std::vector<std::uint16_t>& sketch);
 // differ.
 std::optional<std::vector<std::uint16_t>> join_sketch(const std::vector<std::uint16_t>& low,
                                                       std::string_view high);
+
+// passage_log: the keys (anchors, paragraph hashes) a document was the first to hold, added to
+// its scheme's passages column, kept while the document is past that column's watermark (the
+// delta is rebuilt from them at open). Key: as sketch_high_key. Value: the keys, u64 LE each.
+std::string encode_keys(const std::vector<std::uint64_t>& keys);
+std::optional<std::vector<std::uint64_t>> decode_keys(std::string_view bytes);
+
+// relations: document number (BE u64) -> what its passages found when it was stored; only for
+// documents that found something. Shares are x 10000.
+struct Relations {
+  std::uint64_t contained_in = 0, contains = 0;  // 0: none
+  std::uint16_t contained_share = 0, contains_share = 0;
+  std::uint16_t paragraphs = 0, paragraphs_seen = 0;
+  std::vector<std::uint64_t> paragraphs_from;  // distinct first documents, at most 255
+
+  bool empty() const {
+    return contained_in == 0 && contains == 0 && paragraphs_seen == 0;
+  }
+  std::string encode() const;
+  static std::optional<Relations> decode(std::string_view bytes);
+  bool operator==(const Relations&) const = default;
+};
 
 // meta "format", "documents": a u32 / u64.
 std::string encode_u32(std::uint32_t v);

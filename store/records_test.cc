@@ -47,6 +47,7 @@ TEST(Records, DocRecordRoundTrips) {
               .method = Verdict::kBoth,
               .similarity = 8125,
               .stored_at_s = 1700000000,
+              .anchors = 513,
               .id = "https://a.example/1"};
   const std::string bytes = r.encode();
   EXPECT_EQ(bytes.size(), 48 + r.id.size());
@@ -63,6 +64,7 @@ TEST(Records, DocRecordRoundTrips) {
   EXPECT_EQ(back->method, Verdict::kBoth);
   EXPECT_EQ(back->similarity, 8125);
   EXPECT_EQ(back->stored_at_s, 1700000000u);
+  EXPECT_EQ(back->anchors, 513u);
   EXPECT_EQ(back->id, r.id);
   EXPECT_FALSE(DocRecord::decode(bytes.substr(0, 47)));
   std::string bad = bytes;
@@ -101,6 +103,46 @@ TEST(Records, VerdictRoundTripsWithSimilarityRoundedToFourDecimals) {
   digest = 7;
   ASSERT_TRUE(decode_verdict(v4, &digest));
   EXPECT_EQ(digest, 0u);
+}
+
+TEST(Records, VerdictsWithPassagesRoundTripAndTheirRelationsToo) {
+  Verdict v{.status = Verdict::Status::kUnique};
+  v.contained_in = {"article", 0.81234};
+  v.contains = {"teaser", 1.0};
+  v.paragraphs = 12;
+  v.paragraphs_seen = 3;
+  v.paragraphs_from = {"a", "b"};
+  std::uint64_t digest = 0;
+  auto back = decode_verdict(encode_verdict(v, 42), &digest);
+  ASSERT_TRUE(back);
+  EXPECT_EQ(digest, 42u);
+  EXPECT_EQ(back->contained_in.id, "article");
+  EXPECT_DOUBLE_EQ(back->contained_in.share, 0.8123);
+  EXPECT_EQ(back->contains.id, "teaser");
+  EXPECT_DOUBLE_EQ(back->contains.share, 1.0);
+  EXPECT_EQ(back->paragraphs, 12u);
+  EXPECT_EQ(back->paragraphs_seen, 3u);
+  EXPECT_EQ(back->paragraphs_from, (std::vector<std::string>{"a", "b"}));
+  // Without passages nothing is added (a version-6 reader's form): 5 bytes, three empty
+  // strings, the digest.
+  EXPECT_EQ(encode_verdict(Verdict{}, 1).size(), 5 + 3 * 4 + 8u);
+  std::string bad = encode_verdict(v, 42);
+  ASSERT_EQ(bad[5 + 3 * 4 + 8], 1);
+  bad[5 + 3 * 4 + 8] = 2;  // an unknown section
+  EXPECT_FALSE(decode_verdict(bad));
+  EXPECT_FALSE(decode_verdict(encode_verdict(v, 42).substr(0, 30)));
+
+  records::Relations r{.contained_in = 7, .contains = 0, .contained_share = 8123,
+                       .paragraphs = 12, .paragraphs_seen = 3, .paragraphs_from = {5, 6}};
+  auto relations = records::Relations::decode(r.encode());
+  ASSERT_TRUE(relations);
+  EXPECT_EQ(*relations, r);
+  EXPECT_FALSE(records::Relations::decode(r.encode() + "x"));
+  EXPECT_FALSE(records::Relations::decode(r.encode().substr(1)));
+  EXPECT_TRUE(records::Relations{}.empty());
+  EXPECT_EQ(records::decode_keys(records::encode_keys({1, 2, ~0ull})),
+            (std::vector<std::uint64_t>{1, 2, ~0ull}));
+  EXPECT_FALSE(records::decode_keys("1234567"));
 }
 
 TEST(Records, PendingKeysSortByPartitionThenOffsetAndEntriesRoundTrip) {

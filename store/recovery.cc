@@ -241,11 +241,29 @@ StoreResult<> Catalog::open_scheme(const lmdb::Txn& txn, const StoreTables& tabl
     scheme.bands = std::make_unique<Column>("b/" + number, 64, RunFormat::kNarrow, bucket_bits,
                                             2 * options.delta_entries);
   }
+  auto passages = std::make_unique<Column>(passages_column(state.number), 64, RunFormat::kNarrow,
+                                           bucket_bits, 2 * options.delta_entries);
+  if (auto stored = tables.meta.get(txn, "column/" + passages->name())) {
+    scheme.passages = std::move(passages);
+  } else if (stored.error().code != MDB_NOTFOUND) {
+    return std::unexpected(from_lmdb(stored.error()));
+  }
   for (Column* column : columns_of(scheme)) {
     if (auto r = lift(column->load(txn, tables.meta, create, next_doc - 1, read_only)); !r) {
       return r;
     }
   }
+  return {};
+}
+
+StoreResult<> Catalog::add_passages(const lmdb::Txn& txn, const StoreTables& tables,
+                                    Scheme& scheme) {
+  auto column = std::make_unique<Column>(passages_column(scheme.state.number), 64,
+                                         RunFormat::kNarrow, bucket_bits,
+                                         2 * options.delta_entries);
+  if (auto r = lift(column->load(txn, tables.meta, true, next_doc - 1)); !r) return r;
+  column->delta().mark();
+  scheme.passages = std::move(column);
   return {};
 }
 
@@ -320,6 +338,17 @@ StoreResult<> Catalog::rebuild_deltas(const lmdb::Txn& txn, const StoreTables& t
       if (!sketch->empty()) band_keys(*sketch, scheme.state.bands, scheme.state.rows, keys);
     }
     add_entries(doc, record, keys);
+    if (scheme.passages && doc > scheme.passages->watermark()) {
+      // The keys it was the first to hold, as logged when it was stored.
+      auto logged = tables.passage_log.get(txn, records::sketch_high_key(record.scheme, doc));
+      if (logged) {
+        auto held = records::decode_keys(*logged);
+        if (!held) return StoreResult<>(corrupt("passage_log of document " + std::to_string(doc)));
+        for (std::uint64_t key : *held) scheme.passages->add({key, doc});
+      } else if (logged.error().code != MDB_NOTFOUND) {
+        return StoreResult<>(std::unexpected(from_lmdb(logged.error())));
+      }
+    }
     return StoreResult<>{};
   });
   if (!added) return added;

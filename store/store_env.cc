@@ -93,6 +93,16 @@ StoreResult<> StoreEnv::open_tables(const lmdb::Txn& txn, unsigned flags) {
   } else if (highs.error().code != MDB_NOTFOUND || (flags & MDB_CREATE)) {
     return std::unexpected(from_lmdb(highs.error()));
   }
+  auto log = lmdb::Dbi::open(txn, "passage_log", flags);
+  auto relations = log ? lmdb::Dbi::open(txn, "relations", flags) : log;
+  tables_.has_passages = log.has_value() && relations.has_value();
+  if (tables_.has_passages) {
+    tables_.passage_log = *log;
+    tables_.relations = *relations;
+  } else {
+    const auto& error = log ? relations.error() : log.error();
+    if (error.code != MDB_NOTFOUND || (flags & MDB_CREATE)) return std::unexpected(from_lmdb(error));
+  }
   return {};
 }
 

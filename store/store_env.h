@@ -33,6 +33,10 @@ struct StoreTables {
   // sketches hold every bit.
   lmdb::Dbi sketch_highs;
   bool has_sketch_highs = false;
+  // Absent (has_passages false) in a store of version 6 or older opened read-only: it has no
+  // passages.
+  lmdb::Dbi passage_log, relations;
+  bool has_passages = false;
 };
 
 // When set, the time spent in commits is added here (benchmarks; OpenOptions::timing).

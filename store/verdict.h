@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace neardup {
 
@@ -24,6 +25,21 @@ struct Verdict {
   // kDuplicate: estimated Jaccard similarity to matched, rounded to 4 decimals (as stored); -1
   // when matched or the page has no sketch.
   double similarity = -1;
+  // Containment (pages with passages, store/passages.h): the earlier page whose text holds most
+  // of this page's (contained_in), and the earlier page whose text this page holds most of
+  // (contains), each with the estimated share (of this page's anchors found there / of that
+  // page's anchors found here), rounded to 4 decimals as stored; an empty id for none. Pages of
+  // the page's own cluster are not named (the verdict says so already).
+  struct Related {
+    std::string id;
+    double share = 0;
+  };
+  Related contained_in, contains;
+  // Paragraphs: the page's tracked paragraphs, how many an earlier page published first, and
+  // those pages (distinct, in paragraph order, at most kParagraphPages).
+  std::uint32_t paragraphs = 0, paragraphs_seen = 0;
+  std::vector<std::string> paragraphs_from;
+  static constexpr std::size_t kParagraphPages = 8;
   std::string reason;      // kSkipped / kDeadLetter: the reason code
   bool replayed = false;   // answered from stored state (same id+signatures, or replayed offset)
   // Entries the probe compared with this page (permuted-table candidates and LSH band

@@ -8,6 +8,7 @@
 
 #include "common/coding.h"
 #include "store/distinct.h"
+#include "store/passages.h"
 #include "store/pending.h"
 
 namespace neardup {
@@ -82,6 +83,7 @@ StoreResult<std::vector<Verdict>> BatchWriter::apply(std::span<const IndexItem> 
   if (auto grown = env_.grow_ahead(); !grown) return std::unexpected(grown.error());
   const Undo undo{catalog_.next_doc, catalog_.documents, catalog_.schemes.size(),
                   catalog_.stored_samples.size()};
+  passages_added_.clear();
   now_ms_ = catalog_.now();
   auto written = env_.write(
       [&](const lmdb::Txn& txn) {
@@ -102,6 +104,11 @@ StoreResult<std::vector<Verdict>> BatchWriter::apply(std::span<const IndexItem> 
 }
 
 void BatchWriter::rollback(const Undo& undo) {
+  // Passages columns the batch created were written to meta in its transaction: gone with it.
+  for (std::uint32_t number : passages_added_) {
+    if (number < catalog_.schemes.size()) catalog_.schemes[number].passages.reset();
+  }
+  passages_added_.clear();
   for (Column* column : catalog_.all_columns()) column->delta().undo();
   catalog_.next_doc = undo.next_doc;
   catalog_.documents = undo.documents;
@@ -241,7 +248,21 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
     if (!expired && old.fingerprint == page.fingerprint && old.scheme == scheme_number) {
       auto old_sketch = docs.sketch(old_doc, page.sketch.size());
       if (!old_sketch) return std::unexpected(old_sketch.error());
-      if (same_sketch(*old_sketch, page.sketch)) return docs.stored_verdict(old);
+      if (same_sketch(*old_sketch, page.sketch)) {
+        auto stored = docs.stored_verdict(old);
+        if (!stored) return stored;
+        if (scheme.passages && tables.has_passages) {
+          // What its passages found when it was stored, found again.
+          if (auto r = lift(scheme.passages->open_directories(txn, env_.map_generation())); !r) {
+            return std::unexpected(r.error());
+          }
+          prober_.holders(catalog_, *scheme.passages, page, holders_);
+          const std::uint64_t cluster = old.status == 1 ? old.cluster : 0;
+          auto again = relate(docs, page, holders_, cluster, *stored, old_doc);
+          if (!again) return std::unexpected(again.error());
+        }
+        return stored;
+      }
     }
     // Re-crawled with new signatures (or past retention, and then seen anew): the old document
     // leaves every lookup.
@@ -262,6 +283,27 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
                                         " has numbered 2^40 documents, the most a band column "
                                         "can hold");
   }
+  // The third signature: what the page's text was published in before, and the keys it is the
+  // first to have (passages.h).
+  Related related;
+  const bool has_passages = !page.anchors.empty() || !page.paragraphs.empty();
+  if (has_passages && tables.has_passages) {
+    if (!scheme.passages) {
+      if (auto added = catalog_.add_passages(txn, tables, scheme); !added) {
+        return std::unexpected(added.error());
+      }
+      passages_added_.push_back(scheme_number);
+    }
+    if (auto r = lift(scheme.passages->open_directories(txn, env_.map_generation())); !r) {
+      return std::unexpected(r.error());
+    }
+    prober_.holders(catalog_, *scheme.passages, page, holders_);
+    const std::uint64_t own_cluster =
+        verdict->status == Verdict::Status::kDuplicate ? found.matched_cluster : 0;
+    auto decided = relate(docs, page, holders_, own_cluster, *verdict);
+    if (!decided) return std::unexpected(decided.error());
+    related = std::move(*decided);
+  }
   const std::uint64_t doc = catalog_.next_doc++;
   DocRecord record{
       .fingerprint = page.fingerprint,
@@ -269,6 +311,7 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
       .first_seen_ms = first_seen,
       .scheme = scheme_number,
       .stored_at_s = static_cast<std::uint32_t>(std::max<std::int64_t>(now_ms_ / 1000, 0)),
+      .anchors = static_cast<std::uint16_t>(std::min<std::size_t>(page.anchors.size(), 0xffff)),
       .id = page.id};
   if (verdict->status == Verdict::Status::kDuplicate) {
     record.cluster = found.matched_cluster;
@@ -294,6 +337,18 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
                                                records::encode_sketch_high(page.sketch)));
       if (!high) return std::unexpected(high.error());
     }
+  }
+  if (!related.relations.empty()) {
+    auto put = lift(tables.relations.put(txn, coding::be64_key(doc), related.relations.encode(),
+                                         MDB_APPEND));
+    if (!put) return std::unexpected(put.error());
+  }
+  if (!related.fresh.empty()) {
+    // Logged until the passages column's merge takes them into a run (FORMAT.md).
+    auto put = lift(tables.passage_log.put(txn, records::sketch_high_key(scheme_number, doc),
+                                           records::encode_keys(related.fresh)));
+    if (!put) return std::unexpected(put.error());
+    for (std::uint64_t key : related.fresh) scheme.passages->add({key, doc});
   }
   catalog_.add_entries(doc, record, band_keys);
   if (doc % Catalog::kStoredSampleEvery == 0) {
@@ -355,8 +410,10 @@ StoreResult<> BatchWriter::merge_slices(const lmdb::Txn& txn, std::size_t batch_
       return std::unexpected(slice.error());
     }
     if (slice->done && column->format() == RunFormat::kNarrow) {
-      auto trimmed = trim_sketch_highs(txn, env_.tables(), band_scheme(column),
-                                       slice->state.watermark);
+      const auto [number, is_bands] = narrow_scheme(column);
+      const StoreTables& tables = env_.tables();
+      auto trimmed = is_bands ? trim_sketch_highs(txn, tables, number, slice->state.watermark)
+                              : trim_passage_log(txn, tables, number, slice->state.watermark);
       if (!trimmed) return trimmed;
     }
     slices_.emplace_back(column, std::move(*slice));
@@ -383,23 +440,28 @@ std::vector<std::tuple<Column*, std::uint64_t, bool>> BatchWriter::columns_and_r
     const bool idle = catalog_.batches - scheme.last_batch > kIdleBatches;
     for (auto& table : scheme.tables) out.emplace_back(table.get(), 1, idle);
     if (scheme.bands) out.emplace_back(scheme.bands.get(), scheme.state.bands, idle);
+    if (scheme.passages) out.emplace_back(scheme.passages.get(), kPassageKeysPerPage, idle);
   }
   if (catalog_.ids) out.emplace_back(catalog_.ids.get(), 1, false);
   if (catalog_.members) out.emplace_back(catalog_.members.get(), 1, false);
   return out;
 }
 
-std::uint32_t BatchWriter::band_scheme(const Column* column) {
+std::pair<std::uint32_t, bool> BatchWriter::narrow_scheme(const Column* column) {
   for (const Scheme& scheme : catalog_.schemes) {
-    if (scheme.bands.get() == column) return scheme.state.number;
+    if (scheme.bands.get() == column) return {scheme.state.number, true};
+    if (scheme.passages.get() == column) return {scheme.state.number, false};
   }
-  return 0;  // not reached: merge_slices() asks for the band columns of schemes alone
+  return {0, true};  // not reached: merge_slices() asks for the narrow columns of schemes alone
 }
 
-StoreResult<> trim_sketch_highs(const lmdb::Txn& txn, const StoreTables& tables,
-                                std::uint32_t scheme, std::uint64_t through) {
-  if (!tables.has_sketch_highs) return {};
-  auto cursor = lift(lmdb::Cursor::open(txn, tables.sketch_highs));
+namespace {
+
+// Deletes the records of scheme `scheme`'s documents up to `through` from a table keyed by
+// sketch_high_key (sketch_highs, passage_log).
+StoreResult<> trim_scheme_docs(const lmdb::Txn& txn, lmdb::Dbi table, std::uint32_t scheme,
+                               std::uint64_t through) {
+  auto cursor = lift(lmdb::Cursor::open(txn, table));
   if (!cursor) return std::unexpected(cursor.error());
   const std::string from = records::sketch_high_key(scheme, 0);
   const std::string last = records::sketch_high_key(scheme, through);
@@ -413,6 +475,20 @@ StoreResult<> trim_sketch_highs(const lmdb::Txn& txn, const StoreTables& tables,
   }
   if (!at) return std::unexpected(at.error());
   return {};
+}
+
+}  // namespace
+
+StoreResult<> trim_sketch_highs(const lmdb::Txn& txn, const StoreTables& tables,
+                                std::uint32_t scheme, std::uint64_t through) {
+  if (!tables.has_sketch_highs) return {};
+  return trim_scheme_docs(txn, tables.sketch_highs, scheme, through);
+}
+
+StoreResult<> trim_passage_log(const lmdb::Txn& txn, const StoreTables& tables,
+                               std::uint32_t scheme, std::uint64_t through) {
+  if (!tables.has_passages) return {};
+  return trim_scheme_docs(txn, tables.passage_log, scheme, through);
 }
 
 void BatchWriter::add_to_id_filter(const Delta& merged) {

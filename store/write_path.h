@@ -31,6 +31,14 @@ StoreResult<> check_sketch_fits(const Scheme& scheme, const PageRequest& page);
 // (their band keys are in the band column's runs now). Errors: LMDB's.
 StoreResult<> trim_sketch_highs(const lmdb::Txn& txn, const StoreTables& tables,
                                 std::uint32_t scheme, std::uint64_t through);
+// The same for passage_log (the keys of the documents up to `through` are in the passages
+// column's runs now).
+StoreResult<> trim_passage_log(const lmdb::Txn& txn, const StoreTables& tables,
+                               std::uint32_t scheme, std::uint64_t through);
+
+// About the keys a page adds to a passages column, for sizing merge slices (anchors and
+// paragraphs of a unique page: pipeline/passages/MEASUREMENTS.md).
+inline constexpr std::uint64_t kPassageKeysPerPage = 64;
 
 class BatchWriter {
  public:
@@ -76,8 +84,9 @@ class BatchWriter {
   // whether it belongs to an idle scheme (kIdleBatches).
   std::vector<std::tuple<Column*, std::uint64_t, bool>> columns_and_rates()
       REQUIRES(catalog_.mutex);
-  // The number of the scheme whose band column this is.
-  std::uint32_t band_scheme(const Column* column) REQUIRES(catalog_.mutex);
+  // The number of the scheme whose narrow column this is, and whether it is its band column
+  // (else its passages column).
+  std::pair<std::uint32_t, bool> narrow_scheme(const Column* column) REQUIRES(catalog_.mutex);
   // The merged ids are in the runs now: the filter must report their hashes.
   void add_to_id_filter(const Delta& merged) REQUIRES(catalog_.mutex);
 
@@ -88,6 +97,8 @@ class BatchWriter {
   std::vector<std::vector<std::uint64_t>> keys_;           // each item's band keys
   std::vector<std::pair<Column*, Column::Slice>> slices_;  // written, not yet committed
   std::vector<std::uint64_t> neighbours_;                  // cluster_well_indexed's scratch
+  std::vector<std::pair<std::uint32_t, std::uint64_t>> holders_;  // a page's passage holders
+  std::vector<std::uint32_t> passages_added_;  // schemes whose passages column this batch made
   std::int64_t now_ms_ = 0;  // the time of the batch (store.retention)
 };
 

@@ -63,6 +63,12 @@ def verdicts(outputs):
         for field in ("duplicate_of", "matched"):
             if field in tag:
                 tag[field] = position[tag[field]]
+        for field in ("contained_in", "contains"):
+            if field in tag:
+                tag[field] = dict(tag[field], id=position[tag[field]["id"]])
+        if "first" in tag.get("paragraphs", {}):
+            tag["paragraphs"] = dict(tag["paragraphs"],
+                                     first=[position[i] for i in tag["paragraphs"]["first"]])
         result.append((record["url"], tag))
     return result
 
