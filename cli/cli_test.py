@@ -270,6 +270,23 @@ class CommandLine(unittest.TestCase):
         self.assertGreater(len(out[0]["text"]), 200)
         self.assertNotIn(out[0]["title"], out[0]["text"].split("\n")[0:1])
 
+    def test_extract_drops_paragraphs_seen_in_an_earlier_file(self):
+        a, b, c = (f"{self.pages}/{x}.html" for x in "abc")
+        full = lines(run("extract", a, b, c, check=0).stdout)
+        kept = lines(run("extract", "--drop-seen-paragraphs", a, b, c, check=0).stdout)
+        self.assertEqual(kept[0]["text"], full[0]["text"])  # the first occurrences stay
+        self.assertEqual(kept[0]["dropped_paragraphs"], 0)
+        # b is a copy of a's text (under another frame): every paragraph was in a; c is another
+        # story.
+        paragraphs = full[1]["text"].split("\n")
+        self.assertTrue(all(p in full[0]["text"].split("\n") for p in paragraphs))
+        self.assertEqual(kept[1]["text"], "")
+        self.assertEqual(kept[1]["dropped_paragraphs"], len(paragraphs))
+        self.assertEqual(kept[1]["dropped_bytes"], sum(len(p.encode()) for p in paragraphs))
+        self.assertEqual(kept[2]["text"], full[2]["text"])
+        self.assertEqual(kept[2]["dropped_paragraphs"], 0)
+        self.assertNotIn("dropped_paragraphs", full[0])
+
     def test_decode_names_charset_and_its_source(self):
         page = self.write("cp1251.html", '<html><head><meta charset="windows-1251"></head>'
                           '<body><p>Привет, мир! Это проверка.</p></body></html>'.encode("cp1251"))

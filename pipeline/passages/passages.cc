@@ -56,6 +56,34 @@ Passages passages_of(const TokenHashes& tokens, const Config& config) {
   return out;
 }
 
+KeptText drop_seen_paragraphs(std::string_view text, const Passages& passages,
+                              std::unordered_set<std::uint64_t>& seen) {
+  std::vector<std::uint32_t> drop;  // lines, ascending (paragraphs are in text order)
+  for (const ParagraphHash& p : passages.paragraphs) {
+    if (seen.contains(p.hash)) drop.push_back(p.index);
+  }
+  for (const ParagraphHash& p : passages.paragraphs) seen.insert(p.hash);
+  KeptText out;
+  std::size_t line = 0, next = 0;
+  bool first = true;
+  for (std::size_t begin = 0; begin <= text.size(); ++line) {
+    std::size_t end = text.find('\n', begin);
+    if (end == std::string_view::npos) end = text.size();
+    const std::string_view paragraph = text.substr(begin, end - begin);
+    if (next < drop.size() && drop[next] == line) {
+      ++next;
+      ++out.dropped_paragraphs;
+      out.dropped_bytes += paragraph.size();
+    } else {
+      if (!first) out.text += '\n';
+      out.text += paragraph;
+      first = false;
+    }
+    begin = end + 1;
+  }
+  return out;
+}
+
 double containment(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b) {
   if (a.empty()) return 0;
   std::size_t shared = 0;

@@ -20,6 +20,9 @@
 
 #include <cstdint>
 #include <span>
+#include <string>
+#include <string_view>
+#include <unordered_set>
 #include <vector>
 
 #include "config/config.h"
@@ -54,5 +57,17 @@ Passages passages_of(const TokenHashes& tokens, const Config& config);
 // The share of a's anchors that b holds too: the estimated share of a's text found in b
 // (0 when a has none). Both sorted, as Passages::anchors are.
 double containment(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b);
+
+// A text without the paragraphs published before: the tracked paragraphs of `passages` (made
+// from `text`) whose hash is in `seen` are dropped (a paragraph is a '\n'-separated line; its
+// first occurrence, in an earlier text, is never dropped), and then every tracked paragraph's
+// hash of this text is added to `seen`. For corpus builders (`neardup extract
+// --drop-seen-paragraphs`).
+struct KeptText {
+  std::string text;
+  std::size_t dropped_paragraphs = 0, dropped_bytes = 0;
+};
+KeptText drop_seen_paragraphs(std::string_view text, const Passages& passages,
+                              std::unordered_set<std::uint64_t>& seen);
 
 }  // namespace neardup

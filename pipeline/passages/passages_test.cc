@@ -87,6 +87,24 @@ TEST(Passages, ShortTextsAndDisabled) {
   EXPECT_TRUE(of(words(0, 100), off).empty());
 }
 
+TEST(Passages, SeenParagraphsAreDroppedFromLaterTextsOnly) {
+  Config config;
+  config.containment.paragraph_tokens = 3;
+  std::unordered_set<std::uint64_t> seen;
+  const std::string first = "A shared notice about cookies here.\nThe first story itself.";
+  const std::string second =
+      "The second story, new.\nA SHARED notice about cookies here!\nok\nThe first story itself.";
+  KeptText a = drop_seen_paragraphs(first, of(first, config), seen);
+  EXPECT_EQ(a.text, first);  // nothing seen before: the first occurrence stays
+  EXPECT_EQ(a.dropped_paragraphs, 0u);
+  KeptText b = drop_seen_paragraphs(second, of(second, config), seen);
+  EXPECT_EQ(b.text, "The second story, new.\nok");  // "ok" is too short to be tracked
+  EXPECT_EQ(b.dropped_paragraphs, 2u);
+  EXPECT_EQ(b.dropped_bytes, second.size() - b.text.size() - 2);  // less the two line breaks
+  KeptText c = drop_seen_paragraphs(second, of(second, config), seen);
+  EXPECT_EQ(c.text, "ok");
+}
+
 TEST(Passages, TheSeedChangesEveryHash) {
   Config a, b;
   b.fingerprint.seed = a.fingerprint.seed + 1;

@@ -14,6 +14,11 @@ Two measurements:
   pairs     `neardup compare --explain` of each derived page with its source (and of each
             negative with the source it stands beside): the share of each text's words inside
             the runs the two share, the text-level containment that an index can at best find.
+  bodies    `neardup dedup` over the 737 article bodies of synthetic-dev (as text/plain pages,
+            in the pool's order): every containment or paragraph seen before between two
+            different articles is listed with the paragraphs they share (the pool was cleaned of
+            shared paragraphs and of bodies more than 30 % contained in another, so each one
+            says what the cleaning left).
 Prints a table per kind (plain and +edit) — found by the stream, of which as duplicates, found
 by the pairs, the anchors' and the text's shares, how many pairs reach each share of the text,
 and how many derived pages' main text does not hold the copied text (under 5 %: extraction took
@@ -21,8 +26,10 @@ something else) — and lists every matched negative. Exit 0.
 Python standard library only."""
 
 import argparse
+import gzip
 import json
 import os
+import re
 import statistics
 import subprocess
 import sys
@@ -30,7 +37,7 @@ import tempfile
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from containment_set import generate  # noqa: E402
-from evalcore import default_neardup  # noqa: E402
+from evalcore import dataset_dir, default_neardup  # noqa: E402
 
 THRESHOLDS = (0.3, 0.5, 0.7)
 
@@ -90,6 +97,52 @@ def compare(neardup, config, a, b):
     return share, record.get("verdict")
 
 
+def words_of(text):
+    """A paragraph's words, lower case, punctuation aside (as the paragraph hashes see it,
+    roughly)."""
+    return " ".join(re.findall(r"\w+", text.lower()))
+
+
+def bodies(data_dir, neardup, config, work):
+    """The relations `neardup dedup` finds among the article bodies: [(later, kind, earlier,
+    value, shared paragraphs)]."""
+    root = dataset_dir(data_dir, "synthetic-dev")
+    with gzip.open(os.path.join(root, "source-bodies.jsonl.gz"), "rt", encoding="utf-8") as f:
+        rows = [json.loads(line) for line in f if line.strip()]
+    os.makedirs(work, exist_ok=True)
+    path = os.path.join(work, "bodies.jsonl")
+    texts = {}
+    with open(path, "w", encoding="utf-8") as out:
+        for n, row in enumerate(rows):
+            page_id = f"b{n:03d}"
+            texts[page_id] = [row.get("title") or ""] + row["paras"]
+            out.write(json.dumps({"url": f"https://bodies.example/{page_id}", "id": page_id,
+                                  "content_type": "text/plain",
+                                  "body": "\n".join(texts[page_id])}) + "\n")
+    command = [neardup, "dedup", "--store", os.path.join(work, "bodies-store"), "--no-progress",
+               "--in", path, "--out", os.path.join(work, "bodies.out")]
+    if config:
+        command += ["--config", config]
+    run = subprocess.run(command, capture_output=True, text=True)
+    if run.returncode != 0:
+        sys.exit(f"{' '.join(command)}: exit {run.returncode}\n{run.stderr}")
+    found = []
+    for line in open(os.path.join(work, "bodies.out"), encoding="utf-8"):
+        record = json.loads(line)
+        tag, page_id = record["neardup"], record["id"]
+        related = [(f, tag[f]["id"], tag[f]["containment"]) for f in ("contained_in", "contains")
+                   if f in tag]
+        related += [("paragraph_seen", other, None)
+                    for other in tag.get("paragraphs", {}).get("first", [])]
+        if tag.get("status") == "duplicate":
+            related.append(("duplicate", tag["duplicate_of"], tag.get("similarity")))
+        for kind, other, value in related:
+            theirs = {words_of(p) for p in texts[other]}
+            shared = [p for p in texts[page_id] if words_of(p) and words_of(p) in theirs]
+            found.append((page_id, kind, other, value, shared))
+    return len(rows), found
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("data_dir")
@@ -142,6 +195,8 @@ def main():
                               "anchors": max(share.get("anchors_a", 0), share.get("anchors_b", 0)),
                               "pair_found": bool(share.get("contained"))})
 
+        n_bodies, body_relations = bodies(args.data_dir, args.neardup, args.config, work)
+
     print(f"containment set: seed {args.seed}, {len(truth)} pages")
     header = (f"{'kind':24} {'n':>3} {'found':>5} {'as dup':>6} {'pairs':>5} "
               f"{'anchors: median':>15} {'min':>5} {'text share: median':>18} {'min':>5}  "
@@ -172,6 +227,12 @@ def main():
               f"{max(x['anchors'] for x in n):.3f}, text share max {worst:.3f}")
         for x in matched:
             print(f"  {x['id']}: names {', '.join(x['hits'])}")
+    print(f"article bodies: {n_bodies} pages, {len(body_relations)} relations between different "
+          "articles")
+    for later, kind, earlier, value, shared in body_relations:
+        what = f" {value}" if value is not None else ""
+        print(f"  {later} {kind} {earlier}{what}; paragraphs shared (words): "
+              f"{len(shared)}" + (f" ({shared[0][:70]!r})" if shared else ""))
 
 
 if __name__ == "__main__":
