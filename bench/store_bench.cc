@@ -2,12 +2,14 @@
 //
 //   store_bench --dir /tmp/nd-bench --stored 10000000 --measure 1000000 [--batch 1000]
 //               [--sync 0|1] [--readahead 0|1] [--k 3] [--tables 0] [--delta 2097152] [--dups 0.1] [--seed 1]
-//               [--minhash 1]
+//               [--minhash 1] [--passages 0]
 //
 // Fills the index to --stored pages (random fingerprints and, with --minhash 1, random
 // 128-value sketches in 42 x 3 bands; --dups of them near-duplicates of an earlier page: a few
 // fingerprint bits and a quarter of the sketch values changed; 40-byte URL ids, one Kafka-like
-// partition with pending verdicts trimmed every batch, as the daemon does), unless the
+// partition with pending verdicts trimmed every batch, as the daemon does; with --passages N, N
+// anchors and N / 6 paragraph hashes a page, a copy keeping three quarters of its original's),
+// unless the
 // directory already holds that many; then applies
 // --measure more and prints one line of results: items/s (wall and CPU time of the apply() and
 // trim_pending() calls, including merges and commits; generating the pages is not timed), per-item
@@ -26,6 +28,7 @@
 #include <string>
 #include <vector>
 
+#include "common/mix.h"
 #include "store/index.h"
 
 namespace {
@@ -40,6 +43,7 @@ struct Args {
   bool readahead = true;  // store.readahead
   bool minhash = true;
   double dups = 0.1;
+  std::uint32_t passages = 0;
   std::uint64_t seed = 1;
 };
 
@@ -77,8 +81,16 @@ struct Workload {
   std::vector<neardup::Sketch> recent;
   double dups;
   bool minhash;
-  Workload(std::uint64_t seed, double d, bool m) : rng(seed), dups(d), minhash(m) {}
+  std::uint32_t passages;  // anchors a page (and a sixth as many paragraph hashes); 0: none
+  Workload(std::uint64_t seed, double d, bool m, std::uint32_t p)
+      : rng(seed), dups(d), minhash(m), passages(p) {}
+  // Page i's j-th passage key (anchors, then paragraphs): a function of (i, j) alone, so that a
+  // copy of page `from` can take its keys without keeping them.
+  static std::uint64_t passage_key(std::uint64_t i, std::uint64_t j) {
+    return neardup::mix64(i * 0x10000 + j + 1);
+  }
   neardup::IndexItem next(std::uint64_t i) {
+    std::uint64_t copy_of = ~std::uint64_t{0};
     std::uint64_t fp = rng();
     neardup::Sketch sketch;
     if (minhash) {
@@ -88,6 +100,7 @@ struct Workload {
     if (!fingerprints.empty() && std::uniform_real_distribution<>(0, 1)(rng) < dups) {
       const std::uint64_t from = fingerprints.size() - 1 - rng() % std::min(fingerprints.size(), kRecent);
       fp = fingerprints[from];
+      copy_of = from;
       for (int flips = static_cast<int>(rng() % 4); flips > 0; --flips) fp ^= 1ull << (rng() % 64);
       if (minhash) {
         const neardup::Sketch& original = recent[from % kRecent];
@@ -114,6 +127,20 @@ struct Workload {
                                      .rows = minhash ? kRows : 0,
                                      .min_similarity = 0.45};
     item.source = neardup::SourceOffset{"pages/0", static_cast<std::int64_t>(i)};
+    if (passages > 0) {
+      // A copy keeps three quarters of its original's keys (of the rest, new ones).
+      const std::uint32_t paragraphs = std::max<std::uint32_t>(1, passages / 6);
+      auto key = [&](std::uint64_t j) {
+        return copy_of != ~std::uint64_t{0} && j % 4 != 0 ? passage_key(copy_of, j)
+                                                          : passage_key(i, j);
+      };
+      for (std::uint64_t j = 0; j < passages; ++j) item.page->anchors.push_back(key(j));
+      std::sort(item.page->anchors.begin(), item.page->anchors.end());
+      for (std::uint64_t j = 0; j < paragraphs; ++j) {
+        item.page->paragraphs.push_back(key(passages + j));
+      }
+      item.page->min_containment = 0.5;
+    }
     return item;
   }
 };
@@ -146,6 +173,8 @@ int main(int argc, char** argv) {
       a.minhash = v == "1";
     else if (key == "--dups")
       a.dups = std::stod(v);
+    else if (key == "--passages")
+      a.passages = static_cast<std::uint32_t>(std::stoul(v));
     else if (key == "--seed")
       a.seed = std::stoull(v);
     else {
@@ -162,7 +191,7 @@ int main(int argc, char** argv) {
   config.sync = false;
   config.readahead = a.readahead;
 
-  Workload workload(a.seed, a.dups, a.minhash);
+  Workload workload(a.seed, a.dups, a.minhash, a.passages);
   std::uint64_t done = 0;
   auto run = [&](std::uint64_t count, neardup::Index& index) -> bool {
     std::vector<neardup::IndexItem> batch;

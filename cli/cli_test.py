@@ -5,6 +5,7 @@
 """
 import base64
 import gzip
+import html
 import json
 import os
 import pty
@@ -175,8 +176,7 @@ class CommandLine(unittest.TestCase):
         self.assertEqual(on_terminal.splitlines()[0],
                          f"{self.pages}/a.html and {self.pages}/b.html are near-duplicates, "
                          "found by SimHash and MinHash")
-        # The answer, its two pages and the containment of each in the other.
-        self.assertEqual(run_on_terminal(*args[:1], "--json", *args[1:]).count("{"), 4)
+        self.assertEqual(run_on_terminal(*args[:1], "--json", *args[1:]).count("{"), 3)
         piped = json.loads(run(*args, check=0).stdout)
         self.assertEqual(piped["verdict"], "near_duplicate")
         self.assertEqual(run(*args[:1], "--text", *args[1:], check=0).stdout.decode(), on_terminal)
@@ -192,6 +192,10 @@ class CommandLine(unittest.TestCase):
         self.assertRegex(rows["MinHash similarity"].strip(),
                          r"^0\.\d{3} \(near-duplicates at 0.45 or more in a shared band; "
                          r"no band is shared\)$")
+        self.assertNotIn("containment", rows)  # containment.enabled is off by default
+        on = self.write("containment.yaml", b"containment:\n  enabled: true\n")
+        text = run("compare", "--text", "--config", on, a, c, check=1).stdout.decode()
+        rows = dict(line.strip().split("  ", 1) for line in text.splitlines()[1:])
         self.assertRegex(rows["containment"].strip(),
                          r"^0\.\d{3} of A found in B, 0\.\d{3} of B in A \(neither is contained at "
                          r"0.5\); 0 paragraphs shared$")
@@ -388,12 +392,9 @@ class CommandLine(unittest.TestCase):
             for t in tagged[:3]) + b"not json\n")
         looked = run("lookup", "--text", "--store", store, "--jsonl", pages,
                      check=0).stdout.decode().splitlines()
-        answers = [line for line in looked if not line.startswith("  ")]
-        self.assertEqual(len(answers), 4)
-        self.assertTrue(answers[0].startswith(f"{tagged[0]['id']}: duplicate of "), answers[0])
-        self.assertTrue(answers[3].startswith("line 4: not a page (not_json: "), answers[3])
-        # A stored page's paragraphs were all published before: by itself, or an earlier copy.
-        self.assertRegex(looked[1], r"^  paragraphs +(\d+) of \1 published before, first in \S")
+        self.assertEqual(len(looked), 4)
+        self.assertTrue(looked[0].startswith(f"{tagged[0]['id']}: duplicate of "), looked[0])
+        self.assertTrue(looked[3].startswith("line 4: not a page (not_json: "), looked[3])
         one = run("lookup", "--text", "--store", store, f"{self.pages}/c.html", check=0)
         self.assertRegex(one.stdout.decode(),
                          r"^\S+/c.html: (unique|duplicate of \S+ \(.*\))\n(  .*\n)*$")
@@ -401,6 +402,44 @@ class CommandLine(unittest.TestCase):
         stats = run("stats", "--text", "--store", store, check=0).stdout.decode().splitlines()
         self.assertEqual(stats[0], f"{store}: {len(tagged)} documents")
         self.assertRegex(stats[1], r"^  on disk +\d+\.\d KiB, [\d,]+ bytes per document$")
+
+    def test_containment_and_paragraphs_in_dedup_show_and_lookup_when_enabled(self):
+        on = self.write("containment.yaml", b"containment:\n  enabled: true\n")
+        article = lines(run("extract", f"{self.pages}/a.html", check=0).stdout)[0]
+        paragraphs = article["text"].split("\n")
+        # A page of another site quoting the article's first four paragraphs only.
+        excerpt = ("<html><head><title>Quoted</title></head><body><nav><a href='/'>Home</a>"
+                   "</nav><article><h1>What was said</h1>" +
+                   "".join(f"<p>{html.escape(p)}</p>" for p in paragraphs[:4]) +
+                   "</article></body></html>")
+        with open(f"{self.pages}/a.html", "rb") as f:
+            body = f.read()
+        crawl = self.write("crawl.jsonl", b"".join(json.dumps(r).encode() + b"\n" for r in [
+            {"url": "https://a.example/1", "id": "article",
+             "body_base64": base64.b64encode(body).decode()},
+            {"url": "https://b.example/2", "id": "excerpt", "body": excerpt}]))
+        for config, store in ((on, "on"), (None, "off")):
+            args = ["--config", config] if config else []
+            tagged = lines(run("dedup", "--store", os.path.join(self.dir, store), *args,
+                               "--in", crawl, check=0).stdout)
+            tag = tagged[1]["neardup"]
+            if config is None:
+                self.assertNotIn("contained_in", tag)
+                self.assertNotIn("paragraphs", tag)
+                continue
+            self.assertEqual(tag["status"], "unique")
+            self.assertEqual(tag["contained_in"]["id"], "article")
+            self.assertGreater(tag["contained_in"]["containment"], 0.8)
+            self.assertEqual(tag["paragraphs"]["first"], ["article"])
+            self.assertEqual(tag["paragraphs"]["seen"], tag["paragraphs"]["total"])
+            self.assertEqual(tagged[0]["neardup"]["paragraphs"]["seen"], 0)
+            shown = run("show", "--text", "--store", os.path.join(self.dir, store), "excerpt",
+                        check=0).stdout.decode()
+            self.assertRegex(shown, r"\n  contained in +article \([01]\.\d{3} of this text found "
+                                    r"there\)\n")
+            looked = lines(run("lookup", "--store", os.path.join(self.dir, store), *args,
+                               "--jsonl", crawl, check=0).stdout)
+            self.assertEqual(looked[1]["neardup"]["contained_in"], tag["contained_in"])
 
     def test_lookup_progress_is_quiet_when_stderr_is_not_a_terminal(self):
         store = os.path.join(self.dir, "index")

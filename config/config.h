@@ -157,7 +157,7 @@ struct MinHashConfig {
 // The third signature (pipeline/passages/passages.h): anchors for containment, paragraph hashes
 // for paragraphs seen before.
 struct ContainmentConfig {
-  bool enabled = true;
+  bool enabled = false;  // off by default: its cost is measured in pipeline/passages/MEASUREMENTS.md
   std::uint32_t window = 16;           // winnowing window, in shingles of minhash.shingle tokens
   std::uint32_t paragraph_tokens = 8;  // shorter paragraphs are not tracked
 

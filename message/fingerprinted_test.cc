@@ -17,7 +17,12 @@ std::string article_record(const std::string& url) {
 }
 
 struct Fixture {
-  std::shared_ptr<const Config> config = std::make_shared<const Config>();
+  // Containment on, so that the passages travel too.
+  std::shared_ptr<const Config> config = [] {
+    Config c;
+    c.containment.enabled = true;
+    return std::make_shared<const Config>(c);
+  }();
   std::string scheme = scheme_id(*config);
 
   ProcessedRecord process(std::string_view record) const {

@@ -61,6 +61,7 @@ TEST(Compare, SkippedPageIsNotComparable) {
 
 TEST(Compare, ContainmentSaysWhichTextHoldsTheOther) {
   Config config;
+  config.containment.enabled = true;
   PageFingerprint whole = page(0), part = page(~0ull), other = page(0x0f0f);
   whole.passages.anchors = {1, 2, 3, 4, 5, 6, 7, 8, 9, 10};
   whole.passages.paragraphs = {{.hash = 100, .index = 0, .tokens = 9}, {.hash = 200}};

@@ -21,7 +21,14 @@ std::string words(int first, int n) {
   return out;
 }
 
-Passages of(const std::string& text, const Config& config = {}) {
+// The defaults with containment on (it is off by default).
+Config on() {
+  Config config;
+  config.containment.enabled = true;
+  return config;
+}
+
+Passages of(const std::string& text, const Config& config = on()) {
   return passages_of(hash_tokens(text, config.features, config.fingerprint.seed), config);
 }
 
@@ -38,7 +45,7 @@ TEST(Passages, AnchorsAreDistinctSortedAndAboutTwoPerWindow) {
 
 TEST(Passages, AnySharedRunOfWindowPlusShingleTokensSharesAnAnchor) {
   // The guarantee: a run of w + k - 1 = 20 tokens inside unrelated text on both sides.
-  const Config config;
+  const Config config = on();
   const std::size_t run = config.containment.window + config.minhash.shingle - 1;
   for (int start = 0; start < 200; start += 7) {
     const std::string shared = words(10000 + start, static_cast<int>(run));
@@ -61,7 +68,7 @@ TEST(Passages, ContainmentOfAnExcerptAndOfUnrelatedText) {
 }
 
 TEST(Passages, ParagraphsAreHashedByTheirTokensAndPlace) {
-  Config config;
+  Config config = on();
   config.containment.paragraph_tokens = 3;
   const Passages p = of("One two three four.\nShort one.\n\nOne, two: THREE four!\nfive six seven", config);
   // "Short one" has 2 tokens; the third paragraph repeats the first (same tokens) and is kept
@@ -82,13 +89,13 @@ TEST(Passages, ShortTextsAndDisabled) {
   EXPECT_TRUE(few.anchors.empty());
   const Passages one = of(words(0, 8));  // fewer shingles than a window: its smallest
   EXPECT_EQ(one.anchors.size(), 1u);
-  Config off;
+  Config off = on();
   off.containment.enabled = false;
   EXPECT_TRUE(of(words(0, 100), off).empty());
 }
 
 TEST(Passages, SeenParagraphsAreDroppedFromLaterTextsOnly) {
-  Config config;
+  Config config = on();
   config.containment.paragraph_tokens = 3;
   std::unordered_set<std::uint64_t> seen;
   const std::string first = "A shared notice about cookies here.\nThe first story itself.";
@@ -106,7 +113,7 @@ TEST(Passages, SeenParagraphsAreDroppedFromLaterTextsOnly) {
 }
 
 TEST(Passages, TheSeedChangesEveryHash) {
-  Config a, b;
+  Config a = on(), b = on();
   b.fingerprint.seed = a.fingerprint.seed + 1;
   const std::string text = words(0, 100);
   EXPECT_NE(passages_of(hash_tokens(text, a.features, a.fingerprint.seed), a).anchors,

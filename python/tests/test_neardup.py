@@ -104,10 +104,24 @@ def test_compare_agrees_with_the_command(page, pages, cli):
         assert result.similarity == pytest.approx(out[0]["similarity"])
         assert result.shares_band == out[0]["shares_band"]
         assert result.method == out[0].get("method")
+        assert result.a_in_b is None and "containment" not in out[0]  # off by default
+
+
+def test_compare_says_which_text_holds_the_other_as_the_command_does(page, pages, cli, tmp_path):
+    config_file = tmp_path / "containment.yaml"
+    config_file.write_text("containment:\n  enabled: true\n")
+    config = neardup.Config.load(str(config_file))
+    assert config.scheme == neardup.Config.default().scheme  # not a scheme setting
+    for other in ("b", "c"):
+        out, _ = cli("compare", "--config", config_file, pages / "a.html", pages / f"{other}.html")
+        result = neardup.compare(page("a"), page(other), config=config)
         assert result.a_in_b == pytest.approx(out[0]["containment"]["a_in_b"])
         assert result.b_in_a == pytest.approx(out[0]["containment"]["b_in_a"])
         assert result.paragraphs_shared == out[0]["containment"]["paragraphs_shared"]
         assert result.contained == out[0].get("contained")
+    same = neardup.compare(page("a"), page("b"), config=config)
+    assert same.a_in_b > 0.9 and same.contained in ("a_in_b", "b_in_a")
+    assert neardup.compare(page("a"), page("c"), config=config).contained is None
 
 
 def test_compare_takes_fingerprints_and_a_skipped_page_is_not_comparable(page):

@@ -5,6 +5,9 @@ pages the index relates to the page they were made from, and what the negatives 
     scripts/eval/containment.py DATA_DIR [--neardup build/cli/neardup] [--config FILE]
                                 [--seed 1] [--per-kind 12] [--keep DIR]
 
+Without --config, containment.enabled: true and every other default; a --config FILE must
+enable containment itself.
+
 Two measurements:
   stream    `neardup dedup` over the set in its stream order (one store). A derived page is
             found when its record says so: `contained_in` naming its source (the derived page
@@ -155,6 +158,10 @@ def main():
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as temporary:
         work = args.keep or temporary
+        if not args.config:
+            args.config = os.path.join(temporary, "containment.yaml")
+            with open(args.config, "w", encoding="utf-8") as f:
+                f.write("containment:\n  enabled: true\n")
         truth = generate(args.data_dir, work, args.seed, args.per_kind)
         tags = run_dedup(args.neardup, args.config, work)
         page = lambda i: os.path.join(work, "pages", i + ".html")  # noqa: E731
@@ -181,6 +188,17 @@ def main():
                 "anchors": share["anchors_b"] if t["kind"] == "quote" else share["anchors_a"],
                 "pair_found": share["contained"] == small_in_large or verdict == "near_duplicate",
                 "compare": verdict, "share": t["share"]})
+        # Relations a derived page or a source states with any page but its partner: wrong.
+        partner = {}
+        for t in truth:
+            if t["relation"] is not None:
+                partner.setdefault(t["id"], set()).add(t["source"])
+                partner.setdefault(t["source"], set()).add(t["id"])
+        wrong = []
+        for t in truth:
+            if t["role"] in ("source", "derived", "derived_first"):
+                for other in sorted(related_ids(tags[t["id"]]) - partner.get(t["id"], set())):
+                    wrong.append((t["id"], other))
         negatives = []
         for t in truth:
             if t["role"] != "negative":
@@ -216,6 +234,9 @@ def main():
               f"{statistics.median(anchors):>15.3f} {min(anchors):>5.3f} "
               f"{statistics.median(shares):>18.3f} {min(shares):>5.3f}  {over}  "
               f"{sum(1 for v in shares if v < 0.05):>11}")
+    print(f"relations of sources and derived pages with a page not their partner: {len(wrong)}")
+    for page_id, other in wrong:
+        print(f"  {page_id} names {other}")
     for kind in ("same_site", "quote_one_paragraph"):
         n = [x for x in negatives if x["kind"] == kind]
         if not n:
