@@ -345,7 +345,7 @@ void add_relations_json(nlohmann::json& out, const Tag& tag) {
   for (const auto& [key, related] : {std::pair{"contained_in", &tag.contained_in},
                                      std::pair{"contains", &tag.contains}}) {
     if (!related->id.empty()) {
-      out[key] = {{"id", related->id}, {"containment", related->containment}};
+      out[key] = {{"id", related->id}, {"containment", related->share}};
     }
   }
   if (tag.paragraphs > 0) {
@@ -404,7 +404,7 @@ std::string tag_json_text(const Tag& tag) {
     if (related->id.empty()) continue;
     append_key(out, key);
     out += "{\"containment\":";
-    out += nlohmann::json(related->containment).dump();
+    out += nlohmann::json(related->share).dump();
     out += ",\"id\":\"";
     out += related->id;
     out += "\"}";

@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "config/config.h"
+#include "store/verdict.h"
 
 namespace neardup {
 
@@ -81,11 +82,8 @@ struct Tag {
   // page's (contained_in), the earlier page whose text this page holds most of (contains), each
   // with the estimated share (empty id: none); the page's tracked paragraphs, how many an
   // earlier page published first, and the first of those pages (paragraphs 0: no passages).
-  struct Related {
-    std::string id;
-    double containment = 0;
-  };
-  Related contained_in, contains;
+  // `share` is printed as "containment".
+  Verdict::Related contained_in, contains;
   std::uint32_t paragraphs = 0, paragraphs_seen = 0;
   std::vector<std::string> paragraphs_first;
 };

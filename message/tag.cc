@@ -64,8 +64,8 @@ Tag make_tag(const PageFingerprint& result, const Verdict& verdict, const std::s
 }
 
 void set_relations(Tag& tag, const Verdict& verdict) {
-  tag.contained_in = {verdict.contained_in.id, verdict.contained_in.share};
-  tag.contains = {verdict.contains.id, verdict.contains.share};
+  tag.contained_in = verdict.contained_in;
+  tag.contains = verdict.contains;
   tag.paragraphs = verdict.paragraphs;
   tag.paragraphs_seen = verdict.paragraphs_seen;
   tag.paragraphs_first = verdict.paragraphs_from;
