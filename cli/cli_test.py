@@ -440,6 +440,18 @@ class CommandLine(unittest.TestCase):
             looked = lines(run("lookup", "--store", os.path.join(self.dir, store), *args,
                                "--jsonl", crawl, check=0).stdout)
             self.assertEqual(looked[1]["neardup"]["contained_in"], tag["contained_in"])
+        # output.main_text: the text as extracted, or without what was published before.
+        for main_text in ("all", "unseen"):
+            config = self.write(f"{main_text}.yaml", b"containment:\n  enabled: true\n"
+                                b"output:\n  main_text: " + main_text.encode() + b"\n")
+            tagged = lines(run("dedup", "--store", os.path.join(self.dir, main_text), "--config",
+                               config, "--in", crawl, check=0).stdout)
+            self.assertEqual(tagged[0]["neardup"]["text"], article["text"])
+            excerpt_text = tagged[1]["neardup"]["text"]
+            if main_text == "all":
+                self.assertEqual(excerpt_text.split("\n"), paragraphs[:4])
+            else:
+                self.assertEqual(excerpt_text, "")  # every paragraph was the article's first
 
     def test_lookup_progress_is_quiet_when_stderr_is_not_a_terminal(self):
         store = os.path.join(self.dir, "index")

@@ -22,10 +22,12 @@ namespace neardup {
 enum class DenoiseMode : std::uint8_t { kMainText, kAllText };  // denoise.mode
 enum class Weighting : std::uint8_t { kTf, kLogTf, kBinary };   // features.weighting
 enum class CjkTokens : std::uint8_t { kBigrams, kWords };       // features.cjk
+enum class MainTextOutput : std::uint8_t { kNone, kAll, kUnseen };  // output.main_text
 // The name a config file gives a value: "main_text", "log_tf", "bigrams", "warn", "json".
 std::string_view name_of(DenoiseMode value);
 std::string_view name_of(Weighting value);
 std::string_view name_of(CjkTokens value);
+std::string_view name_of(MainTextOutput value);
 std::string_view name_of(LogLevel value);
 std::string_view name_of(LogFormat value);
 
@@ -100,6 +102,9 @@ struct InputConfig {
 
 struct OutputConfig {
   bool include_body = true;  // false drops the body field(s) from the output record
+  // none | all | unseen: the page's main text in the tag's "text" (unseen: without the
+  // paragraphs an earlier page published first; containment.enabled).
+  MainTextOutput main_text = MainTextOutput::kNone;
 
   bool operator==(const OutputConfig&) const = default;
 };

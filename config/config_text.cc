@@ -95,6 +95,7 @@ using config_keys::enum_name;
 std::string_view name_of(DenoiseMode value) { return enum_name(value); }
 std::string_view name_of(Weighting value) { return enum_name(value); }
 std::string_view name_of(CjkTokens value) { return enum_name(value); }
+std::string_view name_of(MainTextOutput value) { return enum_name(value); }
 std::string_view name_of(LogLevel value) { return enum_name(value); }
 std::string_view name_of(LogFormat value) { return enum_name(value); }
 

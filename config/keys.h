@@ -108,6 +108,12 @@ struct Names<CjkTokens> {
       {{CjkTokens::kBigrams, "bigrams"}, {CjkTokens::kWords, "words"}}};
 };
 template <>
+struct Names<MainTextOutput> {
+  static constexpr std::array<std::pair<MainTextOutput, std::string_view>, 3> values{
+      {{MainTextOutput::kNone, "none"}, {MainTextOutput::kAll, "all"},
+       {MainTextOutput::kUnseen, "unseen"}}};
+};
+template <>
 struct Names<LogLevel> {
   static constexpr std::array<std::pair<LogLevel, std::string_view>, 7> values{
       {{LogLevel::kTrace, "trace"},
@@ -177,6 +183,7 @@ void for_each_key(C& c, F&& f) {
     c.input.max_record_bytes);
 
   f(Key{.path = "output.include_body"}, c.output.include_body);
+  f(Key{.path = "output.main_text"}, c.output.main_text);
 
   f(Key{.path = "decode.default_charset",
         .check = is_charset_label,

@@ -55,6 +55,7 @@ std::string encode_fingerprinted(const FingerprintedRecord& record) {
       put_fixed32(out, p.index);
       put_fixed32(out, p.tokens);
     }
+    put_length_prefixed(out, result.text);  // kept for output.main_text only
   }
   put_length_prefixed(out, record.value);
   return out;
@@ -116,6 +117,7 @@ std::expected<FingerprintedRecord, std::string> decode_fingerprinted(std::string
         p.index = in.u32();
         p.tokens = in.u32();
       }
+      result.text = in.length_prefixed();
     }
   } else if (in.ok()) {
     return std::unexpected("unknown record kind " + std::to_string(kind));

@@ -15,6 +15,7 @@
 //              u64 feature_count u8 denoise_fell_back u64 simhash u32 n, n x u16 sketch
 //              u32 tokens u32 n, n x u64 anchor u32 m, m x (u64 hash u32 index u32 tokens)
 //              paragraph                                          -- the passages
+//              main text (string; empty unless output.main_text asks for it)
 //   value (string): the input record's bytes (empty when the worker had to drop them)
 //
 // A newer version is refused by an older reader (bad_fingerprinted_record), never misread.

@@ -14,8 +14,9 @@ ProcessedRecord process(Parse parse, std::shared_ptr<const Config> config, std::
   const Config& c = *processed.config;
   processed.page = parse(c.input);
   if (processed.page) {
-    processed.result =
-        fingerprint_page(processed.page->body, processed.page->content_type, c, {.times = times});
+    processed.result = fingerprint_page(
+        processed.page->body, processed.page->content_type, c,
+        {.keep_text = c.output.main_text != MainTextOutput::kNone, .times = times});
     // Nothing reads the body again (the output is the record's own bytes): a record waiting
     // for the index holds its record alone.
     std::string().swap(processed.page->body);
@@ -78,6 +79,13 @@ Outcome render_outcome(const ProcessedRecord& record, const Verdict& verdict, bo
   }
   outcome.tag = make_tag(record.result, verdict, record.scheme);
   OutputConfig output = record.config->output;
+  if (output.main_text != MainTextOutput::kNone && !record.result.skip) {
+    outcome.tag.text = output.main_text == MainTextOutput::kUnseen
+                           ? drop_paragraphs(record.result.text, record.result.passages,
+                                             verdict.paragraphs_seen_at)
+                                 .text
+                           : record.result.text;
+  }
   if (omit_body) output.include_body = false;
   outcome.output =
       render_output_parts(*record.page, outcome.tag, output, record.config->input.fields);

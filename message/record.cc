@@ -338,6 +338,7 @@ nlohmann::json tag_to_json(const Tag& tag) {
     out["charset_source"] = tag.charset_source;
   }
   add_relations_json(out, tag);
+  if (tag.text) out["text"] = *tag.text;
   return out;
 }
 
@@ -389,7 +390,8 @@ std::string tag_json_text(const Tag& tag) {
        (plain_ascii(tag.duplicate_of) && plain_ascii(tag.matched) && plain_ascii(tag.method))) &&
       plain_ascii(tag.contained_in.id) && plain_ascii(tag.contains.id) &&
       std::all_of(tag.paragraphs_first.begin(), tag.paragraphs_first.end(),
-                  [](const std::string& id) { return plain_ascii(id); });
+                  [](const std::string& id) { return plain_ascii(id); }) &&
+      (!tag.text || plain_ascii(*tag.text));
   if (!plain) {
     return tag_to_json(tag).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
   }
@@ -441,6 +443,7 @@ std::string tag_json_text(const Tag& tag) {
     out += nlohmann::json(tag.similarity).dump();  // nlohmann's shortest form of a double
   }
   append_string_member(out, "status", tag.status);
+  if (tag.text) append_string_member(out, "text", *tag.text);
   out += '}';
   return out;
 }

@@ -86,6 +86,8 @@ struct Tag {
   Verdict::Related contained_in, contains;
   std::uint32_t paragraphs = 0, paragraphs_seen = 0;
   std::vector<std::string> paragraphs_first;
+  // output.main_text: the page's main text (all of it, or without the paragraphs seen before).
+  std::optional<std::string> text;
 };
 
 nlohmann::json tag_to_json(const Tag& tag);

@@ -255,6 +255,7 @@ TEST(Record, TagTextIsTagToJsonsDump) {
       tag.paragraphs_seen = tag.paragraphs / 2;
       for (std::uint32_t p = 0; p < tag.paragraphs_seen % 3; ++p) tag.paragraphs_first.push_back(text());
     }
+    if (i % 7 == 3) tag.text = i % 2 == 0 ? text() : text() + "\n" + text();
     const std::string expected =
         tag_to_json(tag).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
     ASSERT_EQ(tag_json_text(tag), expected) << i;

@@ -51,6 +51,9 @@ StoreResult<Related> relate(const Documents& docs, const PageRequest& page, Hold
       ++it->second.anchors_held;
     } else {
       ++verdict.paragraphs_seen;
+      if (i - anchors <= 0xffff) {
+        verdict.paragraphs_seen_at.push_back(static_cast<std::uint16_t>(i - anchors));
+      }
       auto& from = out.relations.paragraphs_from;
       if (std::find(from.begin(), from.end(), it->first) == from.end() &&
           from.size() < Verdict::kParagraphPages) {

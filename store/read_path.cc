@@ -300,7 +300,7 @@ void Prober::probe(Catalog& catalog, Scheme& scheme, const PageRequest& page,
 
 void Prober::holders(Catalog& catalog, Column& passages, const PageRequest& page,
                      std::vector<std::pair<std::uint32_t, std::uint64_t>>& out) {
-  catalog.mutex.assert_held();
+  catalog.mutex.assert_held();  // the columns' deltas are the writer's
   out.clear();
   probes_.clear();
   probe_keys_.clear();

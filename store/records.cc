@@ -84,6 +84,9 @@ std::string encode_verdict(const Verdict& v, std::uint64_t digest) {
   const std::size_t n = std::min<std::size_t>(v.paragraphs_from.size(), 255);
   out.push_back(static_cast<char>(n));
   for (std::size_t i = 0; i < n; ++i) coding::put_length_prefixed(out, v.paragraphs_from[i]);
+  const std::size_t seen = std::min<std::size_t>(v.paragraphs_seen_at.size(), 0xffff);
+  put_fixed16(out, static_cast<std::uint16_t>(seen));
+  for (std::size_t i = 0; i < seen; ++i) put_fixed16(out, v.paragraphs_seen_at[i]);
   return out;
 }
 
@@ -110,6 +113,7 @@ std::optional<Verdict> decode_verdict(std::string_view bytes, std::uint64_t* dig
     for (std::uint8_t n = in.u8(); n > 0 && in.ok(); --n) {
       v.paragraphs_from.emplace_back(in.length_prefixed());
     }
+    for (std::uint16_t n = in.u16(); n > 0 && in.ok(); --n) v.paragraphs_seen_at.push_back(in.u16());
   }
   if (!in.done() || status > static_cast<std::uint8_t>(Verdict::Status::kDeadLetter) ||
       v.method > Verdict::kBoth) {

@@ -60,7 +60,7 @@ double similarity_value(std::uint16_t stored);  // -1 for kNoSimilarity
 // it was given to (SourceOffset::digest; absent in version 4, and then decoded as 0), then, for
 // a verdict with passages (version 7), u8 1, contained_in and contains as (u32 length, id, u16
 // share x 10000), u16 paragraphs, u16 paragraphs seen, u8 n and n first pages as (u32 length,
-// id).
+// id), u16 m and the m places of the paragraphs seen (u16 each).
 std::string encode_verdict(const Verdict& verdict, std::uint64_t digest);
 std::optional<Verdict> decode_verdict(std::string_view bytes, std::uint64_t* digest = nullptr);
 

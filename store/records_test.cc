@@ -112,6 +112,7 @@ TEST(Records, VerdictsWithPassagesRoundTripAndTheirRelationsToo) {
   v.paragraphs = 12;
   v.paragraphs_seen = 3;
   v.paragraphs_from = {"a", "b"};
+  v.paragraphs_seen_at = {0, 4, 7};
   std::uint64_t digest = 0;
   auto back = decode_verdict(encode_verdict(v, 42), &digest);
   ASSERT_TRUE(back);
@@ -123,6 +124,7 @@ TEST(Records, VerdictsWithPassagesRoundTripAndTheirRelationsToo) {
   EXPECT_EQ(back->paragraphs, 12u);
   EXPECT_EQ(back->paragraphs_seen, 3u);
   EXPECT_EQ(back->paragraphs_from, (std::vector<std::string>{"a", "b"}));
+  EXPECT_EQ(back->paragraphs_seen_at, (std::vector<std::uint16_t>{0, 4, 7}));
   // Without passages nothing is added (a version-6 reader's form): 5 bytes, three empty
   // strings, the digest.
   EXPECT_EQ(encode_verdict(Verdict{}, 1).size(), 5 + 3 * 4 + 8u);

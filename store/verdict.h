@@ -39,6 +39,9 @@ struct Verdict {
   // those pages (distinct, in paragraph order, at most kParagraphPages).
   std::uint32_t paragraphs = 0, paragraphs_seen = 0;
   std::vector<std::string> paragraphs_from;
+  // Which of them were seen: their places among the page's paragraph hashes
+  // (PageRequest::paragraphs), ascending; what output.main_text "unseen" leaves out.
+  std::vector<std::uint16_t> paragraphs_seen_at;
   static constexpr std::size_t kParagraphPages = 8;
   std::string reason;      // kSkipped / kDeadLetter: the reason code
   bool replayed = false;   // answered from stored state (same id+signatures, or replayed offset)

@@ -56,13 +56,10 @@ Passages passages_of(const TokenHashes& tokens, const Config& config) {
   return out;
 }
 
-KeptText drop_seen_paragraphs(std::string_view text, const Passages& passages,
-                              std::unordered_set<std::uint64_t>& seen) {
-  std::vector<std::uint32_t> drop;  // lines, ascending (paragraphs are in text order)
-  for (const ParagraphHash& p : passages.paragraphs) {
-    if (seen.contains(p.hash)) drop.push_back(p.index);
-  }
-  for (const ParagraphHash& p : passages.paragraphs) seen.insert(p.hash);
+namespace {
+
+// The text without the lines `drop` (ascending).
+KeptText drop_lines(std::string_view text, const std::vector<std::uint32_t>& drop) {
   KeptText out;
   std::size_t line = 0, next = 0;
   bool first = true;
@@ -82,6 +79,28 @@ KeptText drop_seen_paragraphs(std::string_view text, const Passages& passages,
     begin = end + 1;
   }
   return out;
+}
+
+}  // namespace
+
+KeptText drop_seen_paragraphs(std::string_view text, const Passages& passages,
+                              std::unordered_set<std::uint64_t>& seen) {
+  std::vector<std::uint32_t> drop;  // lines, ascending (paragraphs are in text order)
+  for (const ParagraphHash& p : passages.paragraphs) {
+    if (seen.contains(p.hash)) drop.push_back(p.index);
+  }
+  for (const ParagraphHash& p : passages.paragraphs) seen.insert(p.hash);
+  return drop_lines(text, drop);
+}
+
+KeptText drop_paragraphs(std::string_view text, const Passages& passages,
+                         const std::vector<std::uint16_t>& ordinals) {
+  std::vector<std::uint32_t> drop;
+  for (std::uint16_t i : ordinals) {
+    if (i < passages.paragraphs.size()) drop.push_back(passages.paragraphs[i].index);
+  }
+  std::sort(drop.begin(), drop.end());
+  return drop_lines(text, drop);
 }
 
 double containment(std::span<const std::uint64_t> a, std::span<const std::uint64_t> b) {

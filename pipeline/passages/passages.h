@@ -69,5 +69,9 @@ struct KeptText {
 };
 KeptText drop_seen_paragraphs(std::string_view text, const Passages& passages,
                               std::unordered_set<std::uint64_t>& seen);
+// The text without the tracked paragraphs of `passages` numbered in `ordinals` (their places in
+// passages.paragraphs: the index's Verdict::paragraphs_seen_at).
+KeptText drop_paragraphs(std::string_view text, const Passages& passages,
+                         const std::vector<std::uint16_t>& ordinals);
 
 }  // namespace neardup

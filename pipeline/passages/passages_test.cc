@@ -112,6 +112,18 @@ TEST(Passages, SeenParagraphsAreDroppedFromLaterTextsOnly) {
   EXPECT_EQ(c.text, "ok");
 }
 
+TEST(Passages, ParagraphsAreDroppedByTheirPlaceAmongTheTracked) {
+  Config config = on();
+  config.containment.paragraph_tokens = 3;
+  const std::string text = "One two three four.\nok\nFive six seven.\nEight nine ten eleven.";
+  const Passages p = of(text, config);
+  ASSERT_EQ(p.paragraphs.size(), 3u);  // lines 0, 2, 3
+  EXPECT_EQ(drop_paragraphs(text, p, {1}).text, "One two three four.\nok\nEight nine ten eleven.");
+  EXPECT_EQ(drop_paragraphs(text, p, {2, 0}).text, "ok\nFive six seven.");
+  EXPECT_EQ(drop_paragraphs(text, p, {}).text, text);
+  EXPECT_EQ(drop_paragraphs(text, p, {9}).text, text);  // no such paragraph
+}
+
 TEST(Passages, TheSeedChangesEveryHash) {
   Config a = on(), b = on();
   b.fingerprint.seed = a.fingerprint.seed + 1;

@@ -247,6 +247,34 @@ void bind_verdict(py::module_& m) {
           "reason", [](const Verdict& v) { return none_if_empty(v.reason); },
           "skipped: the pipeline's reason code; else None.")
       .def_property_readonly(
+          "contained_in",
+          [](const Verdict& v) -> std::optional<std::pair<std::string, double>> {
+            if (v.contained_in.id.empty()) return std::nullopt;
+            return std::pair{v.contained_in.id, v.contained_in.share};
+          },
+          "(id, containment): the earlier page whose text holds most of this page's, with the "
+          "share (containment.enabled); else None.")
+      .def_property_readonly(
+          "contains",
+          [](const Verdict& v) -> std::optional<std::pair<std::string, double>> {
+            if (v.contains.id.empty()) return std::nullopt;
+            return std::pair{v.contains.id, v.contains.share};
+          },
+          "(id, containment): the earlier page whose text this page holds most of, with the "
+          "share (containment.enabled); else None.")
+      .def_property_readonly(
+          "paragraphs",
+          [](const Verdict& v) -> std::optional<py::dict> {
+            if (v.paragraphs == 0) return std::nullopt;
+            py::dict d;
+            d["total"] = v.paragraphs;
+            d["seen"] = v.paragraphs_seen;
+            d["first"] = v.paragraphs_from;
+            return d;
+          },
+          "{'total', 'seen', 'first'}: the page's tracked paragraphs, how many an earlier page "
+          "published first, and those pages (containment.enabled); else None.")
+      .def_property_readonly(
           "candidates", [](const Verdict& v) { return v.candidates; },
           "Stored entries the probe compared with the page.")
       .def("__repr__", [](const Verdict& v) {

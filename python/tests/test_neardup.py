@@ -6,6 +6,7 @@ import gzip
 import inspect
 import json
 import os
+import re
 
 import pytest
 
@@ -249,6 +250,23 @@ def test_an_index_in_memory_takes_inserts_and_answers_queries(page):
     assert not os.path.exists(directory)
     with pytest.raises(ValueError, match="closed"):
         index.query(page("a"))
+
+
+def test_an_index_with_containment_says_what_holds_a_page(page):
+    config = neardup.Config.from_yaml("containment:\n  enabled: true\n")
+    index = neardup.Index(config=config)
+    first = index.insert("a", page("a"))
+    assert first.contained_in is None and first.paragraphs["seen"] == 0
+    assert first.paragraphs["total"] > 5
+    # The article's first paragraphs alone, under another frame: contained in it.
+    paragraphs = re.findall(r"<p>.*?</p>", page("a").decode(), re.S)[:4]
+    excerpt = ("<html><head><title>Quoted</title></head><body><article>" +
+               "".join(paragraphs) + "</article></body></html>")
+    quoted = index.insert("q", excerpt.encode())
+    assert quoted.contained_in is not None and quoted.contained_in[0] == "a", quoted
+    assert quoted.paragraphs["first"] == ["a"]
+    assert index.query(excerpt.encode()).contained_in[0] == "a"
+    assert neardup.Index().insert("a", page("a")).paragraphs is None  # off by default
 
 
 def test_an_index_on_disk_keeps_its_pages_and_reads_beside_no_other_writer(page, tmp_path):
