@@ -215,6 +215,14 @@ void bind_verdict(py::module_& m) {
       return py::cast(field(v));
     };
   };
+  // A containment field as (id, share), or None.
+  const auto related = [](Verdict::Related Verdict::*field) {
+    return [field](const Verdict& v) -> std::optional<std::pair<std::string, double>> {
+      const Verdict::Related& r = v.*field;
+      if (r.id.empty()) return std::nullopt;
+      return std::pair{r.id, r.share};
+    };
+  };
   py::class_<Verdict>(m, "Verdict",
                       "What the index answered for a page: unique, duplicate (of what, by which "
                       "signature) or skipped.")
@@ -247,19 +255,11 @@ void bind_verdict(py::module_& m) {
           "reason", [](const Verdict& v) { return none_if_empty(v.reason); },
           "skipped: the pipeline's reason code; else None.")
       .def_property_readonly(
-          "contained_in",
-          [](const Verdict& v) -> std::optional<std::pair<std::string, double>> {
-            if (v.contained_in.id.empty()) return std::nullopt;
-            return std::pair{v.contained_in.id, v.contained_in.share};
-          },
+          "contained_in", related(&Verdict::contained_in),
           "(id, containment): the earlier page whose text holds most of this page's, with the "
           "share (containment.enabled); else None.")
       .def_property_readonly(
-          "contains",
-          [](const Verdict& v) -> std::optional<std::pair<std::string, double>> {
-            if (v.contains.id.empty()) return std::nullopt;
-            return std::pair{v.contains.id, v.contains.share};
-          },
+          "contains", related(&Verdict::contains),
           "(id, containment): the earlier page whose text this page holds most of, with the "
           "share (containment.enabled); else None.")
       .def_property_readonly(
