@@ -251,14 +251,11 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
       if (same_sketch(*old_sketch, page.sketch)) {
         auto stored = docs.stored_verdict(old);
         if (!stored) return stored;
-        if (scheme.passages && tables.has_passages) {
+        if (scheme.passages) {
           // What its passages found when it was stored, found again.
-          if (auto r = lift(scheme.passages->open_directories(txn, env_.map_generation())); !r) {
-            return std::unexpected(r.error());
-          }
-          prober_.holders(catalog_, *scheme.passages, page, holders_);
-          const std::uint64_t cluster = old.status == 1 ? old.cluster : 0;
-          auto again = relate(docs, page, holders_, cluster, *stored, old_doc);
+          const bool duplicate = old.status == static_cast<std::uint8_t>(Verdict::Status::kDuplicate);
+          auto again = relate_passages(docs, scheme, page, duplicate ? old.cluster : 0, *stored,
+                                       old_doc);
           if (!again) return std::unexpected(again.error());
         }
         return stored;
@@ -287,20 +284,16 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
   // first to have (passages.h).
   Related related;
   const bool has_passages = !page.anchors.empty() || !page.paragraphs.empty();
-  if (has_passages && tables.has_passages) {
-    if (!scheme.passages) {
-      if (auto added = catalog_.add_passages(txn, tables, scheme); !added) {
-        return std::unexpected(added.error());
-      }
-      passages_added_.push_back(scheme_number);
+  if (has_passages && tables.has_passages && !scheme.passages) {
+    if (auto added = catalog_.add_passages(txn, tables, scheme); !added) {
+      return std::unexpected(added.error());
     }
-    if (auto r = lift(scheme.passages->open_directories(txn, env_.map_generation())); !r) {
-      return std::unexpected(r.error());
-    }
-    prober_.holders(catalog_, *scheme.passages, page, holders_);
+    passages_added_.push_back(scheme_number);
+  }
+  if (scheme.passages) {
     const std::uint64_t own_cluster =
         verdict->status == Verdict::Status::kDuplicate ? found.matched_cluster : 0;
-    auto decided = relate(docs, page, holders_, own_cluster, *verdict);
+    auto decided = relate_passages(docs, scheme, page, own_cluster, *verdict);
     if (!decided) return std::unexpected(decided.error());
     related = std::move(*decided);
   }
@@ -355,6 +348,18 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
     catalog_.stored_samples.emplace_back(doc, record.stored_at_s);
   }
   return verdict;
+}
+
+StoreResult<Related> BatchWriter::relate_passages(const Documents& docs, Scheme& scheme,
+                                                  const PageRequest& page,
+                                                  std::uint64_t own_cluster, Verdict& verdict,
+                                                  std::uint64_t before) {
+  if (page.anchors.empty() && page.paragraphs.empty()) return Related{};
+  if (auto r = lift(scheme.passages->open_directories(docs.txn(), env_.map_generation())); !r) {
+    return std::unexpected(r.error());
+  }
+  prober_.holders(catalog_, *scheme.passages, page, holders_);
+  return relate(docs, page, holders_, own_cluster, verdict, before);
 }
 
 StoreResult<bool> BatchWriter::cluster_well_indexed(

@@ -15,6 +15,7 @@
 
 #include "store/catalog.h"
 #include "store/index.h"
+#include "store/passages.h"
 #include "store/read_path.h"
 #include "store/store_env.h"
 
@@ -69,6 +70,13 @@ class BatchWriter {
   StoreResult<bool> cluster_well_indexed(const Documents& docs,
                                          const std::vector<std::pair<int, std::uint64_t>>& hits,
                                          std::uint64_t cluster) REQUIRES(catalog_.mutex);
+  // The page's passages related through its scheme's passages column (passages.h: relate(),
+  // with its own_cluster and before); nothing for a page without passages.
+  StoreResult<Related> relate_passages(const Documents& docs, Scheme& scheme,
+                                       const PageRequest& page, std::uint64_t own_cluster,
+                                       Verdict& verdict,
+                                       std::uint64_t before = ~std::uint64_t{0})
+      REQUIRES(catalog_.mutex);
   // Starts loading the delta buckets a page will probe, while the previous page is applied.
   void prefetch(const IndexItem& item, const std::vector<std::uint64_t>& band_keys)
       REQUIRES(catalog_.mutex);
