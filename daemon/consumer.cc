@@ -84,6 +84,10 @@ void InputConsumer::rebalance_cb(RdKafka::KafkaConsumer* kafka_consumer, RdKafka
   thread_.assert_held();  // served by the consumer's polls (and close())
   const bool cooperative = kafka_consumer->rebalance_protocol() == "COOPERATIVE";
   if (err == RdKafka::ERR__ASSIGN_PARTITIONS) {
+    if (auto positioned = start_offsets(*kafka_consumer, partitions); !positioned) {
+      hooks_.fail(positioned.error());
+      return;
+    }
     if (cooperative) {
       if (auto assigned_now = kafka::check(kafka_consumer->incremental_assign(partitions));
           !assigned_now) {
@@ -162,6 +166,50 @@ void InputConsumer::offset_commit_cb(RdKafka::ErrorCode err,
   hooks_.committed();
 }
 
+// Sets each newly assigned partition's start to its committed offset, read here rather than by
+// librdkafka. While a member that crashed inside a transaction holds offsets of the group
+// (until the broker aborts it, after transaction.timeout.ms), the broker answers
+// UNSTABLE_OFFSET_COMMIT for them; librdkafka 2.0 retries, but if the assignment changes
+// meanwhile (a rebalance) it starts such a partition at auto.offset.reset, and every page of it
+// would be processed again. consumer.committed() waits for stable offsets instead. A partition
+// without a committed offset keeps OFFSET_INVALID: librdkafka then applies auto.offset.reset.
+// While waiting the loop counts as polling (health()): it is waiting on Kafka, not stuck.
+std::expected<void, std::string> InputConsumer::start_offsets(
+    RdKafka::KafkaConsumer& kafka_consumer, std::vector<RdKafka::TopicPartition*>& partitions) {
+  if (partitions.empty()) return {};
+  const auto deadline = Clock::now() + milliseconds(kStartOffsetsMillis);
+  bool warned = false;
+  while (true) {
+    for (auto* tp : partitions) tp->set_offset(RdKafka::Topic::OFFSET_INVALID);
+    RdKafka::ErrorCode code = kafka_consumer.committed(partitions, kCommittedMillis);
+    std::string failed;
+    for (auto* tp : partitions) {
+      if (code == RdKafka::ERR_NO_ERROR && tp->err() != RdKafka::ERR_NO_ERROR) {
+        code = tp->err();
+        failed = " partition=" + tp->topic() + "/" + std::to_string(tp->partition());
+      }
+    }
+    if (code == RdKafka::ERR_NO_ERROR) {
+      if (warned) log_->info("committed offsets read; consuming");
+      return {};
+    }
+    last_poll_ = Clock::now().time_since_epoch().count();
+    if (stop_) return {};  // nothing will be consumed: librdkafka's own start is harmless
+    if (Clock::now() > deadline) {
+      return std::unexpected("the committed offsets of the assigned partitions could not be read "
+                             "in " + std::to_string(kStartOffsetsMillis / 1000) + " s (" +
+                             kafka::error_name(code) + failed + ")");
+    }
+    if (!warned) {
+      warned = true;
+      log_->warn("waiting for committed offsets error={}{}: an open transaction (e.g. of a "
+                 "member that crashed, aborted by the broker after its transaction.timeout.ms) "
+                 "or an unreachable coordinator holds them",
+                 kafka::error_name(code), failed);
+    }
+  }
+}
+
 // ---------------------------------------------------------------------------- the loop
 
 void InputConsumer::wait_drained(const std::vector<PartitionId>& partitions,
@@ -188,11 +236,21 @@ kafka::TopicPartitions InputConsumer::assignment() {
 
 void InputConsumer::set_paused(bool want, bool force) {
   if (want == paused_ && !force) return;
-  auto partitions = assignment();
-  if (want) {
-    consumer_->pause(partitions.get());
-  } else {
-    consumer_->resume(partitions.get());
+  kafka::TopicPartitions changed;
+  for (const auto& id : assignment_.partitions()) {
+    if (want != paused_partitions_.contains(id)) changed.add(id.first, id.second, 0);
+    if (want) {
+      paused_partitions_.insert(id);
+    } else {
+      paused_partitions_.erase(id);
+    }
+  }
+  if (!changed.empty()) {
+    if (want) {
+      consumer_->pause(changed.get());
+    } else {
+      consumer_->resume(changed.get());
+    }
   }
   paused_ = want;
   paused_now_ = want;
@@ -332,12 +390,7 @@ void InputConsumer::consume_loop() {
 
 // Stops consuming, lets in-flight pages finish (bounded), stores and commits their offsets.
 void InputConsumer::drain() {
-  if (!assignment_.partitions().empty()) {
-    auto partitions = assignment();
-    consumer_->pause(partitions.get());
-    paused_ = true;
-    paused_now_ = true;
-  }
+  if (!assignment_.partitions().empty()) set_paused(true, /*force=*/true);
   const auto deadline = Clock::now() + milliseconds(kDrainMillis);
   std::vector<PartitionId> all(assignment_.partitions().begin(), assignment_.partitions().end());
   wait_drained(all, deadline);

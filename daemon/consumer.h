@@ -55,6 +55,12 @@ inline constexpr int kPauseAfterMillis = 2000;
 // consume loop, well within kStallMillis; on a timeout the last known list is used).
 inline constexpr int kAssignmentCheckMillis = 5000;
 
+// The assign callback reads the assigned partitions' committed offsets itself (start_offsets()):
+// one request waits this long, and all of them at most kStartOffsetsMillis (below librdkafka's
+// max.poll.interval.ms of 300 s) before the daemon stops with an error.
+inline constexpr int kCommittedMillis = 2000;
+inline constexpr int kStartOffsetsMillis = 240000;
+
 class InputConsumer : public RdKafka::RebalanceCb,
                       public RdKafka::OffsetCommitCb,
                       public RdKafka::EventCb {
@@ -118,6 +124,9 @@ class InputConsumer : public RdKafka::RebalanceCb,
   void store_offsets() REQUIRES(thread_);
   kafka::TopicPartitions assignment() REQUIRES(thread_);
   void set_paused(bool want, bool force = false) REQUIRES(thread_);
+  std::expected<void, std::string> start_offsets(RdKafka::KafkaConsumer& consumer,
+                                                 std::vector<RdKafka::TopicPartition*>& partitions)
+      REQUIRES(thread_);
   void update_coverage(RdKafka::KafkaConsumer& consumer) REQUIRES(thread_);
   void log_partial_assignment() const;
   void apply_backpressure() REQUIRES(thread_);
@@ -145,6 +154,11 @@ class InputConsumer : public RdKafka::RebalanceCb,
   ThreadRole thread_;
   Assignment assignment_ GUARDED_BY(thread_);
   bool paused_ GUARDED_BY(thread_) = false;        // the consumer's pause state
+  // The partitions the daemon paused and has not resumed. librdkafka keeps a partition's pause
+  // across a revoke and a new assignment, and only these are resumed: librdkafka 2.0 may
+  // restart a partition that is resumed without being paused at an older offset (its issue
+  // 4686, fixed in 2.4).
+  std::set<PartitionId> paused_partitions_ GUARDED_BY(thread_);
   bool backpressure_ GUARDED_BY(thread_) = false;  // too much in flight: holding records back
   Clock::time_point backpressure_since_ GUARDED_BY(thread_);
   bool topics_unchecked_ GUARDED_BY(thread_) = false;
