@@ -371,6 +371,59 @@ class CommandLine(unittest.TestCase):
                                   + "\n").encode(), check=0).stdout)[0]
         self.assertNotEqual(answer["neardup"].get("matched"), root)
 
+    def test_show_explain_says_from_the_stored_signatures_why_two_pages_match(self):
+        store = os.path.join(self.dir, "index")
+        crawl = self.write("crawl.jsonl", self.sample_crawl())
+        tagged = lines(run("dedup", "--store", store, "--in", crawl, check=0).stdout)
+        by_id = {t["id"]: t["neardup"] for t in tagged}
+        stats = lines(run("stats", "--store", store, "--json", check=0).stdout)[0]
+        k = stats["design"]["k"]
+        checked = set()
+        for t in tagged:
+            tag = t["neardup"]
+            if tag["status"] != "duplicate" or tag["method"] in checked:
+                continue
+            checked.add(tag["method"])
+            explained = lines(run("show", "--json", "--explain", "--store", store, t["id"],
+                                  check=0).stdout)[0]
+            self.assertEqual((explained["a"]["id"], explained["b"]["id"]), (t["id"], tag["matched"]))
+            stored = explained["stored"]
+            self.assertTrue(stored["matched"])
+            self.assertEqual((stored["method"], stored["distance"]), (tag["method"], tag["distance"]))
+            simhash = explained["simhash"]
+            differ = int(tag["fingerprint"], 16) ^ int(by_id[tag["matched"]]["fingerprint"], 16)
+            self.assertEqual(simhash["distance"], bin(differ).count("1"))
+            self.assertEqual(sum(simhash["blocks"]), simhash["distance"])
+            self.assertEqual(simhash["k"], k)
+            if simhash["distance"] <= k:  # the permuted tables find every pair within k
+                self.assertTrue(simhash["tables"], explained)
+            minhash = explained["minhash"]
+            self.assertAlmostEqual(minhash["similarity"], tag["similarity"], places=4)
+            if tag["method"] in ("minhash", "both"):
+                self.assertTrue(minhash["bands"], explained)
+            text = run("show", "--text", "--explain", "--store", store, t["id"],
+                       check=0).stdout.decode()
+            self.assertTrue(text.startswith(f"{t['id']} and {tag['matched']}: {t['id']} was "
+                                            f"tagged a duplicate matching {tag['matched']}"), text)
+            self.assertIn("the index keeps no text", text)
+        self.assertTrue(checked & {"minhash", "both"}, checked)
+
+        # Two pages of different clusters: no match, far apart, no band shared.
+        roots = [t["id"] for t in tagged if t["neardup"]["status"] == "unique"]
+        apart = lines(run("show", "--json", "--explain", "--with", roots[1], "--store", store,
+                          roots[0], check=0).stdout)[0]
+        self.assertFalse(apart["stored"]["matched"])
+        self.assertGreater(apart["simhash"]["distance"], k)
+        self.assertEqual(apart["minhash"]["bands"], [])
+        # A first page that matched nothing needs --with; --with needs --explain; no such page.
+        alone = run("show", "--json", "--explain", "--store", store, roots[0])
+        self.assertEqual(alone.returncode, 1)
+        self.assertIn(b"name the page to compare it with (--with)", alone.stderr)
+        self.assertEqual(run("show", "--store", store, roots[0], "--with", roots[1]).returncode, 2)
+        gone = run("show", "--explain", "--store", store, roots[0], "--with", "no-such-id")
+        self.assertEqual(gone.returncode, 1)
+        self.assertIn(b"no-such-id: no live page", gone.stderr)
+
     def test_lookup_show_and_stats_answer_in_words_with_text(self):
         store = os.path.join(self.dir, "index")
         crawl = self.write("crawl.jsonl", self.sample_crawl())

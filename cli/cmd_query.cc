@@ -164,6 +164,8 @@ void register_show(CLI::App& root, CommandRegistry& registry) {
     std::vector<std::string> ids;
     std::size_t max_members = kDefaultMaxMembers;
     OutputOptions output;
+    bool explain = false;
+    std::string with;
   };
   auto options = std::make_shared<Options>();
   CLI::App* sub = root.add_subcommand(
@@ -172,17 +174,51 @@ void register_show(CLI::App& root, CommandRegistry& registry) {
   sub->add_option("ids", options->ids, "page ids")->required()->option_text("ID");
   add_max_members_option(sub, options->max_members);
   add_output_options(sub, options->output);
+  sub->add_flag("--explain", options->explain,
+                "why the page matched (or not) another stored page: the SimHash distance block "
+                "by block, the tables and MinHash bands that find the pair, both verdicts");
+  sub->add_option("--with", options->with,
+                  "with --explain: the page to compare with (default: the page it matched when "
+                  "stored, else its cluster's first page)")
+      ->option_text("ID");
   sub->footer(
       "Per id, the page and its cluster, as text or as one JSON line\n"
       "{\"page\": {...}, \"cluster\": {\"root\", \"size\", \"members\"}}.\n"
+      "With --explain, per id {\"a\", \"b\", \"simhash\", \"minhash\", \"stored\"} instead\n"
+      "(docs/cli.md#show): from the stored signatures; the index keeps no text, so what two\n"
+      "texts share is `neardup compare --explain` on the pages.\n"
       "Exit 1 when an id has no live page (it was never stored, was forgotten or expired).");
   set_examples(sub, {"neardup show --store /var/lib/neardup p00017",
-                     "neardup show --store idx a-1 | jq -r '.cluster.members[].id'"});
+                     "neardup show --store idx a-1 | jq -r '.cluster.members[].id'",
+                     "neardup show --store idx p00017 --explain",
+                     "neardup show --store idx p00017 --explain --with p00003 --json"});
   registry.add(sub, [options]() {
     auto index = open_read_only("show", options->store);
     if (!index) return kExitFailure;
+    if (!options->with.empty() && !options->explain) {
+      std::cerr << "neardup show: --with needs --explain\n";
+      return kExitUsage;
+    }
     int exit_code = kExitOk;
     for (const std::string& id : options->ids) {
+      if (options->explain) {
+        auto explained = explain_stored(*index, id, options->with);
+        if (!explained && explained.error().code == StoreError::Code::kNotFound) {
+          std::cerr << "neardup show: " << explained.error().message << "\n";
+          exit_code = kExitNo;
+          continue;
+        }
+        if (!explained) {
+          std::cerr << "neardup show: " << explained.error().message << "\n";
+          return kExitFailure;
+        }
+        if (options->output.format() == OutputFormat::kJson) {
+          print_json_line(*explained);
+        } else {
+          print_text(stored_explanation_text(*explained));
+        }
+        continue;
+      }
       auto described = describe_page(*index, id, options->max_members);
       if (!described) {
         std::cerr << "neardup show: " << described.error().message << "\n";

@@ -259,6 +259,62 @@ std::string page_text(const nlohmann::json& described) {
   return out;
 }
 
+namespace {
+
+// Numbers of a JSON array, space-separated: "0 3 7", or "none".
+std::string numbers(const nlohmann::json& list) {
+  std::string out;
+  for (const auto& n : list) {
+    if (!out.empty()) out += ' ';
+    out += std::to_string(n.get<std::int64_t>());
+  }
+  return out.empty() ? "none" : out;
+}
+
+}  // namespace
+
+std::string stored_explanation_text(const nlohmann::json& explained) {
+  const nlohmann::json& a = explained["a"];
+  const nlohmann::json& b = explained["b"];
+  const std::string a_id = string_of(a, "id"), b_id = string_of(b, "id");
+  const nlohmann::json& stored = explained["stored"];
+  std::string out = a_id + " and " + b_id + ": ";
+  if (stored.value("matched", false)) {
+    out += a_id + " was tagged a duplicate matching " + b_id + ", found by " +
+           signatures(string_of(stored, "method")) + "\n";
+  } else {
+    out += a_id + " was not tagged a duplicate matching " + b_id + "\n";
+  }
+  const nlohmann::json& simhash = explained["simhash"];
+  const int k = simhash.value("k", 0);
+  append_row(out, "SimHash distance",
+             bits(simhash.value("distance", 0)) + " of 64 (the index finds pairs at " +
+                 std::to_string(k) + " or fewer; dedup.max_distance decides)");
+  append_row(out, "bits per block", numbers(simhash["blocks"]) + " (most significant first)");
+  append_row(out, "shared table keys",
+             std::to_string(simhash["tables"].size()) + ": " + numbers(simhash["tables"]) +
+                 " (a probe meets the pair there; the distance then decides)");
+  if (explained.contains("minhash")) {
+    const nlohmann::json& m = explained["minhash"];
+    append_row(out, "MinHash similarity",
+               similarity(m.value("similarity", 0.0)) + " (estimated from the stored sketches)");
+    append_row(out, "bands shared",
+               std::to_string(m["bands"].size()) + " of " + std::to_string(m.value("of", 0)) +
+                   " (" + std::to_string(m.value("rows", 0)) + " rows each): " +
+                   numbers(m["bands"]));
+  }
+  for (const nlohmann::json* page : {&a, &b}) {
+    append_row(out, string_of(*page, "id"),
+               verdict_phrase(*page) + "; fingerprint " + string_of(*page, "fingerprint") +
+                   ", first seen " + string_of(*page, "first_seen"));
+    append_relations(out, *page);
+  }
+  append_row(out, "text",
+             "the index keeps no text: neardup compare --explain on the two pages shows the "
+             "paragraphs and runs of words they share");
+  return out;
+}
+
 std::string stats_text(const nlohmann::json& stats) {
   const nlohmann::json& design = stats["design"];
   std::string widths;

@@ -28,6 +28,11 @@ std::string not_a_page_text(std::uint64_t line, const nlohmann::json& error);
 // A stored page and its cluster (describe_page's object).
 std::string page_text(const nlohmann::json& described);
 
+// show --explain's object (explain_stored): what was decided, the SimHash distance block by
+// block with the tables that find the pair, the MinHash bands they share, each page's verdict
+// and relations; and that the index keeps no text.
+std::string stored_explanation_text(const nlohmann::json& explained);
+
 // stats's object.
 std::string stats_text(const nlohmann::json& stats);
 

@@ -1,11 +1,15 @@
 #include "message/answers.h"
 
+#include <algorithm>
+#include <bit>
 #include <cinttypes>
 #include <cstdio>
 #include <ctime>
 
+#include "common/sketch.h"
 #include "message/tag.h"
 #include "pipeline/fingerprint/fingerprint.h"
+#include "store/table_design.h"
 
 namespace neardup {
 
@@ -67,6 +71,91 @@ StoreResult<std::optional<nlohmann::json>> describe_page(Index& index, const std
   if (!cluster) return std::unexpected(cluster.error());
   return nlohmann::json{{"page", stored_page_json(**page)},
                         {"cluster", cluster_json(*cluster, max_members)}};
+}
+
+namespace {
+
+nlohmann::json simhash_explanation(std::uint64_t a, std::uint64_t b, const IndexStats& stats) {
+  const TableDesign design = TableDesign::make(stats.design_k, stats.design_r);
+  const std::uint64_t differ = a ^ b;
+  nlohmann::json blocks = nlohmann::json::array(), tables = nlohmann::json::array();
+  std::uint32_t shift = 64;
+  for (std::uint32_t width : design.block_width) {
+    shift -= width;
+    const std::uint64_t mask = width >= 64 ? ~0ull : (1ull << width) - 1;
+    blocks.push_back(std::popcount((differ >> shift) & mask));
+  }
+  for (std::size_t t = 0; t < design.tables(); ++t) {
+    const std::uint64_t keys = design.permute(t, a) ^ design.permute(t, b);
+    if ((keys >> (64 - design.prefix_bits(t))) == 0) tables.push_back(t);
+  }
+  return {{"distance", std::popcount(differ)},
+          {"k", stats.design_k},
+          {"blocks", std::move(blocks)},
+          {"tables", std::move(tables)}};
+}
+
+std::optional<nlohmann::json> minhash_explanation(const StoredPage& a, const StoredPage& b,
+                                                  const IndexStats& stats) {
+  if (a.sketch.empty() || a.scheme != b.scheme || a.sketch.size() != b.sketch.size()) {
+    return std::nullopt;
+  }
+  auto scheme = std::ranges::find(stats.schemes, a.scheme, &IndexStats::Scheme::id);
+  if (scheme == stats.schemes.end() || scheme->bands == 0) return std::nullopt;
+  nlohmann::json bands = nlohmann::json::array();
+  for (std::uint32_t band = 0; band < scheme->bands; ++band) {
+    // The index keeps the low kSketchBits of each value: a band shared in those bits.
+    if (shares_band(a.sketch, b.sketch, band, scheme->rows, kSketchMask)) bands.push_back(band);
+  }
+  return nlohmann::json{{"similarity", estimate_jaccard(a.sketch, b.sketch)},
+                        {"bands", std::move(bands)},
+                        {"of", scheme->bands},
+                        {"rows", scheme->rows}};
+}
+
+StoreError no_live_page(const std::string& id) {
+  return StoreError{.code = StoreError::Code::kNotFound,
+                    .message = id + ": no live page stored under this id"};
+}
+
+}  // namespace
+
+StoreResult<nlohmann::json> explain_stored(Index& index, const std::string& a,
+                                           const std::string& b) {
+  auto first = index.find(a);
+  if (!first) return std::unexpected(first.error());
+  if (!*first) return std::unexpected(no_live_page(a));
+  const StoredPage& page = **first;
+  std::string other = b;
+  if (other.empty()) {
+    other = page.verdict.status == Verdict::Status::kDuplicate ? page.verdict.matched
+                                                                : page.cluster;
+  }
+  if (other == a) {
+    return std::unexpected(StoreError{
+        .code = StoreError::Code::kNotFound,
+        .message = a + " is the first page of its cluster and matched no page: name the page "
+                       "to compare it with (--with)"});
+  }
+  auto second = index.find(other);
+  if (!second) return std::unexpected(second.error());
+  if (!*second) return std::unexpected(no_live_page(other));
+  const IndexStats stats = index.stats();
+  nlohmann::json out{{"a", stored_page_json(page)},
+                     {"b", stored_page_json(**second)},
+                     {"simhash", simhash_explanation(page.fingerprint, (*second)->fingerprint,
+                                                     stats)}};
+  if (auto minhash = minhash_explanation(page, **second, stats)) out["minhash"] = *minhash;
+  if (page.verdict.status == Verdict::Status::kDuplicate && page.verdict.matched == other) {
+    nlohmann::json stored{{"matched", true},
+                          {"method", method_name(page.verdict.method)},
+                          {"distance", page.verdict.distance}};
+    if (page.verdict.similarity >= 0) stored["similarity"] = page.verdict.similarity;
+    out["stored"] = std::move(stored);
+  } else {
+    out["stored"] = {{"matched", false}};
+  }
+  return out;
 }
 
 ProcessedRecord process_html(std::string body, std::string content_type, std::string id,

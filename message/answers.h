@@ -38,6 +38,23 @@ nlohmann::json cluster_json(const Cluster& cluster, std::size_t max_members);
 StoreResult<std::optional<nlohmann::json>> describe_page(Index& index, const std::string& id,
                                                          std::size_t max_members);
 
+// Why two stored pages match or not, from what the index keeps of them: their signatures and
+// stored verdicts, not their text (`neardup compare --explain` on the two pages shows what the
+// texts share). `b` empty: the page `a` matched when it was stored, or else the first page of
+// its cluster. The object (docs/cli.md#show):
+//   {"a": stored page, "b": stored page,
+//    "simhash": {"distance", "k", "blocks": [bits that differ in each block, most significant
+//                first], "tables": [tables whose key prefix the two share: where a probe
+//                meets the pair, the distance then deciding]},
+//    "minhash": {"similarity", "bands": [bands shared], "of", "rows"}   (both pages sketched
+//                                                                          in one scheme)
+//    "stored": {"matched": whether a was tagged a duplicate matching b, "method", "distance",
+//               "similarity"}}  (a's verdict as stored, when it names b)
+// Errors: kNotFound naming the id without a live page, or saying that `a` is alone in its
+// cluster and no `b` was given; the index's read errors.
+StoreResult<nlohmann::json> explain_stored(Index& index, const std::string& a,
+                                           const std::string& b);
+
 // A page given as bare HTML (a file, an HTTP request body) rather than as an input record: `id`
 // names it (also as its url); the pipeline runs on it under `config`.
 ProcessedRecord process_html(std::string body, std::string content_type, std::string id,

@@ -47,12 +47,13 @@ DEDUP_WARC_SAMPLE = "neardup dedup --store /tmp/nd-warc --warc samples/warc/exam
 DEDUP_WARC_CRAWL = "neardup dedup --store /tmp/nd-warc --warc crawl.warc.gz"
 CLUSTERS = "neardup clusters --store idx"
 SHOW = "neardup show --store idx p00017"
+SHOW_EXPLAIN = "neardup show --store idx p00017 --explain --with p00002 --json"
 BROKER = ("neardup broker --topic pages:4 --topic pages-tagged:4 --topic pages-dead:1 "
           "--bootstrap-file bs")
 PRODUCE = 'neardup produce --bootstrap "$(cat bs)" --topic pages --in samples/crawl.jsonl.gz'
 CONSUME = 'neardup consume --bootstrap "$(cat bs)" --topic pages-tagged --count 244'
 RUN = (COMPARE, EXTRACT_ONE, EXTRACT_DIR, DEDUP, STATS, DEDUP_WARC_SAMPLE, DEDUP_WARC_CRAWL,
-       CLUSTERS, SHOW, BROKER, PRODUCE, CONSUME)
+       CLUSTERS, SHOW, SHOW_EXPLAIN, BROKER, PRODUCE, CONSUME)
 
 
 def command_key(line):
@@ -227,6 +228,18 @@ class DocumentedExamples(unittest.TestCase):
         for cluster in clusters:
             self.assertLessEqual({"root", "size", "members"}, set(cluster))
         self.example(SHOW)
+        explained = json_lines(self.example(SHOW_EXPLAIN).stdout)[0]
+        self.assertLessEqual({"a", "b", "simhash", "minhash", "stored"}, set(explained))
+        self.assertEqual((explained["a"]["id"], explained["b"]["id"]), ("p00017", "p00002"))
+        # The documented text is what the sample's pair gives.
+        text = subprocess.run([NEARDUP, "show", "--text", "--store", "idx", "p00017", "--explain"],
+                              cwd=self.dir, capture_output=True, text=True, timeout=60).stdout
+        block = re.search(r"^(p00017 and p00002: .*?)^```", doc_text("docs/cli.md"),
+                          re.S | re.M).group(1).splitlines()
+        self.assertEqual(len(block), len(text.splitlines()))
+        for documented, printed in zip(block, text.splitlines()):
+            self.assertTrue(printed.startswith(documented.removesuffix(" …")),
+                            f"{printed!r} is documented as {documented!r}")
 
     def test_the_kafka_tools_and_the_daemon_on_the_development_broker(self):
         self.assertIn(BROKER, documented_commands())
