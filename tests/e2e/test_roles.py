@@ -2,7 +2,7 @@
 """Scaled out (daemon/README.md, "Scaled out: two roles"): fingerprint workers in one consumer
 group and one index, through kafka.fingerprint_topic, while they are killed.
 
-  test_roles.py [COUNT] [exactly_once] [--partitions N]
+  test_roles.py [COUNT] [exactly_once] [--partitions N] [--main-text]
 
 Two workers (`neardupd --role fingerprint`, one pipeline thread each) and one index
 (`neardupd --role index`) run over COUNT synthetic pages on N input partitions (default 8),
@@ -13,7 +13,9 @@ every input has an output, all copies of a page carry one verdict, none is a dup
 itself, and every verdict equals `neardup dedup`'s over the same pages (so precision and recall
 against the planted clusters are a single process's; both are printed). With exactly_once, both
 hops are transactional (and the fingerprinted records signed) and a read_committed consumer
-sees exactly one output per input."""
+sees exactly one output per input. With --main-text, containment is on and outputs carry the
+main text without the paragraphs published before (output.main_text: unseen): every copy of a
+page repeats its relations, paragraphs and text, however often the index was killed."""
 import random
 import sys
 import time
@@ -27,6 +29,7 @@ COUNT = int(ARGS[0]) if ARGS else 20000
 EXACTLY_ONCE = len(ARGS) > 1 and ARGS[1] == "exactly_once"
 PARTITIONS = int(sys.argv[sys.argv.index("--partitions") + 1]) if "--partitions" in sys.argv \
     else 8
+MAIN_TEXT = "--main-text" in sys.argv
 
 
 
@@ -60,7 +63,9 @@ def test(workdir):
         ('  exactly_once: true\n  fingerprint_key: "the workers\' and the index\'s"\n'
          if EXACTLY_ONCE else "")
     config = h.write_config(workdir, broker.bootstrap, kafka_extra=kafka_extra,
-                            extra="output:\n  include_body: false\n"
+                            extra="output:\n  include_body: false\n" +
+                                  ("  main_text: unseen\ncontainment:\n  enabled: true\n"
+                                   if MAIN_TEXT else "") +
                                   "pipeline:\n  threads: 1\n  batch_delay_ms: 5\n")
     expected = h.dedup(workdir, config, pages)
     started = {"n": 0}
@@ -115,6 +120,13 @@ def test(workdir):
         seen = [r["value"]["url"] for r in records]
         h.check(len(seen) == len(set(seen)) == COUNT,
                 f"{len(records)} committed outputs for {COUNT} inputs")
+    if MAIN_TEXT:
+        texts = [t for t in tags.values() if "text" in t]
+        seen = sum(t.get("paragraphs", {}).get("seen", 0) for t in tags.values())
+        h.check(len(texts) >= COUNT // 2 and seen > 0,
+                f"{len(texts)} outputs with a main text, {seen} paragraphs seen before")
+        summary += (f"; main text in {len(texts)} outputs, {seen} paragraphs left out as seen "
+                    f"before, every copy with the same text")
     h.log(summary)
     h.log("every input present, copies agree, none a duplicate of itself, verdicts equal dedup's")
 
