@@ -11,6 +11,7 @@
 #include <string>
 
 #include "common/mutex.h"
+#include "message/answers.h"
 #include "message/tag.h"
 #include "pipeline/fingerprint/fingerprint.h"
 #include "python/src/values.h"
@@ -124,6 +125,22 @@ class PyIndex {
     }
     if (!found) throw_store_error(found.error());
     return *found;
+  }
+
+  // explain_stored's object as a dict; an id without a live page (or a first page that matched
+  // nothing, without `with`) is a KeyError.
+  py::object explain(const std::string& id, const std::string& with) {
+    const std::shared_ptr<OpenStore> store = open();
+    StoreResult<nlohmann::json> explained;
+    {
+      py::gil_scoped_release release;
+      explained = explain_stored(*store->index, id, with);
+    }
+    if (!explained && explained.error().code == StoreError::Code::kNotFound) {
+      throw py::key_error(explained.error().message);
+    }
+    if (!explained) throw_store_error(explained.error());
+    return py::module_::import("json").attr("loads")(explained->dump());
   }
 
   bool remove(const std::string& id) {
@@ -402,6 +419,20 @@ config) decide.)")
           py::arg("id"),
           "find($self, id)\n--\n\nThe live StoredPage under id (not superseded by a re-crawl, "
           "removed or past store.retention), or None.")
+      .def(
+          "explain",
+          [](PyIndex& index, const py::object& id, const py::object& with) {
+            return index.explain(str_arg(id, "id"),
+                                 with.is_none() ? std::string() : str_arg(with, "with_id"));
+          },
+          py::arg("id"), py::arg("with_id") = py::none(),
+          "explain($self, id, with_id=None)\n--\n\nWhy the stored page id matched another (the "
+          "page it matched when stored, else its cluster's first page, or with_id), from the "
+          "stored signatures, as `neardup show --explain --json`: a dict with 'a' and 'b' (the "
+          "stored pages), 'simhash' (distance, k, blocks, tables), 'minhash' (similarity, "
+          "bands, of, rows) and 'stored' (matched, method, distance, similarity). The index "
+          "keeps no text: `neardup compare --explain` on the pages says what the texts share. "
+          "KeyError when an id has no live page.")
       .def(
           "remove",
           [](PyIndex& index, const py::object& id) { return index.remove(str_arg(id, "id")); },

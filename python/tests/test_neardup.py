@@ -208,6 +208,21 @@ def test_index_find_returns_the_stored_page(page, index_dir):
         index.find("a")
 
 
+def test_index_explain_gives_the_show_explain_object(page, index_dir, cli):
+    with neardup.Index(index_dir, read_only=True) as index:
+        explained = index.explain("a", with_id="c")
+        shown, _ = cli("show", "--json", "--explain", "--store", index_dir, "a", "--with", "c")
+        assert explained == shown[0]
+        assert explained["a"]["id"] == "a" and explained["b"]["id"] == "c"
+        differ = int(index.find("a").hex, 16) ^ int(index.find("c").hex, 16)
+        assert explained["simhash"]["distance"] == bin(differ).count("1")
+        assert explained["stored"] == {"matched": False}
+        with pytest.raises(KeyError, match="name the page to compare it with"):
+            index.explain("a")  # the first page of its cluster, and nothing named
+        with pytest.raises(KeyError, match="nothing: no live page"):
+            index.explain("a", with_id="nothing")
+
+
 def test_index_lookup_with_thresholds_of_a_config(page, index_dir):
     with neardup.Index(index_dir, read_only=True) as index:
         assert index.lookup(edited(page)).duplicate_of == "a"
