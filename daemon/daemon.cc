@@ -97,6 +97,13 @@ StoreResult<std::optional<nlohmann::json>> Daemon::describe_page(const std::stri
   return neardup::describe_page(*index, id, max_members);
 }
 
+StoreResult<nlohmann::json> Daemon::explain_stored(const std::string& id,
+                                                   const std::string& with) {
+  Index* index = engine_->stage().index();
+  if (!index) return std::unexpected(no_index());
+  return neardup::explain_stored(*index, id, with);
+}
+
 std::expected<void, std::string> Daemon::health() const { return engine_->health(); }
 
 std::expected<void, std::string> Daemon::readiness() const { return engine_->readiness(); }

@@ -74,6 +74,8 @@ class Daemon {
   StoreResult<LookupAnswer> lookup(const ProcessedRecord& record);
   StoreResult<std::optional<nlohmann::json>> describe_page(const std::string& id,
                                                            std::size_t max_members);
+  // Why the stored page `id` matched another (explain_stored, message/answers.h).
+  StoreResult<nlohmann::json> explain_stored(const std::string& id, const std::string& with);
 
   // Healthy while the consume loop has polled Kafka within kStallMillis (engine.h), or while a
   // requested stop drains; otherwise the reason. Any thread. For the systemd watchdog and

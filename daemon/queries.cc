@@ -43,6 +43,15 @@ ops::QueryHandlers query_handlers(Daemon& daemon, const ops::ConfigHolder& confi
     }
     return {200, (*described)->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
   };
+  handlers.explain = [&daemon](const std::string& id, const std::string& with) -> ops::HttpAnswer {
+    auto explained = daemon.explain_stored(id, with);
+    if (!explained && explained.error().code == StoreError::Code::kNotFound) {
+      return {404, nlohmann::json{{"error", "not_found"}, {"detail", explained.error().message}}
+                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+    }
+    if (!explained) return store_failure(explained.error());
+    return {200, explained->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+  };
   return handlers;
 }
 

@@ -4,6 +4,9 @@
 //                       200 {"id", "url", "neardup": {...}} — what it would be tagged, nothing
 //                       inserted; 400 {"error", "detail"} for a record that is not a page
 //   GET /v1/pages/{id}  200 {"page": {...}, "cluster": {...}}; 404 {"error": "not_found"}
+//   GET /v1/explain?id=ID[&with=ID]  200 the object of `neardup show --explain --json`;
+//                       404 {"error": "not_found", "detail"} (an id without a live page, or a
+//                       first page that matched nothing without `with`); 400 without `id`
 // Store failures answer 500 {"error": "store", "detail"}. Pages are processed under the config
 // in effect (reloads included); the body limits are input.max_record_bytes at start.
 #pragma once

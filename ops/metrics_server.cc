@@ -285,6 +285,15 @@ MHD_Result serve(void* cls, MHD_Connection* connection, const char* url_text,
   }
   if (get && url == "/healthz") return reply_check(connection, routes.health, "ok");
   if (get && url == "/readyz") return reply_check(connection, routes.ready, "ready");
+  if (get && url == "/v1/explain" && routes.queries.explain) {
+    // libmicrohttpd has percent-decoded the arguments.
+    const char* id = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "id");
+    const char* with = MHD_lookup_connection_value(connection, MHD_GET_ARGUMENT_KIND, "with");
+    if (id == nullptr || *id == '\0') {
+      return reply_json(connection, {400, R"({"error":"bad_request","detail":"id is required"})"});
+    }
+    return reply_json(connection, routes.queries.explain(id, with ? with : ""));
+  }
   constexpr std::string_view kPages = "/v1/pages/";
   if (get && url.starts_with(kPages) && url.size() > kPages.size() && routes.queries.page) {
     // libmicrohttpd has percent-decoded the path.

@@ -5,6 +5,7 @@
 // and, when query handlers are given (metrics.queries):
 //   POST /v1/lookup      what a page (the request body) would be tagged: JSON
 //   GET /v1/pages/{id}   a stored page and its cluster: JSON, 404 when there is none
+//   GET /v1/explain?id=ID[&with=ID]  why a stored page matched another: JSON (400 without id)
 // Anything else is 404. Served until stop() by libmicrohttpd: two threads, each polling its
 // connections with epoll, so that idle or slow clients never hold a worker. Ranges are not
 // served; every response is whole.
@@ -81,6 +82,9 @@ struct QueryHandlers {
   std::function<HttpAnswer(std::string body, const std::string& content_type)> lookup;
   // GET /v1/pages/{id}: the id, percent-decoded.
   std::function<HttpAnswer(const std::string& id)> page;
+  // GET /v1/explain?id=ID[&with=ID]: the two ids, percent-decoded (`with` empty when absent).
+  // A request without `id` is answered 400 here.
+  std::function<HttpAnswer(const std::string& id, const std::string& with)> explain;
   // Larger request bodies are refused (413) before they are read whole.
   std::size_t max_body_bytes = 10u << 20;
   // The bodies being received on all connections together (see the top of this file); at

@@ -146,6 +146,9 @@ TEST(MetricsServer, QueryRoutesAreServedOnlyWhenGivenHandlers) {
   auto none_post = plain_client.Post("/v1/lookup", "<p>x</p>", "text/html");
   ASSERT_TRUE(none_post);
   EXPECT_EQ(none_post->status, 404);
+  auto none_explain = plain_client.Get("/v1/explain?id=a-1");
+  ASSERT_TRUE(none_explain);
+  EXPECT_EQ(none_explain->status, 404);
 
   QueryHandlers queries;
   queries.max_body_bytes = 100;
@@ -154,6 +157,9 @@ TEST(MetricsServer, QueryRoutesAreServedOnlyWhenGivenHandlers) {
   };
   queries.page = [](const std::string& id) {
     return id == "a b/1" ? HttpAnswer{200, "{\"id\":\"a b/1\"}"} : HttpAnswer{404, "{}"};
+  };
+  queries.explain = [](const std::string& id, const std::string& with) {
+    return HttpAnswer{200, "{\"a\":\"" + id + "\",\"b\":\"" + with + "\"}"};
   };
   auto server = MetricsServer::start("127.0.0.1:0", registry, {}, {}, queries);
   ASSERT_TRUE(server) << server.error();
@@ -170,6 +176,16 @@ TEST(MetricsServer, QueryRoutesAreServedOnlyWhenGivenHandlers) {
   auto missing = client.Get("/v1/pages/zzz");
   ASSERT_TRUE(missing);
   EXPECT_EQ(missing->status, 404);
+  auto explained = client.Get("/v1/explain?id=a%20b%2F1&with=c");  // arguments percent-decoded
+  ASSERT_TRUE(explained);
+  EXPECT_EQ(explained->status, 200);
+  EXPECT_EQ(explained->body, "{\"a\":\"a b/1\",\"b\":\"c\"}\n");
+  auto alone = client.Get("/v1/explain?id=x");
+  ASSERT_TRUE(alone);
+  EXPECT_EQ(alone->body, "{\"a\":\"x\",\"b\":\"\"}\n");
+  auto no_id = client.Get("/v1/explain?with=c");
+  ASSERT_TRUE(no_id);
+  EXPECT_EQ(no_id->status, 400);
   auto big = client.Post("/v1/lookup", std::string(1000, 'x'), "text/html");
   ASSERT_TRUE(big);
   EXPECT_EQ(big->status, 413);

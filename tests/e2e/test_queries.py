@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """Questions over HTTP (metrics.queries, docs/operations.md): while neardupd applies pages,
 POST /v1/lookup answers what each page would be tagged without inserting it, and
-GET /v1/pages/{id} shows a stored page and its cluster — agreeing with the tagged output topic.
-A record that is not a page is a 400 naming the error; an unknown id a 404.
+GET /v1/pages/{id} shows a stored page and its cluster, and GET /v1/explain?id= says why a
+duplicate matched the page it names — agreeing with the tagged output topic. A record that is
+not a page is a 400 naming the error; an unknown id a 404.
 
   test_queries.py [COUNT]"""
 import json
@@ -83,9 +84,18 @@ def test(workdir):
                 and shown["page"]["status"] == tag["status"]
                 and record["id"] in [m["id"] for m in shown["cluster"]["members"]],
                 f"GET /v1/pages/{record['id']}: {status} {shown}, tagged {tag}")
+        if tag["status"] == "duplicate":
+            status, explained = request(url + "/v1/explain?" + urllib.parse.urlencode(
+                {"id": record["id"]}))
+            h.check(status == 200 and explained["b"]["id"] == tag["matched"]
+                    and explained["stored"]["matched"]
+                    and explained["stored"]["method"] == tag["method"]
+                    and explained["simhash"]["distance"] == tag["distance"],
+                    f"GET /v1/explain?id={record['id']}: {status} {explained}, tagged {tag}")
         duplicates += tag["status"] == "duplicate"
     h.log(f"{COUNT} pages ({duplicates} duplicates, {skipped} skipped): every lookup names the "
-          "page's cluster, every GET shows the page in it")
+          "page's cluster, every GET shows the page in it, every duplicate's explanation names "
+          "the page it matched with its method and distance")
 
     # Bare HTML with its own Content-Type.
     html = next(r for r in records if "body" in r and tags[r["id"]]["status"] != "skipped")
@@ -99,7 +109,11 @@ def test(workdir):
     h.check(status == 400 and answer["error"] == "not_json", f"bad record: {status} {answer}")
     status, answer = request(url + "/v1/pages/no-such-page")
     h.check(status == 404 and answer["error"] == "not_found", f"unknown id: {status} {answer}")
-    h.log("HTML lookup ok; a bad record is 400 not_json; an unknown id 404")
+    status, answer = request(url + "/v1/explain?id=no-such-page")
+    h.check(status == 404 and answer["error"] == "not_found", f"explain unknown id: {status} {answer}")
+    status, answer = request(url + "/v1/explain")
+    h.check(status == 400 and answer["error"] == "bad_request", f"explain without id: {status}")
+    h.log("HTML lookup ok; a bad record is 400 not_json; an unknown id 404 (also to explain)")
 
     # Nothing was inserted by the lookups: documents == pages tagged unique or duplicate.
     stored = sum(1 for t in tags.values() if t["status"] in ("unique", "duplicate"))
