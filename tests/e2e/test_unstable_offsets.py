@@ -21,7 +21,7 @@ import time
 import harness as h
 
 COUNT = int(sys.argv[1]) if len(sys.argv) > 1 else 400
-TRANSACTION_TIMEOUT_MS = 15000
+TRANSACTION_TIMEOUT_MS = 20000  # long enough for the second worker to join and ask under load
 
 
 def committed_fingerprints(bootstrap):
