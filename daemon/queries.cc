@@ -6,8 +6,13 @@
 namespace neardup::daemon {
 namespace {
 
+// An answer's JSON text (invalid UTF-8 in ids or texts replaced, never thrown).
+std::string json_text(const nlohmann::json& json) {
+  return json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
 ops::HttpAnswer store_failure(const StoreError& error) {
-  return {500, nlohmann::json{{"error", "store"}, {"detail", error.message}}.dump()};
+  return {500, json_text({{"error", "store"}, {"detail", error.message}})};
 }
 
 bool is_json(std::string_view content_type) {
@@ -32,25 +37,23 @@ ops::QueryHandlers query_handlers(Daemon& daemon, const ops::ConfigHolder& confi
     if (!answer) return store_failure(answer.error());
     const nlohmann::json json = lookup_json(record, *answer);
     return {answer->dead_letter ? 400 : 200,
-            json.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+            json_text(json)};
   };
   handlers.page = [&daemon](const std::string& id) -> ops::HttpAnswer {
     auto described = daemon.describe_page(id, kQueryMaxMembers);
     if (!described) return store_failure(described.error());
     if (!*described) {
-      return {404, nlohmann::json{{"error", "not_found"}, {"id", id}}.dump(
-                       -1, ' ', false, nlohmann::json::error_handler_t::replace)};
+      return {404, json_text({{"error", "not_found"}, {"id", id}})};
     }
-    return {200, (*described)->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+    return {200, json_text(**described)};
   };
   handlers.explain = [&daemon](const std::string& id, const std::string& with) -> ops::HttpAnswer {
     auto explained = daemon.explain_stored(id, with);
     if (!explained && explained.error().code == StoreError::Code::kNotFound) {
-      return {404, nlohmann::json{{"error", "not_found"}, {"detail", explained.error().message}}
-                       .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+      return {404, json_text({{"error", "not_found"}, {"detail", explained.error().message}})};
     }
     if (!explained) return store_failure(explained.error());
-    return {200, explained->dump(-1, ' ', false, nlohmann::json::error_handler_t::replace)};
+    return {200, json_text(*explained)};
   };
   return handlers;
 }
