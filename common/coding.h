@@ -81,6 +81,22 @@ inline void put_length_prefixed(std::string& dst, std::string_view bytes) {
   put_fixed32(dst, static_cast<std::uint32_t>(bytes.size()));
   dst.append(bytes);
 }
+// LEB128: 7 bits a byte, least significant first, the high bit set on every byte but the last
+// (1 byte below 128, at most 10).
+inline void put_varint64(std::string& dst, std::uint64_t v) {
+  while (v >= 0x80) {
+    dst.push_back(static_cast<char>(v | 0x80));
+    v >>= 7;
+  }
+  dst.push_back(static_cast<char>(v));
+}
+// Signed values near zero in few varint bytes: 0, -1, 1, -2, ... -> 0, 1, 2, 3, ...
+inline std::uint64_t zigzag(std::int64_t v) {
+  return (static_cast<std::uint64_t>(v) << 1) ^ static_cast<std::uint64_t>(v >> 63);
+}
+inline std::int64_t unzigzag(std::uint64_t v) {
+  return static_cast<std::int64_t>(v >> 1) ^ -static_cast<std::int64_t>(v & 1);
+}
 // An 8-byte big-endian key (sorts numerically in LMDB's default byte order).
 inline std::string be64_key(std::uint64_t v) {
   std::string key(8, '\0');
@@ -103,6 +119,19 @@ class ByteReader {
     return take(n) ? in_.substr(at_ - n, n) : std::string_view();
   }
   std::string_view length_prefixed() { return bytes(u32()); }
+  // A put_varint64 value; more than 10 bytes, or bits past 64, make the reader !ok().
+  std::uint64_t varint64() {
+    std::uint64_t v = 0;
+    for (int shift = 0; shift < 64; shift += 7) {
+      if (!take(1)) return 0;
+      const auto byte = static_cast<std::uint8_t>(in_[at_ - 1]);
+      if (shift == 63 && byte > 1) break;
+      v |= static_cast<std::uint64_t>(byte & 0x7f) << shift;
+      if ((byte & 0x80) == 0) return v;
+    }
+    ok_ = false;
+    return 0;
+  }
   std::string_view rest() { return bytes(in_.size() - std::min(at_, in_.size())); }
 
   bool ok() const { return ok_; }

@@ -1,11 +1,12 @@
 #!/usr/bin/env python3
-"""A store written by the previous format (version 5, store/testdata/format5/) opened, queried
-and written by this build: its stored verdicts and clusters read alike, the next pages get the
-verdicts the previous build gave them, and the store is marked this build's version (7) only
-once written.
+"""Stores written by earlier formats (version 5, store/testdata/format5/; version 7,
+store/testdata/format7/) opened, queried and written by this build: their stored verdicts and
+clusters read alike, the next pages get the verdicts the earlier build gave them, and a store is
+marked this build's version (8) only once written.
 
     python3 store/format_upgrade_test.py NEARDUP_BINARY SOURCE_DIR
 """
+import base64
 import gzip
 import json
 import os
@@ -32,17 +33,24 @@ def json_lines(text):
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-def fixture(name):
-    with open(os.path.join(SOURCE, "store", "testdata", "format5", name), encoding="utf-8") as f:
+CURRENT = 8
+
+
+def fixture(name, version=5):
+    with open(os.path.join(SOURCE, "store", "testdata", f"format{version}", name),
+              encoding="utf-8") as f:
         return json_lines(f.read())
 
 
 class FormatFive(unittest.TestCase):
+    VERSION = 5
+
     def setUp(self):
-        self.work = tempfile.mkdtemp(prefix="nd-format5-")
+        self.work = tempfile.mkdtemp(prefix=f"nd-format{self.VERSION}-")
         self.store = os.path.join(self.work, "store")
         os.mkdir(self.store)
-        with gzip.open(os.path.join(SOURCE, "store", "testdata", "format5", "data.mdb.gz")) as f, \
+        with gzip.open(os.path.join(SOURCE, "store", "testdata", f"format{self.VERSION}",
+                                    "data.mdb.gz")) as f, \
                 open(os.path.join(self.store, "data.mdb"), "wb") as out:
             shutil.copyfileobj(f, out)
         with gzip.open(os.path.join(SOURCE, "samples", "crawl.jsonl.gz"), "rt",
@@ -80,7 +88,7 @@ class FormatFive(unittest.TestCase):
         self.assertEqual(len(got), len(want))
         for g, w in zip(got, want):
             self.assertEqual(g, w)
-        self.assertEqual(self.stats()["format_version"], 7)
+        self.assertEqual(self.stats()["format_version"], CURRENT)
         clusters = json_lines(neardup("clusters", "--store", self.store, "--min-size", "1",
                                       "--no-progress"))
         self.assertEqual(clusters, fixture("clusters-all.jsonl"))
@@ -93,6 +101,75 @@ class FormatFive(unittest.TestCase):
         shown = json_lines(neardup("show", "--store", self.store, "--json", *self.first))
         self.assertEqual([r["page"] for r in shown],
                          [r["page"] for r in fixture("show-first.jsonl")])
+
+
+class FormatSeven(FormatFive):
+    """Version 7 (containment on: anchors, relations and passages stored) to 8: the documents
+    numbered before the upgrade keep their wide records, those after it are compact, and both
+    are read, rewritten (forget, a re-crawl) and reopened alike."""
+    VERSION = 7
+
+    def config(self):
+        return os.path.join(SOURCE, "store", "testdata", "format7", "config.yaml")
+
+    def dedup(self, path, out):
+        neardup("dedup", "--config", self.config(), "--store", self.store, "--in", path,
+                "--out", out, "--no-progress")
+        keys = ("status", "duplicate_of", "method", "contained_in", "contains", "paragraphs_seen")
+        with open(out, encoding="utf-8") as f:
+            return [{k: r["neardup"].get(k) for k in keys} | {"id": r["id"]}
+                    for r in json_lines(f.read())]
+
+    def test_read_alike_then_written_on(self):
+        self.assertEqual(self.stats()["format_version"], 7)
+        shown = json_lines(neardup("show", "--store", self.store, "--json", *self.first))
+        self.assertEqual(shown, fixture("show-first.jsonl", 7))
+        self.assertEqual(self.stats()["format_version"], 7)
+
+        got = self.dedup(self.rest, os.path.join(self.work, "rest.out"))
+        self.assertEqual(got, fixture("rest-verdicts.jsonl", 7))
+        self.assertEqual(self.stats()["format_version"], CURRENT)
+        clusters = json_lines(neardup("clusters", "--store", self.store, "--min-size", "1",
+                                      "--no-progress"))
+        self.assertEqual(clusters, fixture("clusters-all.jsonl", 7))
+        # Reopened: the stored verdicts again, old (wide) and new (compact) records alike.
+        again = self.dedup(self.rest, os.path.join(self.work, "again.out"))
+        self.assertEqual(again, got)
+        shown = json_lines(neardup("show", "--store", self.store, "--json", *self.first))
+        self.assertEqual([r["page"] for r in shown],
+                         [r["page"] for r in fixture("show-first.jsonl", 7)])
+
+        # Rewritten in place: an old document forgotten, another re-crawled with new text (the
+        # old record flagged in its wide form, the new one compact), a new document forgotten.
+        old_forgotten, recrawled = self.first[3], self.first[0]
+        new_forgotten = got[-1]["id"]
+        neardup("forget", "--store", self.store, old_forgotten, new_forgotten)
+        with gzip.open(os.path.join(SOURCE, "samples", "crawl.jsonl.gz"), "rt",
+                       encoding="utf-8") as f:
+            page = next(json.loads(line) for line in f if json.loads(line)["id"] == recrawled)
+        body = base64.b64decode(page["body_base64"]).decode()
+        words = " ".join(f"revision{i} changed the story in place" for i in range(80))
+        body = body.replace("</p>", " " + words + "</p>", 4)  # the article's first paragraphs
+        page["body_base64"] = base64.b64encode(body.encode()).decode()
+        recrawl = os.path.join(self.work, "recrawl.jsonl")
+        with open(recrawl, "w", encoding="utf-8") as out:
+            out.write(json.dumps(page) + "\n")
+        self.dedup(recrawl, os.path.join(self.work, "recrawl.out"))
+        kept = [pid for pid in self.first if pid != old_forgotten]
+        shown = {r["page"]["id"]: r["page"] for r in json_lines(
+            neardup("show", "--store", self.store, "--json", *kept))}
+        before = {r["page"]["id"]: r["page"] for r in fixture("show-first.jsonl", 7)}
+        for pid in (old_forgotten, new_forgotten):
+            gone = subprocess.run([NEARDUP, "show", "--store", self.store, pid],
+                                  capture_output=True)
+            self.assertEqual(gone.returncode, 1)
+            self.assertIn(b"no live page stored under this id", gone.stderr)
+        self.assertNotEqual(shown[recrawled]["fingerprint"], before[recrawled]["fingerprint"])
+        self.assertEqual(shown[recrawled]["first_seen"], before[recrawled]["first_seen"])
+        for pid in self.first:
+            if pid not in (old_forgotten, recrawled):
+                self.assertEqual(shown[pid], before[pid])
+        self.assertEqual(self.stats()["documents"], 244 - 2)
 
 
 if __name__ == "__main__":

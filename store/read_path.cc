@@ -92,7 +92,7 @@ StoreResult<DocRecord> read_doc(const lmdb::Txn& txn, const StoreTables& tables,
                                 std::uint64_t doc) {
   auto value = lift(tables.docs.get(txn, coding::be64_key(doc)));
   if (!value) return std::unexpected(value.error());
-  auto record = DocRecord::decode(*value);
+  auto record = DocRecord::decode(*value, doc, tables.docs_compact_from);
   if (!record) return corrupt("docs record " + std::to_string(doc));
   return std::move(*record);
 }
@@ -209,7 +209,7 @@ StoreResult<Cluster> Documents::cluster(std::uint64_t root_doc,
     }
     return std::unexpected(from_lmdb(root.error()));
   }
-  auto root_record = DocRecord::decode(*root);
+  auto root_record = DocRecord::decode(*root, root_doc, tables_.docs_compact_from);
   if (!root_record) return corrupt("docs record " + std::to_string(root_doc));
   Cluster cluster{
       .root = root_record->id, .root_doc = root_doc, .scheme = scheme(root_record->scheme).id};

@@ -13,7 +13,90 @@ using coding::put_fixed16;
 using coding::put_fixed32;
 using coding::put_fixed64;
 
-std::string DocRecord::encode() const {
+namespace {
+
+// The compact record's first byte: which optional fields follow, and the id's scheme prefix.
+constexpr std::uint8_t kPrefixMask = 0x07;  // index into kIdPrefixes; 0: none
+constexpr std::uint8_t kDuplicateBit = 0x08;
+constexpr std::uint8_t kMatchedBit = 0x10;
+constexpr std::uint8_t kDistanceBit = 0x20;
+constexpr std::uint8_t kSimilarityBit = 0x40;
+constexpr std::uint8_t kAnchorsBit = 0x80;
+// Longest first where one extends another; index + 1 is the code.
+constexpr std::string_view kIdPrefixes[] = {"https://www.", "http://www.", "https://", "http://"};
+
+std::uint8_t id_prefix(std::string_view id) {
+  for (std::size_t i = 0; i < std::size(kIdPrefixes); ++i) {
+    if (id.starts_with(kIdPrefixes[i])) return static_cast<std::uint8_t>(i + 1);
+  }
+  return 0;
+}
+
+}  // namespace
+
+std::string DocRecord::encode_compact(std::uint64_t doc) const {
+  const std::uint8_t prefix = id_prefix(id);
+  std::uint8_t form = prefix;
+  if (status != 0) form |= kDuplicateBit;
+  if (matched != 0) form |= kMatchedBit;
+  if (distance != 0) form |= kDistanceBit;
+  if (similarity != kNoSimilarity) form |= kSimilarityBit;
+  if (anchors != 0) form |= kAnchorsBit;
+  std::string out;
+  out.reserve(32 + id.size());
+  out.push_back(static_cast<char>(form));
+  out.push_back(static_cast<char>((flags & 0x1f) | method << 5));
+  put_fixed64(out, fingerprint);
+  coding::put_varint64(out, coding::zigzag(static_cast<std::int64_t>(cluster - doc)));
+  if (matched != 0) coding::put_varint64(out, coding::zigzag(static_cast<std::int64_t>(doc - matched)));
+  if (distance != 0) out.push_back(static_cast<char>(distance));
+  if (similarity != kNoSimilarity) put_fixed16(out, similarity);
+  // Differences in unsigned arithmetic (wrapping, undone exactly by the decoder).
+  const std::uint64_t stored_ms = std::uint64_t{stored_at_s} * 1000;
+  coding::put_varint64(
+      out, coding::zigzag(static_cast<std::int64_t>(static_cast<std::uint64_t>(first_seen_ms) - stored_ms)));
+  coding::put_varint64(out, scheme);
+  put_fixed32(out, stored_at_s);
+  if (anchors != 0) coding::put_varint64(out, anchors);
+  out.append(id.substr(prefix == 0 ? 0 : kIdPrefixes[prefix - 1].size()));
+  return out;
+}
+
+std::optional<DocRecord> DocRecord::decode_compact(std::string_view bytes, std::uint64_t doc) {
+  ByteReader in(bytes);
+  DocRecord r;
+  const std::uint8_t form = in.u8();
+  const std::uint8_t packed = in.u8();
+  r.flags = packed & 0x1f;
+  r.method = packed >> 5;
+  r.status = (form & kDuplicateBit) != 0 ? 1 : 0;
+  r.fingerprint = in.u64();
+  r.cluster = doc + static_cast<std::uint64_t>(coding::unzigzag(in.varint64()));
+  if ((form & kMatchedBit) != 0) {
+    r.matched = doc - static_cast<std::uint64_t>(coding::unzigzag(in.varint64()));
+  }
+  if ((form & kDistanceBit) != 0) r.distance = in.u8();
+  if ((form & kSimilarityBit) != 0) r.similarity = in.u16();
+  const std::int64_t first_seen = coding::unzigzag(in.varint64());
+  const std::uint64_t scheme = in.varint64();
+  r.stored_at_s = in.u32();
+  r.first_seen_ms = static_cast<std::int64_t>(static_cast<std::uint64_t>(first_seen) +
+                                              std::uint64_t{r.stored_at_s} * 1000);
+  const std::uint64_t anchors = (form & kAnchorsBit) != 0 ? in.varint64() : 0;
+  const std::uint8_t prefix = form & kPrefixMask;
+  std::string_view rest = in.rest();
+  if (!in.ok() || prefix > std::size(kIdPrefixes) || r.method > Verdict::kBoth ||
+      scheme > UINT32_MAX || anchors > 0xffff || ((form & kMatchedBit) != 0 && r.matched == 0)) {
+    return std::nullopt;
+  }
+  r.scheme = static_cast<std::uint32_t>(scheme);
+  r.anchors = static_cast<std::uint16_t>(anchors);
+  if (prefix != 0) r.id = kIdPrefixes[prefix - 1];
+  r.id += rest;
+  return r;
+}
+
+std::string DocRecord::encode_wide() const {
   std::string out;
   out.reserve(48 + id.size());
   put_fixed64(out, fingerprint);
@@ -31,7 +114,7 @@ std::string DocRecord::encode() const {
   return out += id;
 }
 
-std::optional<DocRecord> DocRecord::decode(std::string_view bytes) {
+std::optional<DocRecord> DocRecord::decode_wide(std::string_view bytes) {
   ByteReader in(bytes);
   DocRecord r;
   r.fingerprint = in.u64();

@@ -17,12 +17,20 @@ namespace neardup::records {
 // The on-disk format version these layouts make (meta "format"), and the oldest this build
 // still opens: a version-5 store keeps all 16 bits of each sketch value in `sketches` (read
 // alike: decode_sketch() tells the forms apart by length), a version-4 store besides that has
-// pending verdicts without a digest of their record, which reads as "unknown"; a writable
-// open marks either version 6 (FORMAT.md).
-inline constexpr std::uint32_t kFormatVersion = 7;
+// pending verdicts without a digest of their record, which reads as "unknown"; stores of 7 and
+// older hold wide document records only. A writable open marks any of them version 8
+// (FORMAT.md).
+inline constexpr std::uint32_t kFormatVersion = 8;
 inline constexpr std::uint32_t kOldestReadableFormat = 4;
 
-// docs: document number -> page. A 48-byte header, then the id bytes.
+// docs: document number -> page, in one of two forms (FORMAT.md, "docs"). Compact (format 8):
+// flag bytes, the fingerprint, varints relative to the document's own number and time, then the
+// id without its scheme prefix. Wide (formats 4-7): a 48-byte header, then the id. A store
+// writes documents from its `compact_from` number on compactly (meta "docs_compact_from": 1
+// for a store created compact, the next number at the upgrade of an older one) and rewrites
+// an older document in the form it has, so a record's form follows from its number alone.
+inline constexpr std::uint64_t kNoCompactDocs = UINT64_MAX;  // a read-only open of format <= 7
+
 struct DocRecord {
   static constexpr std::uint8_t kSuperseded = 1;  // flags: the id was re-indexed since
   static constexpr std::uint8_t kForgotten = 2;   // flags: removed by Index::forget
@@ -47,8 +55,18 @@ struct DocRecord {
   std::uint16_t anchors = 0;
   std::string id;
 
-  std::string encode() const;
-  static std::optional<DocRecord> decode(std::string_view bytes);
+  // The record of document `doc` in a store whose compact records start at `compact_from`.
+  std::string encode(std::uint64_t doc, std::uint64_t compact_from) const {
+    return doc >= compact_from ? encode_compact(doc) : encode_wide();
+  }
+  static std::optional<DocRecord> decode(std::string_view bytes, std::uint64_t doc,
+                                         std::uint64_t compact_from) {
+    return doc >= compact_from ? decode_compact(bytes, doc) : decode_wide(bytes);
+  }
+  std::string encode_compact(std::uint64_t doc) const;
+  std::string encode_wide() const;
+  static std::optional<DocRecord> decode_compact(std::string_view bytes, std::uint64_t doc);
+  static std::optional<DocRecord> decode_wide(std::string_view bytes);
 };
 
 // Estimated Jaccard as stored (x 10000, rounded), and back.

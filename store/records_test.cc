@@ -3,6 +3,9 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <vector>
+
 #include "common/coding.h"
 
 namespace neardup::records {
@@ -35,41 +38,152 @@ TEST(Coding, ByteReaderFailsInsteadOfReadingPastTheEnd) {
   EXPECT_FALSE(lengths.ok());
 }
 
-TEST(Records, DocRecordRoundTrips) {
-  DocRecord r{.fingerprint = 0x9f3a0c1d22e4b807,
-              .cluster = 12,
-              .first_seen_ms = -5,
-              .matched = 11,
-              .scheme = 3,
-              .status = 1,
-              .distance = 2,
-              .flags = DocRecord::kSuperseded,
-              .method = Verdict::kBoth,
-              .similarity = 8125,
-              .stored_at_s = 1700000000,
-              .anchors = 513,
-              .id = "https://a.example/1"};
-  const std::string bytes = r.encode();
+TEST(Coding, VarintsRoundTripAndRejectOverlongOrTruncatedBytes) {
+  for (std::uint64_t v : {0ull, 1ull, 127ull, 128ull, 16383ull, 16384ull, 1ull << 35, ~0ull}) {
+    std::string out;
+    coding::put_varint64(out, v);
+    EXPECT_EQ(out.size(), v == 0 ? 1u : (std::bit_width(v) + 6) / 7) << v;
+    coding::ByteReader in(out);
+    EXPECT_EQ(in.varint64(), v);
+    EXPECT_TRUE(in.done());
+    coding::ByteReader cut(std::string_view(out).substr(0, out.size() - 1));
+    cut.varint64();
+    EXPECT_FALSE(cut.ok()) << v;
+  }
+  const std::string eleven = std::string(10, '\x80') + '\x01';
+  coding::ByteReader overlong(eleven);
+  overlong.varint64();
+  EXPECT_FALSE(overlong.ok());
+  const std::string wide = std::string(9, '\xff') + '\x02';
+  coding::ByteReader past_64_bits(wide);
+  past_64_bits.varint64();
+  EXPECT_FALSE(past_64_bits.ok());
+  for (std::int64_t v : {std::int64_t{0}, std::int64_t{-1}, std::int64_t{1}, INT64_MIN, INT64_MAX}) {
+    EXPECT_EQ(coding::unzigzag(coding::zigzag(v)), v);
+  }
+  EXPECT_EQ(coding::zigzag(-1), 1u);
+  EXPECT_EQ(coding::zigzag(1), 2u);
+}
+
+void expect_same(const DocRecord& a, const DocRecord& b) {
+  EXPECT_EQ(a.fingerprint, b.fingerprint);
+  EXPECT_EQ(a.cluster, b.cluster);
+  EXPECT_EQ(a.first_seen_ms, b.first_seen_ms);
+  EXPECT_EQ(a.matched, b.matched);
+  EXPECT_EQ(a.scheme, b.scheme);
+  EXPECT_EQ(a.status, b.status);
+  EXPECT_EQ(a.distance, b.distance);
+  EXPECT_EQ(a.flags, b.flags);
+  EXPECT_EQ(a.method, b.method);
+  EXPECT_EQ(a.similarity, b.similarity);
+  EXPECT_EQ(a.stored_at_s, b.stored_at_s);
+  EXPECT_EQ(a.anchors, b.anchors);
+  EXPECT_EQ(a.id, b.id);
+}
+
+DocRecord duplicate_record() {
+  return DocRecord{.fingerprint = 0x9f3a0c1d22e4b807,
+                   .cluster = 12,
+                   .first_seen_ms = -5,
+                   .matched = 11,
+                   .scheme = 3,
+                   .status = 1,
+                   .distance = 2,
+                   .flags = DocRecord::kSuperseded,
+                   .method = Verdict::kBoth,
+                   .similarity = 8125,
+                   .stored_at_s = 1700000000,
+                   .anchors = 513,
+                   .id = "https://a.example/1"};
+}
+
+TEST(Records, WideDocRecordRoundTrips) {
+  const DocRecord r = duplicate_record();
+  const std::string bytes = r.encode_wide();
   EXPECT_EQ(bytes.size(), 48 + r.id.size());
-  auto back = DocRecord::decode(bytes);
+  EXPECT_EQ(r.encode(40, 41), bytes);  // documents before compact_from keep the wide form
+  auto back = DocRecord::decode(bytes, 40, 41);
   ASSERT_TRUE(back);
-  EXPECT_EQ(back->fingerprint, r.fingerprint);
-  EXPECT_EQ(back->cluster, 12u);
-  EXPECT_EQ(back->first_seen_ms, -5);
-  EXPECT_EQ(back->matched, 11u);
-  EXPECT_EQ(back->scheme, 3u);
-  EXPECT_EQ(back->status, 1);
-  EXPECT_EQ(back->distance, 2);
-  EXPECT_EQ(back->flags, DocRecord::kSuperseded);
-  EXPECT_EQ(back->method, Verdict::kBoth);
-  EXPECT_EQ(back->similarity, 8125);
-  EXPECT_EQ(back->stored_at_s, 1700000000u);
-  EXPECT_EQ(back->anchors, 513u);
-  EXPECT_EQ(back->id, r.id);
-  EXPECT_FALSE(DocRecord::decode(bytes.substr(0, 47)));
+  expect_same(*back, r);
+  EXPECT_FALSE(DocRecord::decode_wide(bytes.substr(0, 47)));
   std::string bad = bytes;
   bad[36] = 7;  // no such status
-  EXPECT_FALSE(DocRecord::decode(bad));
+  EXPECT_FALSE(DocRecord::decode_wide(bad));
+}
+
+TEST(Records, CompactDocRecordRoundTripsEveryField) {
+  std::vector<std::pair<std::uint64_t, DocRecord>> cases;
+  cases.emplace_back(40, duplicate_record());
+  DocRecord unique{.fingerprint = 1, .cluster = 7, .first_seen_ms = 1700000000123,
+                   .scheme = 0, .stored_at_s = 1700000001, .id = "p00001"};
+  cases.emplace_back(7, unique);
+  DocRecord extremes = duplicate_record();
+  extremes.first_seen_ms = INT64_MIN;
+  extremes.cluster = ~0ull;  // a cluster after the document: allowed, if never written
+  extremes.matched = 1;
+  extremes.scheme = UINT32_MAX;
+  extremes.flags = DocRecord::kSuperseded | DocRecord::kForgotten | DocRecord::kUnindexed;
+  extremes.anchors = 0xffff;
+  extremes.similarity = 0;
+  extremes.stored_at_s = UINT32_MAX;
+  extremes.id = "";
+  cases.emplace_back(1ull << 40, extremes);
+  extremes.first_seen_ms = INT64_MAX;
+  cases.emplace_back(2, extremes);
+  for (std::string_view id : {"http://x", "https://x", "http://www.x", "https://www.x",
+                              "https://www.", "ftp://x", "HTTP://x", "http:/x"}) {
+    DocRecord r = unique;
+    r.id = id;
+    cases.emplace_back(9, r);
+  }
+  for (const auto& [doc, r] : cases) {
+    const std::string bytes = r.encode(doc, doc);
+    EXPECT_EQ(bytes, r.encode_compact(doc));
+    auto back = DocRecord::decode(bytes, doc, 1);
+    ASSERT_TRUE(back) << r.id;
+    expect_same(*back, r);
+  }
+}
+
+TEST(Records, CompactDocRecordIsSmallAndDropsTheIdsSchemePrefix) {
+  // A unique page of a crawl: its first-seen time minutes before it is stored.
+  const DocRecord r{.fingerprint = 0x0123456789abcdef,
+                    .cluster = 1000000,
+                    .first_seen_ms = 1700000000000 - 300000,
+                    .stored_at_s = 1700000000,
+                    .id = "https://www.example.com/articles/000000000123"};
+  const std::string bytes = r.encode_compact(1000000);
+  // 2 flag bytes, 8 fingerprint, 1 cluster, 3 first seen, 1 scheme, 4 stored at, the id less
+  // "https://www." (12 bytes): 19 + 33, against 48 + 45 wide.
+  EXPECT_EQ(bytes.size(), 19u + 33u);
+  EXPECT_EQ(r.encode_wide().size(), 93u);
+  EXPECT_EQ(bytes.substr(19), "example.com/articles/000000000123");
+  for (std::size_t cut = 0; cut < 19; ++cut) {
+    EXPECT_FALSE(DocRecord::decode_compact(bytes.substr(0, cut), 1000000)) << cut;
+  }
+}
+
+TEST(Records, CompactDocRecordRefusesBadFlagsAndCodes) {
+  const DocRecord r = duplicate_record();
+  const std::string bytes = r.encode_compact(40);
+  ASSERT_TRUE(DocRecord::decode_compact(bytes, 40));
+  std::string bad = bytes;
+  bad[0] = static_cast<char>((bad[0] & ~0x07) | 5);  // no id prefix 5
+  EXPECT_FALSE(DocRecord::decode_compact(bad, 40));
+  bad = bytes;
+  bad[1] = static_cast<char>(bad[1] | 0x80);  // no method 4 or above
+  EXPECT_FALSE(DocRecord::decode_compact(bad, 40));
+  // Matched flagged, and its varint (zigzag 40 after the one-byte cluster at offset 10) naming
+  // document 0, which is "none": refused.
+  DocRecord no_match = r;
+  no_match.matched = 0;
+  bad = no_match.encode_compact(40);
+  bad[0] = static_cast<char>(bad[0] | 0x10);
+  bad.insert(bad.begin() + 11, static_cast<char>(80));
+  EXPECT_FALSE(DocRecord::decode_compact(bad, 40));
+  bad[11] = static_cast<char>(78);  // document 1: read
+  ASSERT_TRUE(DocRecord::decode_compact(bad, 40));
+  EXPECT_EQ(DocRecord::decode_compact(bad, 40)->matched, 1u);
 }
 
 TEST(Records, VerdictRoundTripsWithSimilarityRoundedToFourDecimals) {

@@ -15,7 +15,8 @@ namespace {
 using Code = StoreError::Code;
 using records::DocRecord;
 
-StoreResult<> check_format(const lmdb::Txn& txn, lmdb::Dbi meta) {
+// The store's format version, when this build reads it.
+StoreResult<std::uint32_t> check_format(const lmdb::Txn& txn, lmdb::Dbi meta) {
   auto format = meta.get(txn, "format");
   if (!format) return store_error(Code::kCorrupt, "not a neardup index (no format in meta)");
   const std::uint32_t version = records::decode_u32(*format).value_or(0);
@@ -26,7 +27,7 @@ StoreResult<> check_format(const lmdb::Txn& txn, lmdb::Dbi meta) {
                                           std::to_string(records::kFormatVersion) +
                                           " (no conversion: rebuild the index with this build)");
   }
-  return {};
+  return version;
 }
 
 // A writable open marks an older readable store as this build's version (records.h: what it
@@ -36,6 +37,40 @@ StoreResult<> upgrade_format(const lmdb::Txn& txn, lmdb::Dbi meta) {
   if (!format) return std::unexpected(format.error());
   if (records::decode_u32(*format).value_or(0) == records::kFormatVersion) return {};
   return lift(meta.put(txn, "format", records::encode_u32(records::kFormatVersion)));
+}
+
+// meta "docs_compact_from" (records.h, DocRecord) into tables. A writable open of a store without
+// it writes it once: 1 for a store created now (on_disk 0), the next document number for a store
+// of version 7 or older (its documents so far keep their wide records). Read-only, such a store
+// has wide records only.
+StoreResult<> load_doc_form(const lmdb::Txn& txn, StoreTables& tables, std::uint32_t on_disk,
+                            bool writable) {
+  constexpr std::string_view kKey = "docs_compact_from";
+  auto stored = tables.meta.get(txn, kKey);
+  if (stored) {
+    auto from = records::decode_u64(*stored);
+    if (!from || *from == 0) return corrupt("meta docs_compact_from");
+    tables.docs_compact_from = *from;
+    return {};
+  }
+  if (stored.error().code != MDB_NOTFOUND) return std::unexpected(from_lmdb(stored.error()));
+  if (on_disk >= 8) return corrupt("meta docs_compact_from (missing in a store of version 8)");
+  if (!writable) {
+    tables.docs_compact_from = records::kNoCompactDocs;
+    return {};
+  }
+  std::uint64_t next = 1;
+  if (on_disk != 0) {
+    auto cursor = lift(lmdb::Cursor::open(txn, tables.docs));
+    if (!cursor) return std::unexpected(cursor.error());
+    MDB_val key{}, value{};
+    auto last = lift(cursor->get(key, value, MDB_LAST));
+    if (!last) return std::unexpected(last.error());
+    if (*last) next = coding::decode_be64(static_cast<const char*>(key.mv_data)) + 1;
+  }
+  if (auto put = lift(tables.meta.put(txn, kKey, records::encode_u64(next))); !put) return put;
+  tables.docs_compact_from = next;
+  return {};
 }
 
 }  // namespace
@@ -53,6 +88,7 @@ StoreResult<> Catalog::create_or_load(StoreEnv& env) {
         tables.meta = *meta;
         const records::DesignState want{design.k, design.r,
                                         static_cast<std::uint32_t>(design.tables())};
+        std::uint32_t on_disk = 0;  // a store created now
         if (auto format = tables.meta.get(txn, "format"); !format) {
           if (format.error().code != MDB_NOTFOUND)
             return std::unexpected(from_lmdb(format.error()));
@@ -61,11 +97,14 @@ StoreResult<> Catalog::create_or_load(StoreEnv& env) {
           if (!p) return p;
           if (auto d = lift(tables.meta.put(txn, "design", want.encode())); !d) return d;
         } else if (auto checked = check_format(txn, tables.meta); !checked) {
-          return checked;
+          return std::unexpected(checked.error());
         } else if (auto upgraded = upgrade_format(txn, tables.meta); !upgraded) {
           return upgraded;
+        } else {
+          on_disk = *checked;
         }
         if (auto opened = env.open_tables(txn, MDB_CREATE); !opened) return opened;
+        if (auto form = load_doc_form(txn, tables, on_disk, true); !form) return form;
         auto stored = records::DesignState::decode(tables.meta.get(txn, "design").value_or(""));
         if (!stored) return corrupt("meta design");
         if (stored->k != want.k || stored->r != want.r) {
@@ -109,10 +148,12 @@ StoreResult<> Catalog::load_read_only(StoreEnv& env, lmdb::Txn& snapshot) {
       return store_error(Code::kCorrupt, "not a neardup index (" + meta.error().message + ")");
     }
     tables.meta = *meta;
-    if (auto format = check_format(*txn, tables.meta); !format) return format;
+    auto format = check_format(*txn, tables.meta);
+    if (!format) return std::unexpected(format.error());
     if (auto opened = env.open_tables(*txn, 0); !opened) {
       return store_error(Code::kCorrupt, "not a neardup index (" + opened.error().message + ")");
     }
+    if (auto form = load_doc_form(*txn, tables, *format, false); !form) return form;
     auto stored = records::DesignState::decode(tables.meta.get(*txn, "design").value_or(""));
     if (!stored) return corrupt("meta design");
     design = TableDesign::make(stored->k, stored->r);
@@ -203,7 +244,7 @@ StoreResult<> Catalog::load_stored_samples(const lmdb::Txn& txn, const StoreTabl
     auto found = lift(cursor->get(key, value, MDB_SET_KEY));
     if (!found) return std::unexpected(found.error());
     if (!*found) continue;
-    auto record = DocRecord::decode(lmdb::to_view(value));
+    auto record = DocRecord::decode(lmdb::to_view(value), doc, tables.docs_compact_from);
     if (!record) return corrupt("docs record " + std::to_string(doc));
     stored_samples.emplace_back(doc, record->stored_at_s);
   }
@@ -308,7 +349,7 @@ StoreResult<> Catalog::for_each_unmerged_doc(const lmdb::Txn& txn, const StoreTa
     if (!found) return std::unexpected(found.error());
     if (!*found) return {};
     const std::uint64_t doc = coding::decode_be64(static_cast<const char*>(key.mv_data));
-    auto record = DocRecord::decode(lmdb::to_view(value));
+    auto record = DocRecord::decode(lmdb::to_view(value), doc, tables.docs_compact_from);
     if (!record || record->scheme >= schemes.size()) {
       return corrupt("docs record " + std::to_string(doc));
     }

@@ -37,6 +37,10 @@ struct StoreTables {
   // passages.
   lmdb::Dbi passage_log, relations;
   bool has_passages = false;
+  // The first document whose `docs` record is compact (records.h, DocRecord): meta
+  // "docs_compact_from", read at open; kNoCompactDocs in a store of version 7 or older opened
+  // read-only.
+  std::uint64_t docs_compact_from = 1;
 };
 
 // When set, the time spent in commits is added here (benchmarks; OpenOptions::timing).

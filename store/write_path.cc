@@ -265,7 +265,8 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
     // leaves every lookup.
     if (!expired) first_seen = old.first_seen_ms;
     old.flags |= DocRecord::kSuperseded;
-    if (auto put = lift(tables.docs.put(txn, coding::be64_key(old_doc), old.encode())); !put) {
+    if (auto put = lift(tables.docs.put(txn, coding::be64_key(old_doc),
+                                             old.encode(old_doc, tables.docs_compact_from))); !put) {
       return std::unexpected(put.error());
     }
   } else {
@@ -317,7 +318,8 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
     if (!full) return std::unexpected(full.error());
     if (*full) record.flags |= DocRecord::kUnindexed;
   }
-  auto put = lift(tables.docs.put(txn, coding::be64_key(doc), record.encode(), MDB_APPEND));
+  auto put = lift(tables.docs.put(txn, coding::be64_key(doc),
+                                       record.encode(doc, tables.docs_compact_from), MDB_APPEND));
   if (!put) return std::unexpected(put.error());
   if (!page.sketch.empty()) {
     auto sketch = lift(tables.sketches.put(txn, coding::be64_key(doc),
