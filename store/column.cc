@@ -290,14 +290,19 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
   auto out = lmdb::Dbi::open(txn, run_name(m.output), MDB_CREATE);
   if (!out) return std::unexpected(out.error());
   RunWriter writer(txn, *out, format_);
-  // Writes a record of the new run and adds its keys to the new run's filter. An aborted slice
-  // leaves keys in the filter that the run may never hold: harmless, a filter may say "maybe".
+  // Writes a record of the new run from the front of the carried entries (as many as fit) and
+  // adds their keys to the new run's filter. An aborted slice leaves keys in the filter that the
+  // run may never hold: harmless, a filter may say "maybe".
   BandFilter* filter = merge_->filter.get();
-  auto write = [&](std::span<const Entry> entries) {
+  auto write = [&](std::vector<Entry>& carry) -> lmdb::Result<> {
+    auto written = writer.write_record(carry);
+    if (!written) return std::unexpected(written.error());
     if (filter != nullptr) {
-      for (const Entry& e : entries) filter->add(e.key);  // ascending, as above
+      for (std::size_t i = 0; i < *written; ++i) filter->add(carry[i].key);  // ascending
     }
-    return writer.write_record(entries);
+    carry.erase(carry.begin(), carry.begin() + static_cast<std::ptrdiff_t>(*written));
+    s.written += *written;
+    return {};
   };
 
   // The sources: the frozen entries (source 0, a sorted bucket at a time) and each input run
@@ -392,8 +397,6 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
       src.at = run_end;
       if (s.carry.size() == per_record) {
         if (auto r = write(s.carry); !r) return std::unexpected(r.error());
-        s.written += s.carry.size();
-        s.carry.clear();
       }
     }
     const auto taken = static_cast<std::size_t>(src.at - from);
@@ -406,10 +409,8 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
   }
   if (!exhausted) return s;
 
-  if (!s.carry.empty()) {
+  while (!s.carry.empty()) {
     if (auto r = write(s.carry); !r) return std::unexpected(r.error());
-    s.written += s.carry.size();
-    s.carry.clear();
   }
   for (std::size_t i = m.keep; i < state_.runs.size(); ++i) {
     // Reopened by name: an aborted attempt's mdb_drop closed the handle.

@@ -451,11 +451,11 @@ TEST(Column, ProbesDuringAMergeInSlicesSeeEveryEntryOnce) {
 
 TEST(Column, AnAbortedSliceChangesNothingAndAnInterruptedMergeIsDroppedAtOpen) {
   Fixture f;
-  Column column("ids", 64, RunFormat::kWide, 12, 10000);
+  Column column("ids", 64, RunFormat::kWide, 12, 30000);
   f.create(column);
-  for (std::uint64_t doc = 1; doc <= 10000; ++doc) column.add({doc * 77, doc});
+  for (std::uint64_t doc = 1; doc <= 30000; ++doc) column.add({doc * 77, doc});
   column.delta().mark();
-  column.begin_merge(10000);
+  column.begin_merge(30000);
   {
     auto txn = lmdb::Txn::begin(f.env, 0);
     ASSERT_TRUE(column.open_directories(*txn, 0));
@@ -464,12 +464,12 @@ TEST(Column, AnAbortedSliceChangesNothingAndAnInterruptedMergeIsDroppedAtOpen) {
     txn->abort();  // never adopted
   }
   EXPECT_TRUE(column.merging());
-  EXPECT_EQ(column.merge_remaining(), 10000u);
+  EXPECT_EQ(column.merge_remaining(), 30000u);
   EXPECT_EQ(probe(column, f.env, 77 * 5), std::vector<std::uint64_t>{5});
   slice(column, f, 4095);  // one committed slice: a half-written run 1 on disk
   EXPECT_TRUE(column.merging());
   // The process stops here. Reopened, the state is the old one and run 1 is gone.
-  Column reopened("ids", 64, RunFormat::kWide, 12, 10000);
+  Column reopened("ids", 64, RunFormat::kWide, 12, 30000);
   {
     auto txn = lmdb::Txn::begin(f.env, 0);
     ASSERT_TRUE(reopened.load(*txn, f.meta, false, 0));
@@ -481,9 +481,9 @@ TEST(Column, AnAbortedSliceChangesNothingAndAnInterruptedMergeIsDroppedAtOpen) {
     auto txn = lmdb::Txn::begin(f.env, MDB_RDONLY);
     EXPECT_EQ(lmdb::Dbi::open(*txn, "ids/1", 0).error().code, MDB_NOTFOUND);
   }
-  for (std::uint64_t doc = 1; doc <= 10000; ++doc) reopened.add({doc * 77, doc});
+  for (std::uint64_t doc = 1; doc <= 30000; ++doc) reopened.add({doc * 77, doc});
   reopened.delta().mark();
-  merge(reopened, f, 10000);
+  merge(reopened, f, 30000);
   EXPECT_EQ(reopened.state().runs.size(), 1u);
   EXPECT_EQ(probe(reopened, f.env, 77 * 5), std::vector<std::uint64_t>{5});
 }

@@ -3,6 +3,7 @@
 #include <xxhash.h>
 
 #include <algorithm>
+#include <bit>
 #include <cstdio>
 #include <cstring>
 
@@ -17,10 +18,27 @@ std::uint8_t bytes_for(std::uint64_t v) {
   return n;
 }
 
-void put_field(char* at, std::uint64_t v, std::uint8_t bytes) {
-  char buf[8];
-  coding::encode_fixed64(buf, v);
-  std::memcpy(at, buf, bytes);
+// The fewest bits (at least 1) that hold v, as a bit-packed width: 1 to 56, else 64 (a field of
+// 57 to 63 bits would not fit one 8-byte load at every bit offset).
+std::uint8_t bits_for(std::uint64_t v) {
+  const auto bits = static_cast<std::uint8_t>(std::max(1, static_cast<int>(std::bit_width(v))));
+  return bits <= 56 ? bits : 64;
+}
+
+// The bits above the low `bits` of a stored key: shared by the record's entries.
+std::uint64_t prefix_of(std::uint64_t last, std::uint8_t bits) {
+  return bits >= 64 ? 0 : last & ~((std::uint64_t{1} << bits) - 1);
+}
+
+// ORs v into the zeroed region at entry i of a width of `bits` bits (64: a whole u64).
+void put_field(char* region, std::size_t i, std::uint8_t bits, std::uint64_t v) {
+  if (bits == 64) {
+    coding::encode_fixed64(region + 8 * i, v);
+    return;
+  }
+  const std::size_t bit = i * bits;
+  char* at = region + bit / 8;
+  coding::encode_fixed64(at, coding::decode_fixed64(at) | v << (bit % 8));
 }
 
 }  // namespace
@@ -29,31 +47,69 @@ RecordForm packed_form(RunFormat format, std::span<const Entry> entries) {
   RecordForm form = fixed_form(format);
   form.packed = true;
   const int shift = form.shift;
+  const std::uint64_t first = entries.front().key >> shift;
+  std::uint64_t low = entries.front().doc, high = low;
+  // Widths only grow with the entries taken (sorted keys: first ^ key's top bit never falls),
+  // so the longest prefix that fits is found in one pass.
+  std::size_t n = 0;
+  std::uint8_t key_bits = 1, doc_bits = 1;
+  for (const Entry& e : entries) {
+    const std::uint8_t k = std::max(key_bits, bits_for(first ^ (e.key >> shift)));
+    const std::uint8_t d =
+        std::max(doc_bits, bits_for(std::max(high, e.doc) - std::min(low, e.doc)));
+    form.key_bits = k;
+    form.doc_bits = d;
+    if (n > 0 && form.value_bytes(n + 1) > kRecordBytes) break;
+    key_bits = k;
+    doc_bits = d;
+    low = std::min(low, e.doc);
+    high = std::max(high, e.doc);
+    ++n;
+  }
+  form.key_bits = key_bits;
+  form.doc_bits = doc_bits;
+  form.prefix = prefix_of(entries[n - 1].key >> shift, key_bits);
+  form.base_doc = low;
+  form.count = static_cast<std::uint32_t>(n);
+  return form;
+}
+
+RecordForm byte_packed_form(RunFormat format, std::span<const Entry> entries) {
+  RecordForm form = fixed_form(format);
+  form.packed = true;
+  const int shift = form.shift;
   const std::uint64_t first = entries.front().key >> shift, last = entries.back().key >> shift;
-  // The low bytes in which the first and last stored keys differ: sorted, every key between
-  // them shares the bytes above.
-  std::uint8_t key_bytes = bytes_for(first ^ last);
-  form.key_bytes = key_bytes;
-  form.prefix = key_bytes == 8 ? 0 : last & ~((std::uint64_t{1} << (8 * key_bytes)) - 1);
+  form.key_bits = static_cast<std::uint8_t>(8 * bytes_for(first ^ last));
+  form.prefix = prefix_of(last, form.key_bits);
   std::uint64_t low = entries.front().doc, high = low;
   for (const Entry& e : entries) {
     low = std::min(low, e.doc);
     high = std::max(high, e.doc);
   }
   form.base_doc = low;
-  form.doc_bytes = bytes_for(high - low);
+  form.doc_bits = static_cast<std::uint8_t>(8 * bytes_for(high - low));
   return form;
 }
 
 void encode_record(const RecordForm& form, std::span<const Entry> entries, std::string& out) {
   const std::size_t n = entries.size();
-  out.assign(n * form.entry_bytes() + (form.packed ? RecordForm::kPackedSlack : 0), '\0');
+  out.assign(form.value_bytes(n), '\0');
+  if (!form.packed) {  // fixed: whole u64s, or 40 bits of each (nothing past the value to load)
+    const std::size_t width = form.key_bits / 8;
+    for (std::size_t i = 0; i < n; ++i) {
+      char buf[8];
+      coding::encode_fixed64(buf, entries[i].key >> form.shift);
+      std::memcpy(out.data() + width * i, buf, width);
+      coding::encode_fixed64(buf, entries[i].doc);
+      std::memcpy(out.data() + width * (n + i), buf, width);
+    }
+    return;
+  }
   char* keys = out.data();
-  char* docs = keys + n * form.key_bytes;
+  char* docs = keys + form.key_region(n);
   for (std::size_t i = 0; i < n; ++i) {
-    put_field(keys + form.key_bytes * i, (entries[i].key >> form.shift) - form.prefix,
-              form.key_bytes);
-    put_field(docs + form.doc_bytes * i, entries[i].doc - form.base_doc, form.doc_bytes);
+    put_field(keys, i, form.key_bits, (entries[i].key >> form.shift) - form.prefix);
+    put_field(docs, i, form.doc_bits, entries[i].doc - form.base_doc);
   }
 }
 
@@ -64,18 +120,28 @@ void decode_record(const RecordForm& form, const char* in, std::span<Entry> entr
 
 bool record_form(RunFormat format, std::string_view key, RecordForm& form) {
   form = fixed_form(format);
-  if (key.size() != kPackedRecordKeyBytes) return true;
+  const bool bit_packed = key.size() == kBitPackedRecordKeyBytes;
+  if (key.size() != kPackedRecordKeyBytes && !bit_packed) return true;
   const char* at = key.data() + kRecordKeyBytes;
-  const std::uint8_t key_bytes = static_cast<std::uint8_t>(at[8]);
-  const std::uint8_t doc_bytes = static_cast<std::uint8_t>(at[9]);
-  const std::uint8_t stored_bytes = format == RunFormat::kWide ? 8 : 5;
-  if (key_bytes < 1 || key_bytes > stored_bytes || doc_bytes < 1 || doc_bytes > 8) return false;
+  const std::uint8_t stored_bits = format == RunFormat::kWide ? 64 : 40;
+  std::uint8_t key_bits = static_cast<std::uint8_t>(at[8]);
+  std::uint8_t doc_bits = static_cast<std::uint8_t>(at[9]);
+  if (bit_packed) {
+    auto width = [](std::uint8_t bits) { return (bits >= 1 && bits <= 56) || bits == 64; };
+    form.count = coding::decode_fixed32(at + 10);
+    if (!width(key_bits) || key_bits > stored_bits || !width(doc_bits) || form.count == 0) {
+      return false;
+    }
+  } else {
+    if (key_bits < 1 || key_bits > stored_bits / 8 || doc_bits < 1 || doc_bits > 8) return false;
+    key_bits = static_cast<std::uint8_t>(8 * key_bits);
+    doc_bits = static_cast<std::uint8_t>(8 * doc_bits);
+  }
   form.packed = true;
-  form.key_bytes = key_bytes;
-  form.doc_bytes = doc_bytes;
+  form.key_bits = key_bits;
+  form.doc_bits = doc_bits;
   form.base_doc = coding::decode_fixed64(at);
-  const std::uint64_t last = coding::decode_be64(key.data()) >> form.shift;
-  form.prefix = key_bytes == 8 ? 0 : last & ~((std::uint64_t{1} << (8 * key_bytes)) - 1);
+  form.prefix = prefix_of(coding::decode_be64(key.data()) >> form.shift, key_bits);
   return true;
 }
 
@@ -93,10 +159,11 @@ lmdb::LmdbError damaged_record(std::string_view where, std::uint64_t last_key) {
                              "from a copy, or re-index)"};
 }
 
-lmdb::Result<> RunWriter::write_record(std::span<const Entry> entries) {
-  const RecordForm form = packed_form(format_, entries);
+lmdb::Result<std::size_t> RunWriter::write_record(std::span<const Entry> all) {
+  const RecordForm form = packed_form(format_, all);
+  const auto entries = all.first(form.count);
   encode_record(form, entries, encoded_);
-  char key[kPackedRecordKeyBytes];
+  char key[kBitPackedRecordKeyBytes];
   coding::encode_be64(key, entries.back().key);
   coding::encode_be64(key + 8, entries.back().doc);
   coding::encode_fixed64(key + 16, record_checksum(encoded_.data(), encoded_.size()));
@@ -106,12 +173,13 @@ lmdb::Result<> RunWriter::write_record(std::span<const Entry> entries) {
                            static_cast<std::uint32_t>(fence.key >> 32));
   }
   coding::encode_fixed64(key + kRecordKeyBytes, form.base_doc);
-  key[kRecordKeyBytes + 8] = static_cast<char>(form.key_bytes);
-  key[kRecordKeyBytes + 9] = static_cast<char>(form.doc_bytes);
+  key[kRecordKeyBytes + 8] = static_cast<char>(form.key_bits);
+  key[kRecordKeyBytes + 9] = static_cast<char>(form.doc_bits);
+  coding::encode_fixed32(key + kRecordKeyBytes + 10, form.count);
   auto out = dbi_.reserve(txn_, std::string_view(key, sizeof key), encoded_.size(), MDB_APPEND);
   if (!out) return std::unexpected(out.error());
   std::memcpy(*out, encoded_.data(), encoded_.size());
-  return {};
+  return entries.size();
 }
 
 bool RunDirectory::intact(std::size_t i) const {
@@ -133,6 +201,9 @@ lmdb::Result<RunDirectory> RunDirectory::load(const lmdb::Txn& txn, lmdb::Dbi db
     const char* bytes = static_cast<const char*>(key.mv_data);
     RecordForm form;
     if (!record_form(format, std::string_view(bytes, key.mv_size), form)) {
+      return std::unexpected(damaged_record("of this column", coding::decode_be64(bytes)));
+    }
+    if (form.count != 0 && form.value_bytes(form.count) != value.mv_size) {
       return std::unexpected(damaged_record("of this column", coding::decode_be64(bytes)));
     }
     dir.last_keys.push_back(stored_key(format, coding::decode_be64(bytes)));
@@ -184,7 +255,8 @@ lmdb::Result<> RunReader::load(MDB_cursor_op op) {
     return std::unexpected(damaged_record(where_, coding::decode_be64(key_bytes)));
   }
   RecordForm form;
-  if (!record_form(format_, std::string_view(key_bytes, key.mv_size), form)) {
+  if (!record_form(format_, std::string_view(key_bytes, key.mv_size), form) ||
+      (form.count != 0 && form.value_bytes(form.count) != value.mv_size)) {
     return std::unexpected(damaged_record(where_, coding::decode_be64(key_bytes)));
   }
   chunk_.resize(form.entries(value.mv_size));
@@ -217,11 +289,15 @@ lmdb::Result<> merge_runs(const lmdb::Txn& txn, RunFormat format, std::span<cons
   const std::size_t per_record = entries_per_record(format);
   std::vector<Entry> buffer(per_record);
   std::size_t filled = 0;
+  // Writes a record of the buffered entries; those it left (they did not fit) move to the front.
   auto flush = [&]() -> lmdb::Result<> {
     if (filled == 0) return {};
     auto written = writer.write_record(std::span<const Entry>(buffer.data(), filled));
-    filled = 0;
-    return written;
+    if (!written) return std::unexpected(written.error());
+    std::copy(buffer.begin() + static_cast<std::ptrdiff_t>(*written),
+              buffer.begin() + static_cast<std::ptrdiff_t>(filled), buffer.begin());
+    filled -= *written;
+    return {};
   };
   while (!sources.empty()) {
     // The source with the smallest entry, and the smallest entry of the others: the first
@@ -255,7 +331,10 @@ lmdb::Result<> merge_runs(const lmdb::Txn& txn, RunFormat format, std::span<cons
       }
     }
   }
-  return flush();
+  while (filled > 0) {
+    if (auto r = flush(); !r) return r;
+  }
+  return {};
 }
 
 }  // namespace neardup

@@ -64,59 +64,78 @@ inline constexpr std::size_t kRecordBytes = 16 * 4096 - 16;
 
 // How one record stores its n entries: the n keys, then the n docs, each at a fixed width, so
 // that a probe scanning a range reads only keys and the docs of its hits.
-//   Packed (what this build writes): a key is the low key_bytes bytes of its stored bits (the
-//   top 40 of a narrow key, all 64 of a wide one), the rest (`prefix`) shared by every entry of
-//   the record; a doc is its distance from `base_doc`, the record's smallest, in doc_bytes
-//   bytes. Both widths are the fewest bytes the record's entries need, so a record of a large
-//   run spends 4 + 3 bytes on a band entry and 7 + 3 or 4 on a table entry. The value ends
-//   in 8 zero bytes, so that every field is read with one 8-byte load.
+//   Bit-packed (what this build writes): a key is the low key_bits bits of its stored bits
+//   (the top 40 of a narrow key, all 64 of a wide one), the rest (`prefix`) shared by every
+//   entry of the record; a doc is its distance from `base_doc`, the record's smallest, in
+//   doc_bits bits. Both widths are the fewest bits the record's entries need (1 to 56, or 64),
+//   and entry i's key starts at bit i * key_bits of the record (its docs at a byte boundary
+//   after the keys), so a record of a large band run spends about 27 + 22 bits on an entry.
+//   The entry count is in the record's key.
+//   Byte-packed (formats 6 and 7): the same with widths of whole bytes (8 * key_bytes bits),
+//   its entry count from the value's size.
+//   Both end in 8 zero bytes, so that every field is read with one 8-byte load.
 //   Fixed (stores of format 5 and older): u64 key and u64 doc (wide), or 40 bits of each
 //   (narrow), nothing shared.
 struct RecordForm {
   std::uint64_t prefix = 0;    // shared stored bits (in the stored key's own space)
   std::uint64_t base_doc = 0;  // added to each doc
-  std::uint8_t key_bytes = 8, doc_bytes = 8;
+  std::uint8_t key_bits = 64, doc_bits = 64;
   std::uint8_t shift = 0;  // the stored bits' place in the key: 0 wide, 24 narrow
-  bool packed = false;
+  bool packed = false;     // bit- or byte-packed: ends in kPackedSlack zero bytes
+  std::uint32_t count = 0;  // entries, for a bit-packed record (0: from the value's size)
 
-  std::size_t entry_bytes() const { return std::size_t{key_bytes} + doc_bytes; }
+  // Bytes of the keys and of the docs of n entries, and of the whole value.
+  std::size_t key_region(std::size_t n) const { return (n * key_bits + 7) / 8; }
+  std::size_t value_bytes(std::size_t n) const {
+    return key_region(n) + (n * doc_bits + 7) / 8 + (packed ? kPackedSlack : 0);
+  }
   // The entries a value of `bytes` bytes holds.
   std::size_t entries(std::size_t bytes) const {
-    return (bytes - (packed ? kPackedSlack : 0)) / entry_bytes();
+    if (count != 0) return count;
+    return (bytes - (packed ? kPackedSlack : 0)) * 8 / (std::size_t{key_bits} + doc_bits);
   }
   std::uint64_t key_at(const char* record, std::size_t i) const {
-    return (prefix | field(record + key_bytes * i, key_bytes)) << shift;
+    return (prefix | field(record, i, key_bits)) << shift;
   }
   std::uint64_t doc_at(const char* record, std::size_t n, std::size_t i) const {
-    return base_doc + field(record + key_bytes * n + doc_bytes * i, doc_bytes);
+    return base_doc + field(record + key_region(n), i, doc_bits);
+  }
+  // The byte of the record where entry i's key starts.
+  const char* key_address(const char* record, std::size_t i) const {
+    return record + i * key_bits / 8;
   }
 
   static constexpr std::size_t kPackedSlack = 8;
 
  private:
-  std::uint64_t field(const char* at, std::uint8_t bytes) const {
-    if (bytes == 8) return coding::decode_fixed64(at);
-    if (!packed) return coding::decode_fixed40(at);  // a fixed narrow record: no slack
-    return coding::decode_fixed64(at) & ((std::uint64_t{1} << (8 * bytes)) - 1);
+  std::uint64_t field(const char* region, std::size_t i, std::uint8_t bits) const {
+    if (bits == 64) return coding::decode_fixed64(region + 8 * i);
+    if (!packed) return coding::decode_fixed40(region + 5 * i);  // a fixed narrow record: no slack
+    const std::size_t bit = i * bits;
+    return (coding::decode_fixed64(region + bit / 8) >> (bit % 8)) &
+           ((std::uint64_t{1} << bits) - 1);
   }
 };
 
 // The fixed form of a format (records of format 5 and older).
 inline constexpr RecordForm fixed_form(RunFormat format) {
   return format == RunFormat::kWide
-             ? RecordForm{.key_bytes = 8, .doc_bytes = 8, .shift = 0}
-             : RecordForm{.key_bytes = 5, .doc_bytes = 5, .shift = kNarrowDroppedBits};
+             ? RecordForm{.key_bits = 64, .doc_bits = 64, .shift = 0}
+             : RecordForm{.key_bits = 40, .doc_bits = 40, .shift = kNarrowDroppedBits};
 }
 
-// Entries a writer puts in a record: as many as fill kRecordBytes at the widths of a large run
-// (7 bytes a band entry, 11 a table entry); a record whose entries need more bytes is larger.
+// The most entries a writer puts in a record (a record holds fewer when they need more bits
+// than that: records are at most kRecordBytes).
 inline constexpr std::size_t entries_per_record(RunFormat format) {
-  return (kRecordBytes - RecordForm::kPackedSlack) / (format == RunFormat::kWide ? 11 : 7);
+  return (kRecordBytes - RecordForm::kPackedSlack) * 8 / (format == RunFormat::kWide ? 48 : 32);
 }
 
-// The packed form of sorted entries (their keys already stored_key()), and their value's
-// bytes: the n keys, the n docs, 8 zero bytes.
+// The bit-packed form of the longest prefix of sorted entries (their keys already
+// stored_key()) whose record fits in kRecordBytes (at least one entry): its count is
+// form.count. byte_packed_form: the byte-packed form of all of them (formats 6 and 7).
 RecordForm packed_form(RunFormat format, std::span<const Entry> entries);
+RecordForm byte_packed_form(RunFormat format, std::span<const Entry> entries);
+// A record's value for its form: the n keys, the n docs, and (packed) 8 zero bytes.
 void encode_record(const RecordForm& form, std::span<const Entry> entries, std::string& out);
 void decode_record(const RecordForm& form, const char* in, std::span<Entry> entries);
 
@@ -129,12 +148,14 @@ std::uint64_t record_checksum(const char* value, std::size_t bytes);
 // on the record holding the first entry >= lo), then its checksum, little-endian, then its
 // fences: the top 32 bits of the keys of entries fence_position(j, n), j < kFences, u32
 // little-endian each, which aim a probe at the right cache line of the record (RunProbe).
-// A packed record's key goes on with its form: u64 base doc, u8 key bytes, u8 doc bytes (the
-// prefix is the last key's). Records written before packing have an 88-byte key, before
-// fences a 24-byte key, before checksums the 16-byte key alone.
+// A packed record's key goes on with its form: u64 base doc, u8 key bits, u8 doc bits, u32
+// entries (bit-packed, 102 bytes); or u64 base doc, u8 key bytes, u8 doc bytes (byte-packed,
+// 98 bytes); the prefix is the last key's. Records written before packing have an 88-byte
+// key, before fences a 24-byte key, before checksums the 16-byte key alone.
 inline constexpr std::size_t kFences = 16;
 inline constexpr std::size_t kRecordKeyBytes = 24 + 4 * kFences;
 inline constexpr std::size_t kPackedRecordKeyBytes = kRecordKeyBytes + 10;
+inline constexpr std::size_t kBitPackedRecordKeyBytes = kRecordKeyBytes + 14;
 inline constexpr std::size_t kRecordKeyBytesWithoutFences = 24;
 inline constexpr std::size_t kRecordKeyBytesWithoutChecksum = 16;
 inline constexpr std::size_t fence_position(std::size_t j, std::size_t n) {
@@ -146,10 +167,10 @@ class RunWriter {
  public:
   RunWriter(const lmdb::Txn& txn, lmdb::Dbi dbi, RunFormat format)
       : txn_(txn), dbi_(dbi), format_(format) {}
-  // Writes 1..entries_per_record() entries as one packed record. Entries come in ascending
-  // order of (stored_key, doc), across records too; every record but the last is full.
-  // Errors: MDB_MAP_FULL, MDB_TXN_FULL, ...
-  lmdb::Result<> write_record(std::span<const Entry> entries);
+  // Writes the longest prefix of `entries` (one or more) that fits in a record as one
+  // bit-packed record, and returns how many it wrote. Entries come in ascending order of
+  // (stored_key, doc), across records too. Errors: MDB_MAP_FULL, MDB_TXN_FULL, ...
+  lmdb::Result<std::size_t> write_record(std::span<const Entry> entries);
 
  private:
   const lmdb::Txn& txn_;
@@ -278,9 +299,9 @@ class RunProbe {
     const std::ptrdiff_t from = std::max<std::ptrdiff_t>(guess_ - 16, 0);
     const std::ptrdiff_t to = std::min<std::ptrdiff_t>(
         n_, guess_ + 16 + static_cast<std::ptrdiff_t>(std::min(expected, 512.0)));
-    const std::ptrdiff_t key_bytes = form_->key_bytes;
-    for (std::ptrdiff_t i = from; i < to; i += 64 / key_bytes) {
-      __builtin_prefetch(data_ + key_bytes * i);
+    const std::ptrdiff_t step = std::max(1, 512 / form_->key_bits);  // keys a cache line
+    for (std::ptrdiff_t i = from; i < to; i += step) {
+      __builtin_prefetch(form_->key_address(data_, static_cast<std::size_t>(i)));
     }
   }
 

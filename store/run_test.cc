@@ -1,8 +1,10 @@
-// Run records in both forms: packed (what this build writes: keys without the bits their
-// record shares, docs from the record's smallest, each in the fewest bytes) and fixed (format
-// 5 and older), read and probed alike.
+// Run records in every form: bit-packed (what this build writes: keys without the bits their
+// record shares, docs from the record's smallest, each in the fewest bits), byte-packed
+// (formats 6 and 7) and fixed (format 5 and older), read and probed alike.
 #include <gtest/gtest.h>
 
+#include <bit>
+#include <numeric>
 #include <random>
 
 #include "store/run.h"
@@ -30,24 +32,36 @@ std::vector<Entry> entries_of(RunFormat format, std::size_t n, int key_bits, std
   return out;
 }
 
-// Writes the entries as a run in full records: packed by RunWriter, or fixed with the 88-byte
-// key of format 5 (as that build wrote them).
+enum class Form { kBitPacked, kBytePacked, kFixed };
+
+// Writes the entries as a run: bit-packed by RunWriter, or in full records of the forms earlier
+// builds wrote: byte-packed with the 98-byte key of formats 6 and 7, fixed with the 88-byte key
+// of format 5.
 lmdb::Dbi write(const Map& map, const std::string& name, RunFormat format,
-                const std::vector<Entry>& entries, bool packed) {
+                const std::vector<Entry>& entries, Form form) {
   auto txn = lmdb::Txn::begin(map.env, 0);
   auto dbi = *lmdb::Dbi::open(*txn, name, MDB_CREATE);
   RunWriter writer(*txn, dbi, format);
-  const std::size_t per = packed ? entries_per_record(format)
-                                 : kRecordBytes / fixed_form(format).entry_bytes();
+  if (form == Form::kBitPacked) {
+    for (std::size_t at = 0; at < entries.size();) {
+      auto written = writer.write_record(std::span(entries).subspan(at));
+      EXPECT_TRUE(written.has_value());
+      if (!written) break;
+      at += *written;
+    }
+    EXPECT_TRUE(txn->commit());
+    return dbi;
+  }
+  const bool bytes = form == Form::kBytePacked;
+  const std::size_t per = bytes ? (kRecordBytes - RecordForm::kPackedSlack) /
+                                      (format == RunFormat::kWide ? 11 : 7)
+                                : kRecordBytes / (2 * fixed_form(format).key_bits / 8);
   for (std::size_t at = 0; at < entries.size(); at += per) {
     auto record = std::span(entries).subspan(at, std::min(per, entries.size() - at));
-    if (packed) {
-      EXPECT_TRUE(writer.write_record(record));
-      continue;
-    }
+    const RecordForm f = bytes ? byte_packed_form(format, record) : fixed_form(format);
     std::string value;
-    encode_record(fixed_form(format), record, value);
-    char key[kRecordKeyBytes];
+    encode_record(f, record, value);
+    char key[kPackedRecordKeyBytes];
     coding::encode_be64(key, record.back().key);
     coding::encode_be64(key + 8, record.back().doc);
     coding::encode_fixed64(key + 16, record_checksum(value.data(), value.size()));
@@ -55,7 +69,11 @@ lmdb::Dbi write(const Map& map, const std::string& name, RunFormat format,
       coding::encode_fixed32(key + 24 + 4 * j,
                              static_cast<std::uint32_t>(record[fence_position(j, record.size())].key >> 32));
     }
-    EXPECT_TRUE(dbi.put(*txn, std::string_view(key, sizeof key), value, MDB_APPEND));
+    coding::encode_fixed64(key + kRecordKeyBytes, f.base_doc);
+    key[kRecordKeyBytes + 8] = static_cast<char>(f.key_bits / 8);
+    key[kRecordKeyBytes + 9] = static_cast<char>(f.doc_bits / 8);
+    const std::size_t key_size = bytes ? kPackedRecordKeyBytes : kRecordKeyBytes;
+    EXPECT_TRUE(dbi.put(*txn, std::string_view(key, key_size), value, MDB_APPEND));
   }
   EXPECT_TRUE(txn->commit());
   return dbi;
@@ -73,65 +91,108 @@ std::vector<Entry> read_all(const Map& map, lmdb::Dbi dbi, RunFormat format) {
   return out;
 }
 
-TEST(RunRecords, PackedAndFixedRecordsReadAndProbeAlike) {
+TEST(RunRecords, EveryFormReadsAndProbesAlike) {
   for (RunFormat format : {RunFormat::kWide, RunFormat::kNarrow}) {
     Map map;
     const auto entries = entries_of(format, 40000, 64, 1);
-    lmdb::Dbi packed = write(map, "packed", format, entries, true);
-    lmdb::Dbi fixed = write(map, "fixed", format, entries, false);
-    EXPECT_EQ(read_all(map, packed, format), entries);
-    EXPECT_EQ(read_all(map, fixed, format), entries);
-    auto txn = lmdb::Txn::begin(map.env, MDB_RDONLY);
-    const RunDirectory p = *RunDirectory::load(*txn, packed, format);
-    const RunDirectory f = *RunDirectory::load(*txn, fixed, format);
-    ASSERT_FALSE(p.fences.empty());
-    ASSERT_FALSE(f.fences.empty());
-    for (std::size_t r = 0; r < p.forms.size(); ++r) {
-      EXPECT_TRUE(p.forms[r].packed);
-      EXPECT_TRUE(p.intact(r));
-    }
-    for (std::size_t r = 0; r < f.forms.size(); ++r) EXPECT_FALSE(f.forms[r].packed);
-    for (auto [lo, hi] : testing::probe_ranges(entries, 3000, 2, 48)) {
-      const auto expected = testing::entries_between(entries, format, lo, hi);
-      EXPECT_EQ(testing::probe_run(p, lo, hi, entries.size()), expected) << lo;
-      EXPECT_EQ(testing::probe_run(f, lo, hi, entries.size()), expected) << lo;
+    for (Form form : {Form::kBitPacked, Form::kBytePacked, Form::kFixed}) {
+      const std::string name = "run" + std::to_string(static_cast<int>(form));
+      lmdb::Dbi dbi = write(map, name, format, entries, form);
+      EXPECT_EQ(read_all(map, dbi, format), entries) << name;
+      auto txn = lmdb::Txn::begin(map.env, MDB_RDONLY);
+      const RunDirectory dir = *RunDirectory::load(*txn, dbi, format);
+      ASSERT_FALSE(dir.fences.empty());
+      for (std::size_t r = 0; r < dir.forms.size(); ++r) {
+        EXPECT_EQ(dir.forms[r].packed, form != Form::kFixed);
+        EXPECT_EQ(dir.forms[r].count != 0, form == Form::kBitPacked);
+        EXPECT_TRUE(dir.intact(r));
+      }
+      for (auto [lo, hi] : testing::probe_ranges(entries, 3000, 2, 48)) {
+        EXPECT_EQ(testing::probe_run(dir, lo, hi, entries.size()),
+                  testing::entries_between(entries, format, lo, hi))
+            << name << " " << lo;
+      }
     }
   }
 }
 
-// Keys spread over 2^32 of a band key's 40 stored bits and 30,000 documents: every record's
-// keys share their top byte (4 bytes a key) and its docs fit in 2 bytes from the smallest.
-TEST(RunRecords, PackedRecordsKeepTheBytesTheirEntriesNeed) {
+// Keys spread over 2^32 of a band key's 40 stored bits and 30,000 documents: each record keeps
+// the bits its keys and docs need (about 30 + 15), as many entries as fit in a record, where the
+// byte-packed form spent 4 + 2 bytes.
+TEST(RunRecords, BitPackedRecordsKeepTheBitsTheirEntriesNeed) {
   Map map;
   const auto entries = entries_of(RunFormat::kNarrow, 30000, 56, 3);
-  lmdb::Dbi run = write(map, "b/0/1", RunFormat::kNarrow, entries, true);
+  lmdb::Dbi run = write(map, "b/0/1", RunFormat::kNarrow, entries, Form::kBitPacked);
   auto txn = lmdb::Txn::begin(map.env, MDB_RDONLY);
   const RunDirectory dir = *RunDirectory::load(*txn, run, RunFormat::kNarrow);
+  ASSERT_GE(dir.forms.size(), 2u);
   std::size_t total = 0;
   for (std::size_t r = 0; r < dir.forms.size(); ++r) {
-    EXPECT_EQ(dir.forms[r].key_bytes, 4u);
-    EXPECT_EQ(dir.forms[r].doc_bytes, 2u);
-    EXPECT_EQ(dir.bytes[r], dir.sizes[r] * 6 + RecordForm::kPackedSlack);
+    const RecordForm& form = dir.forms[r];
+    std::vector<Entry> decoded(dir.sizes[r]);
+    dir.decode(r, decoded);
+    std::uint64_t low = decoded[0].doc, high = low;
+    for (const Entry& e : decoded) {
+      low = std::min(low, e.doc);
+      high = std::max(high, e.doc);
+    }
+    const auto first = decoded.front().key >> kNarrowDroppedBits;
+    const auto last = decoded.back().key >> kNarrowDroppedBits;
+    EXPECT_EQ(form.key_bits, std::bit_width(first ^ last));
+    EXPECT_EQ(form.doc_bits, std::bit_width(high - low));
+    EXPECT_EQ(form.doc_bits, 15);
+    EXPECT_LE(form.key_bits, 32);
+    EXPECT_EQ(dir.bytes[r], form.value_bytes(dir.sizes[r]));
+    EXPECT_LE(dir.bytes[r], kRecordBytes);
+    // Full: one entry more would not have fit (the last record excepted).
+    if (r + 1 < dir.forms.size()) {
+      EXPECT_GT(form.value_bytes(dir.sizes[r] + 1), kRecordBytes);
+    }
     total += dir.sizes[r];
   }
   EXPECT_EQ(total, entries.size());
-  // One entry alone: a byte of key, a byte of doc.
+  // At most 47 bits an entry (about 31 + 15), where byte-packed records spend 48 (4 + 2 bytes).
+  const std::size_t bytes = std::accumulate(dir.bytes.begin(), dir.bytes.end(), std::size_t{0});
+  EXPECT_LE(bytes, entries.size() * 47 / 8 + 9 * dir.bytes.size());
+  // One entry alone: a bit of key, a bit of doc.
   const RecordForm one = packed_form(RunFormat::kNarrow, std::span(entries).first(1));
-  EXPECT_EQ(one.key_bytes, 1u);
-  EXPECT_EQ(one.doc_bytes, 1u);
+  EXPECT_EQ(one.key_bits, 1u);
+  EXPECT_EQ(one.doc_bits, 1u);
+  EXPECT_EQ(one.count, 1u);
   EXPECT_EQ(one.base_doc, entries[0].doc);
+  // Widths past 56 bits are whole u64s (wide keys of a small run).
+  const auto wide = entries_of(RunFormat::kWide, 100, 64, 4);
+  EXPECT_EQ(packed_form(RunFormat::kWide, wide).key_bits, 64u);
 }
 
 TEST(RunRecords, AKeyNamingNoFormIsDamage) {
-  char key[kPackedRecordKeyBytes] = {};
+  char key[kBitPackedRecordKeyBytes] = {};
+  const std::string_view byte_packed(key, kPackedRecordKeyBytes), bit_packed(key, sizeof key);
   key[kRecordKeyBytes + 8] = 6;  // six bytes of a narrow key that stores five
   key[kRecordKeyBytes + 9] = 1;
   RecordForm form;
-  EXPECT_FALSE(record_form(RunFormat::kNarrow, std::string_view(key, sizeof key), form));
-  EXPECT_TRUE(record_form(RunFormat::kWide, std::string_view(key, sizeof key), form));
+  EXPECT_FALSE(record_form(RunFormat::kNarrow, byte_packed, form));
+  EXPECT_TRUE(record_form(RunFormat::kWide, byte_packed, form));
   EXPECT_TRUE(form.packed);
+  EXPECT_EQ(form.key_bits, 48u);
   key[kRecordKeyBytes + 9] = 0;  // no doc bytes
-  EXPECT_FALSE(record_form(RunFormat::kWide, std::string_view(key, sizeof key), form));
+  EXPECT_FALSE(record_form(RunFormat::kWide, byte_packed, form));
+
+  coding::encode_fixed32(key + kRecordKeyBytes + 10, 100);  // entries
+  key[kRecordKeyBytes + 8] = 40;
+  key[kRecordKeyBytes + 9] = 22;
+  EXPECT_TRUE(record_form(RunFormat::kNarrow, bit_packed, form));
+  EXPECT_EQ(form.count, 100u);
+  EXPECT_EQ(form.value_bytes(100), 500u + 275u + 8u);
+  key[kRecordKeyBytes + 8] = 41;  // more bits than a narrow key stores
+  EXPECT_FALSE(record_form(RunFormat::kNarrow, bit_packed, form));
+  EXPECT_TRUE(record_form(RunFormat::kWide, bit_packed, form));
+  key[kRecordKeyBytes + 9] = 60;  // no such width (57-63 do not fit a load)
+  EXPECT_FALSE(record_form(RunFormat::kWide, bit_packed, form));
+  key[kRecordKeyBytes + 9] = 64;
+  EXPECT_TRUE(record_form(RunFormat::kWide, bit_packed, form));
+  coding::encode_fixed32(key + kRecordKeyBytes + 10, 0);  // no entries
+  EXPECT_FALSE(record_form(RunFormat::kWide, bit_packed, form));
 }
 
 }  // namespace
