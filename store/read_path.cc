@@ -99,17 +99,29 @@ StoreResult<DocRecord> read_doc(const lmdb::Txn& txn, const StoreTables& tables,
 
 namespace {
 
-// A document's sketch as stored (empty when it has none), and whether it holds every bit.
+// A document's sketch as stored (empty when it has none), and whether it holds every bit: in
+// its compact docs record, or for a document numbered before docs_compact_from in `sketches`.
 StoreResult<std::pair<Sketch, bool>> stored_sketch(const lmdb::Txn& txn, const StoreTables& tables,
                                                    std::uint64_t doc, std::size_t hashes) {
-  auto value = tables.sketches.get(txn, coding::be64_key(doc));
-  if (!value) {
-    if (value.error().code == MDB_NOTFOUND) return std::pair{Sketch{}, true};
-    return std::unexpected(from_lmdb(value.error()));
+  std::string in_record;
+  std::string_view bytes;
+  if (doc >= tables.docs_compact_from) {
+    auto record = read_doc(txn, tables, doc);
+    if (!record) return std::unexpected(record.error());
+    in_record = std::move(record->sketch);
+    bytes = in_record;
+  } else {
+    auto value = tables.sketches.get(txn, coding::be64_key(doc));
+    if (!value && value.error().code != MDB_NOTFOUND) {
+      return std::unexpected(from_lmdb(value.error()));
+    }
+    if (value) bytes = *value;
   }
-  auto sketch = records::decode_sketch(*value, hashes);
+  if (bytes.empty()) return std::pair{Sketch{}, true};
+  const std::string_view value = bytes;
+  auto sketch = records::decode_sketch(value, hashes);
   if (!sketch) return corrupt("sketch of document " + std::to_string(doc));
-  return std::pair{std::move(*sketch), records::whole_sketch(*value, hashes)};
+  return std::pair{std::move(*sketch), records::whole_sketch(value, hashes)};
 }
 
 }  // namespace

@@ -22,6 +22,8 @@ constexpr std::uint8_t kMatchedBit = 0x10;
 constexpr std::uint8_t kDistanceBit = 0x20;
 constexpr std::uint8_t kSimilarityBit = 0x40;
 constexpr std::uint8_t kAnchorsBit = 0x80;
+// The second byte: flags (bits 0-4), method (bits 5-6), and whether a sketch follows.
+constexpr std::uint8_t kSketchBit = 0x80;
 // Longest first where one extends another; index + 1 is the code.
 constexpr std::string_view kIdPrefixes[] = {"https://www.", "http://www.", "https://", "http://"};
 
@@ -45,7 +47,7 @@ std::string DocRecord::encode_compact(std::uint64_t doc) const {
   std::string out;
   out.reserve(32 + id.size());
   out.push_back(static_cast<char>(form));
-  out.push_back(static_cast<char>((flags & 0x1f) | method << 5));
+  out.push_back(static_cast<char>((flags & 0x1f) | method << 5 | (sketch.empty() ? 0 : kSketchBit)));
   put_fixed64(out, fingerprint);
   coding::put_varint64(out, coding::zigzag(static_cast<std::int64_t>(cluster - doc)));
   if (matched != 0) coding::put_varint64(out, coding::zigzag(static_cast<std::int64_t>(doc - matched)));
@@ -58,6 +60,10 @@ std::string DocRecord::encode_compact(std::uint64_t doc) const {
   coding::put_varint64(out, scheme);
   put_fixed32(out, stored_at_s);
   if (anchors != 0) coding::put_varint64(out, anchors);
+  if (!sketch.empty()) {
+    coding::put_varint64(out, sketch.size());
+    out += sketch;
+  }
   out.append(id.substr(prefix == 0 ? 0 : kIdPrefixes[prefix - 1].size()));
   return out;
 }
@@ -68,7 +74,7 @@ std::optional<DocRecord> DocRecord::decode_compact(std::string_view bytes, std::
   const std::uint8_t form = in.u8();
   const std::uint8_t packed = in.u8();
   r.flags = packed & 0x1f;
-  r.method = packed >> 5;
+  r.method = (packed >> 5) & 0x03;
   r.status = (form & kDuplicateBit) != 0 ? 1 : 0;
   r.fingerprint = in.u64();
   r.cluster = doc + static_cast<std::uint64_t>(coding::unzigzag(in.varint64()));
@@ -83,6 +89,11 @@ std::optional<DocRecord> DocRecord::decode_compact(std::string_view bytes, std::
   r.first_seen_ms = static_cast<std::int64_t>(static_cast<std::uint64_t>(first_seen) +
                                               std::uint64_t{r.stored_at_s} * 1000);
   const std::uint64_t anchors = (form & kAnchorsBit) != 0 ? in.varint64() : 0;
+  if ((packed & kSketchBit) != 0) {
+    const std::uint64_t length = in.varint64();
+    r.sketch = std::string(in.bytes(length > bytes.size() ? bytes.size() + 1 : length));
+    if (r.sketch.empty()) return std::nullopt;
+  }
   const std::uint8_t prefix = form & kPrefixMask;
   std::string_view rest = in.rest();
   if (!in.ok() || prefix > std::size(kIdPrefixes) || r.method > Verdict::kBoth ||

@@ -24,8 +24,8 @@ inline constexpr std::uint32_t kFormatVersion = 8;
 inline constexpr std::uint32_t kOldestReadableFormat = 4;
 
 // docs: document number -> page, in one of two forms (FORMAT.md, "docs"). Compact (format 8):
-// flag bytes, the fingerprint, varints relative to the document's own number and time, then the
-// id without its scheme prefix. Wide (formats 4-7): a 48-byte header, then the id. A store
+// flag bytes, the fingerprint, varints relative to the document's own number and time, the
+// sketch, then the id without its scheme prefix. Wide (formats 4-7): a 48-byte header, then the id. A store
 // writes documents from its `compact_from` number on compactly (meta "docs_compact_from": 1
 // for a store created compact, the next number at the upgrade of an older one) and rewrites
 // an older document in the form it has, so a record's form follows from its number alone.
@@ -54,6 +54,9 @@ struct DocRecord {
   // document of a store of version 6 or older, whose two bytes here were reserved).
   std::uint16_t anchors = 0;
   std::string id;
+  // Compact records only: the MinHash sketch's stored bytes (encode_sketch), empty without
+  // one. A wide record's document keeps its sketch in the `sketches` table.
+  std::string sketch;
 
   // The record of document `doc` in a store whose compact records start at `compact_from`.
   std::string encode(std::uint64_t doc, std::uint64_t compact_from) const {

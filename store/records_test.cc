@@ -79,6 +79,7 @@ void expect_same(const DocRecord& a, const DocRecord& b) {
   EXPECT_EQ(a.stored_at_s, b.stored_at_s);
   EXPECT_EQ(a.anchors, b.anchors);
   EXPECT_EQ(a.id, b.id);
+  EXPECT_EQ(a.sketch, b.sketch);
 }
 
 DocRecord duplicate_record() {
@@ -114,6 +115,9 @@ TEST(Records, WideDocRecordRoundTrips) {
 TEST(Records, CompactDocRecordRoundTripsEveryField) {
   std::vector<std::pair<std::uint64_t, DocRecord>> cases;
   cases.emplace_back(40, duplicate_record());
+  DocRecord with_sketch = duplicate_record();
+  with_sketch.sketch = std::string(128, '\x5a');
+  cases.emplace_back(41, with_sketch);
   DocRecord unique{.fingerprint = 1, .cluster = 7, .first_seen_ms = 1700000000123,
                    .scheme = 0, .stored_at_s = 1700000001, .id = "p00001"};
   cases.emplace_back(7, unique);
@@ -171,7 +175,7 @@ TEST(Records, CompactDocRecordRefusesBadFlagsAndCodes) {
   bad[0] = static_cast<char>((bad[0] & ~0x07) | 5);  // no id prefix 5
   EXPECT_FALSE(DocRecord::decode_compact(bad, 40));
   bad = bytes;
-  bad[1] = static_cast<char>(bad[1] | 0x80);  // no method 4 or above
+  bad[1] = static_cast<char>(bad[1] | 0x80);  // a sketch flagged: its length is the id's bytes
   EXPECT_FALSE(DocRecord::decode_compact(bad, 40));
   // Matched flagged, and its varint (zigzag 40 after the one-byte cluster at offset 10) naming
   // document 0, which is "none": refused.

@@ -318,13 +318,13 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
     if (!full) return std::unexpected(full.error());
     if (*full) record.flags |= DocRecord::kUnindexed;
   }
+  // The sketch goes in the document's own (compact) record: a new document is never numbered
+  // before docs_compact_from.
+  if (!page.sketch.empty()) record.sketch = records::encode_sketch(page.sketch);
   auto put = lift(tables.docs.put(txn, coding::be64_key(doc),
                                        record.encode(doc, tables.docs_compact_from), MDB_APPEND));
   if (!put) return std::unexpected(put.error());
   if (!page.sketch.empty()) {
-    auto sketch = lift(tables.sketches.put(txn, coding::be64_key(doc),
-                                           records::encode_sketch(page.sketch), MDB_APPEND));
-    if (!sketch) return std::unexpected(sketch.error());
     // The rest of each value, until the band column's merge takes the page's band keys into a
     // run: what rebuilding the delta at open needs (FORMAT.md, "sketch_highs").
     if (scheme.bands && is_indexed(record)) {
