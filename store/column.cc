@@ -287,21 +287,29 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
   const Merge& m = *merge_;
   Slice s = m.progress;
   const std::size_t per_record = entries_per_record(format_);
+  // Entries carried before records are written: several records' worth, so that the few left
+  // after the full records move to the front once per several records.
+  const std::size_t carried = 4 * per_record;
   auto out = lmdb::Dbi::open(txn, run_name(m.output), MDB_CREATE);
   if (!out) return std::unexpected(out.error());
   RunWriter writer(txn, *out, format_);
-  // Writes a record of the new run from the front of the carried entries (as many as fit) and
-  // adds their keys to the new run's filter. An aborted slice leaves keys in the filter that the
-  // run may never hold: harmless, a filter may say "maybe".
+  // Writes records of the new run from the front of the carried entries (each as many as fit)
+  // while at least `keep` are left, and adds their keys to the new run's filter. An aborted
+  // slice leaves keys in the filter that the run may never hold: harmless, a filter may say
+  // "maybe".
   BandFilter* filter = merge_->filter.get();
-  auto write = [&](std::vector<Entry>& carry) -> lmdb::Result<> {
-    auto written = writer.write_record(carry);
-    if (!written) return std::unexpected(written.error());
-    if (filter != nullptr) {
-      for (std::size_t i = 0; i < *written; ++i) filter->add(carry[i].key);  // ascending
+  auto write = [&](std::vector<Entry>& carry, std::size_t keep) -> lmdb::Result<> {
+    std::size_t at = 0;
+    while (at < carry.size() && carry.size() - at > keep) {
+      auto written = writer.write_record(std::span<const Entry>(carry).subspan(at));
+      if (!written) return std::unexpected(written.error());
+      if (filter != nullptr) {
+        for (std::size_t i = at; i < at + *written; ++i) filter->add(carry[i].key);  // ascending
+      }
+      at += *written;
     }
-    carry.erase(carry.begin(), carry.begin() + static_cast<std::ptrdiff_t>(*written));
-    s.written += *written;
+    carry.erase(carry.begin(), carry.begin() + static_cast<std::ptrdiff_t>(at));
+    s.written += at;
     return {};
   };
 
@@ -356,7 +364,7 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
   for (std::size_t i = 0; i < sources; ++i) valid[i] = load(i);
   std::uint64_t produced = 0;
   bool exhausted = false;
-  s.carry.reserve(per_record);
+  s.carry.reserve(carried);
   while (produced < budget) {
     std::size_t best = sources;
     for (std::size_t i = 0; i < sources; ++i) {
@@ -386,7 +394,7 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
     while (src.at != stop) {
       const Entry* run_end =
           src.at + std::min<std::ptrdiff_t>(
-                       stop - src.at, static_cast<std::ptrdiff_t>(per_record - s.carry.size()));
+                       stop - src.at, static_cast<std::ptrdiff_t>(carried - s.carry.size()));
       if (keep_all) {
         s.carry.insert(s.carry.end(), src.at, run_end);
       } else {
@@ -395,8 +403,8 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
         }
       }
       src.at = run_end;
-      if (s.carry.size() == per_record) {
-        if (auto r = write(s.carry); !r) return std::unexpected(r.error());
+      if (s.carry.size() == carried) {  // full records, as long as a record's worth is left
+        if (auto r = write(s.carry, per_record); !r) return std::unexpected(r.error());
       }
     }
     const auto taken = static_cast<std::size_t>(src.at - from);
@@ -409,9 +417,7 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
   }
   if (!exhausted) return s;
 
-  while (!s.carry.empty()) {
-    if (auto r = write(s.carry); !r) return std::unexpected(r.error());
-  }
+  if (auto r = write(s.carry, 0); !r) return std::unexpected(r.error());
   for (std::size_t i = m.keep; i < state_.runs.size(); ++i) {
     // Reopened by name: an aborted attempt's mdb_drop closed the handle.
     auto input = lmdb::Dbi::open(txn, run_name(state_.runs[i].id), 0);

@@ -30,16 +30,32 @@ std::uint64_t prefix_of(std::uint64_t last, std::uint8_t bits) {
   return bits >= 64 ? 0 : last & ~((std::uint64_t{1} << bits) - 1);
 }
 
-// ORs v into the zeroed region at entry i of a width of `bits` bits (64: a whole u64).
-void put_field(char* region, std::size_t i, std::uint8_t bits, std::uint64_t v) {
-  if (bits == 64) {
-    coding::encode_fixed64(region + 8 * i, v);
-    return;
+// Appends fields of `bits` bits (1 to 64, each below 2^bits) from a byte on, least significant
+// bit first, a u64 at a time: no field is read back from memory (writing each field into the
+// bytes the last one wrote would wait on that store).
+class BitWriter {
+ public:
+  explicit BitWriter(char* out) : out_(out) {}
+  void put(std::uint64_t v, unsigned bits) {
+    word_ |= v << filled_;  // filled_ < 64
+    filled_ += bits;
+    if (filled_ >= 64) {
+      coding::encode_fixed64(out_, word_);
+      out_ += 8;
+      filled_ -= 64;
+      word_ = filled_ == 0 ? 0 : v >> (bits - filled_);
+    }
   }
-  const std::size_t bit = i * bits;
-  char* at = region + bit / 8;
-  coding::encode_fixed64(at, coding::decode_fixed64(at) | v << (bit % 8));
-}
+  // Writes the last partial word whole: 8 bytes, the bits past the fields zero.
+  void finish() {
+    if (filled_ > 0) coding::encode_fixed64(out_, word_);
+  }
+
+ private:
+  char* out_;
+  std::uint64_t word_ = 0;
+  unsigned filled_ = 0;
+};
 
 }  // namespace
 
@@ -50,21 +66,41 @@ RecordForm packed_form(RunFormat format, std::span<const Entry> entries) {
   const std::uint64_t first = entries.front().key >> shift;
   std::uint64_t low = entries.front().doc, high = low;
   // Widths only grow with the entries taken (sorted keys: first ^ key's top bit never falls),
-  // so the longest prefix that fits is found in one pass.
+  // so the longest prefix that fits is found in one pass: a chunk of entries at a time while
+  // the record fits with all of them, then one at a time.
+  constexpr std::size_t kChunk = 64;
   std::size_t n = 0;
   std::uint8_t key_bits = 1, doc_bits = 1;
-  for (const Entry& e : entries) {
-    const std::uint8_t k = std::max(key_bits, bits_for(first ^ (e.key >> shift)));
-    const std::uint8_t d =
-        std::max(doc_bits, bits_for(std::max(high, e.doc) - std::min(low, e.doc)));
-    form.key_bits = k;
-    form.doc_bits = d;
-    if (n > 0 && form.value_bytes(n + 1) > kRecordBytes) break;
-    key_bits = k;
-    doc_bits = d;
-    low = std::min(low, e.doc);
-    high = std::max(high, e.doc);
-    ++n;
+  auto fits = [&](std::size_t m, std::uint64_t lo, std::uint64_t hi) {
+    form.key_bits = std::max(key_bits, bits_for(first ^ (entries[m - 1].key >> shift)));
+    form.doc_bits = std::max(doc_bits, bits_for(hi - lo));
+    return m == 1 || form.value_bytes(m) <= kRecordBytes;
+  };
+  while (n < entries.size()) {
+    const std::size_t m = std::min(entries.size(), n + kChunk);
+    std::uint64_t lo = low, hi = high;
+    for (std::size_t i = n; i < m; ++i) {
+      lo = std::min(lo, entries[i].doc);
+      hi = std::max(hi, entries[i].doc);
+    }
+    if (fits(m, lo, hi)) {
+      key_bits = form.key_bits;
+      doc_bits = form.doc_bits;
+      low = lo;
+      high = hi;
+      n = m;
+      continue;
+    }
+    for (; n < m; ++n) {  // the chunk does not fit whole: as many of it as do
+      lo = std::min(low, entries[n].doc);
+      hi = std::max(high, entries[n].doc);
+      if (!fits(n + 1, lo, hi)) break;
+      key_bits = form.key_bits;
+      doc_bits = form.doc_bits;
+      low = lo;
+      high = hi;
+    }
+    break;
   }
   form.key_bits = key_bits;
   form.doc_bits = doc_bits;
@@ -105,12 +141,14 @@ void encode_record(const RecordForm& form, std::span<const Entry> entries, std::
     }
     return;
   }
-  char* keys = out.data();
-  char* docs = keys + form.key_region(n);
-  for (std::size_t i = 0; i < n; ++i) {
-    put_field(keys, i, form.key_bits, (entries[i].key >> form.shift) - form.prefix);
-    put_field(docs, i, form.doc_bits, entries[i].doc - form.base_doc);
-  }
+  // The keys' last word may spill zeros into the docs' first bytes, written after them; the
+  // docs' last word ends in the 8 zero bytes of slack.
+  BitWriter keys(out.data());
+  for (const Entry& e : entries) keys.put((e.key >> form.shift) - form.prefix, form.key_bits);
+  keys.finish();
+  BitWriter docs(out.data() + form.key_region(n));
+  for (const Entry& e : entries) docs.put(e.doc - form.base_doc, form.doc_bits);
+  docs.finish();
 }
 
 void decode_record(const RecordForm& form, const char* in, std::span<Entry> entries) {
