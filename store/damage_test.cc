@@ -41,12 +41,7 @@ lmdb::Dbi write_run(const lmdb::Env& env, const std::string& name,
   auto txn = lmdb::Txn::begin(env, 0);
   auto dbi = *lmdb::Dbi::open(*txn, name, MDB_CREATE);
   RunWriter writer(*txn, dbi, RunFormat::kWide);
-  for (std::size_t at = 0; at < entries.size();) {
-    auto written = writer.write_record(std::span(entries).subspan(at));
-    EXPECT_TRUE(written.has_value());
-    if (!written) break;
-    at += *written;
-  }
+  testing::write_records(writer, entries);
   EXPECT_TRUE(txn->commit());
   return dbi;
 }

@@ -43,12 +43,7 @@ lmdb::Dbi write(const Map& map, const std::string& name, RunFormat format,
   auto dbi = *lmdb::Dbi::open(*txn, name, MDB_CREATE);
   RunWriter writer(*txn, dbi, format);
   if (form == Form::kBitPacked) {
-    for (std::size_t at = 0; at < entries.size();) {
-      auto written = writer.write_record(std::span(entries).subspan(at));
-      EXPECT_TRUE(written.has_value());
-      if (!written) break;
-      at += *written;
-    }
+    testing::write_records(writer, entries);
     EXPECT_TRUE(txn->commit());
     return dbi;
   }

@@ -32,6 +32,15 @@ inline std::vector<Entry> probe_run(const RunDirectory& dir, std::uint64_t lo, s
 // `count` probe ranges over sorted entries, in turn: an entry's exact key, the range of an
 // entry's key with its low `range_bits` free (several entries), and a random key (mostly
 // absent).
+// Writes sorted entries as records of a run, each as many as fit (RunWriter), in order.
+inline void write_records(RunWriter& writer, const std::vector<Entry>& entries) {
+  for (std::size_t at = 0; at < entries.size();) {
+    auto written = writer.write_record(std::span(entries).subspan(at));
+    ASSERT_TRUE(written.has_value()) << written.error().message;
+    at += *written;
+  }
+}
+
 inline std::vector<std::pair<std::uint64_t, std::uint64_t>> probe_ranges(
     const std::vector<Entry>& entries, int count, std::uint64_t seed, int range_bits) {
   std::mt19937_64 rng(seed);
