@@ -287,14 +287,18 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
   const Merge& m = *merge_;
   Slice s = m.progress;
   const std::size_t per_record = entries_per_record(format_);
-  // Entries carried before records are written: several records' worth, so that the few left
-  // after the full records move to the front once per several records.
-  const std::size_t carried = 4 * per_record;
+  std::size_t& record_entries = merge_->record_entries;
+  // Entries carried before a record is written: the last record's count and an eighth more
+  // (at first, the most a record can hold).
+  auto carried = [&] {
+    return record_entries == 0 ? per_record
+                               : std::min(per_record, record_entries + record_entries / 8 + 1);
+  };
   auto out = lmdb::Dbi::open(txn, run_name(m.output), MDB_CREATE);
   if (!out) return std::unexpected(out.error());
   RunWriter writer(txn, *out, format_);
   // Writes records of the new run from the front of the carried entries (each as many as fit)
-  // while at least `keep` are left, and adds their keys to the new run's filter. An aborted
+  // while more than `keep` are left, and adds their keys to the new run's filter. An aborted
   // slice leaves keys in the filter that the run may never hold: harmless, a filter may say
   // "maybe".
   BandFilter* filter = merge_->filter.get();
@@ -307,6 +311,7 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
         for (std::size_t i = at; i < at + *written; ++i) filter->add(carry[i].key);  // ascending
       }
       at += *written;
+      record_entries = *written;
     }
     carry.erase(carry.begin(), carry.begin() + static_cast<std::ptrdiff_t>(at));
     s.written += at;
@@ -364,7 +369,7 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
   for (std::size_t i = 0; i < sources; ++i) valid[i] = load(i);
   std::uint64_t produced = 0;
   bool exhausted = false;
-  s.carry.reserve(carried);
+  s.carry.reserve(per_record);
   while (produced < budget) {
     std::size_t best = sources;
     for (std::size_t i = 0; i < sources; ++i) {
@@ -392,9 +397,14 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
     if (stop == src.at) ++stop;
     const bool keep_all = dropped.none();
     while (src.at != stop) {
+      // A record, full unless its entries grew wider, whenever enough are carried (what a
+      // narrower last record left may already be).
+      while (s.carry.size() >= carried()) {
+        if (auto r = write(s.carry, s.carry.size() - 1); !r) return std::unexpected(r.error());
+      }
       const Entry* run_end =
           src.at + std::min<std::ptrdiff_t>(
-                       stop - src.at, static_cast<std::ptrdiff_t>(carried - s.carry.size()));
+                       stop - src.at, static_cast<std::ptrdiff_t>(carried() - s.carry.size()));
       if (keep_all) {
         s.carry.insert(s.carry.end(), src.at, run_end);
       } else {
@@ -403,9 +413,6 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
         }
       }
       src.at = run_end;
-      if (s.carry.size() == carried) {  // full records, as long as a record's worth is left
-        if (auto r = write(s.carry, per_record); !r) return std::unexpected(r.error());
-      }
     }
     const auto taken = static_cast<std::size_t>(src.at - from);
     produced += taken;

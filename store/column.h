@@ -209,6 +209,10 @@ class Column {
     Slice progress;
     std::unique_ptr<BandFilter> filter;  // narrow: the new run's, filled as slices write
     bool covers = false;  // the frozen keys go into union_, and the new run is covered
+    // Entries the merge's last record took (0 before the first): the merged entries carried
+    // before a record is written, a few more than that, so that a record is full and few are
+    // left over. Slices copy what they carry (an aborted slice leaves the merge unchanged).
+    std::size_t record_entries = 0;
   };
   // A union filter under construction: every run in `pending` is read into it a slice a batch;
   // the frozen keys of merges meanwhile are added as they are merged.
