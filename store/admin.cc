@@ -125,7 +125,8 @@ StoreResult<std::size_t> forget(StoreEnv& env, Catalog& catalog, std::span<const
           auto& [doc, record] = **found;
           record.flags |= DocRecord::kForgotten;
           if (auto put = lift(tables.docs.put(txn, coding::be64_key(doc),
-                                                 record.encode(doc, tables.docs_compact_from))); !put) {
+                                              record.encode(doc, tables.docs_compact_from)));
+              !put) {
             return put;
           }
           if (auto put = lift(tables.forgotten.put(txn, coding::be64_key(doc), "")); !put) {

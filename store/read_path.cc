@@ -118,10 +118,9 @@ StoreResult<std::pair<Sketch, bool>> stored_sketch(const lmdb::Txn& txn, const S
     if (value) bytes = *value;
   }
   if (bytes.empty()) return std::pair{Sketch{}, true};
-  const std::string_view value = bytes;
-  auto sketch = records::decode_sketch(value, hashes);
+  auto sketch = records::decode_sketch(bytes, hashes);
   if (!sketch) return corrupt("sketch of document " + std::to_string(doc));
-  return std::pair{std::move(*sketch), records::whole_sketch(value, hashes)};
+  return std::pair{std::move(*sketch), records::whole_sketch(bytes, hashes)};
 }
 
 }  // namespace

@@ -47,16 +47,18 @@ std::string DocRecord::encode_compact(std::uint64_t doc) const {
   std::string out;
   out.reserve(32 + id.size());
   out.push_back(static_cast<char>(form));
-  out.push_back(static_cast<char>((flags & 0x1f) | method << 5 | (sketch.empty() ? 0 : kSketchBit)));
+  out.push_back(
+      static_cast<char>((flags & 0x1f) | method << 5 | (sketch.empty() ? 0 : kSketchBit)));
   put_fixed64(out, fingerprint);
   coding::put_varint64(out, coding::zigzag(static_cast<std::int64_t>(cluster - doc)));
-  if (matched != 0) coding::put_varint64(out, coding::zigzag(static_cast<std::int64_t>(doc - matched)));
+  if (matched != 0)
+    coding::put_varint64(out, coding::zigzag(static_cast<std::int64_t>(doc - matched)));
   if (distance != 0) out.push_back(static_cast<char>(distance));
   if (similarity != kNoSimilarity) put_fixed16(out, similarity);
   // Differences in unsigned arithmetic (wrapping, undone exactly by the decoder).
   const std::uint64_t stored_ms = std::uint64_t{stored_at_s} * 1000;
-  coding::put_varint64(
-      out, coding::zigzag(static_cast<std::int64_t>(static_cast<std::uint64_t>(first_seen_ms) - stored_ms)));
+  coding::put_varint64(out, coding::zigzag(static_cast<std::int64_t>(
+                                static_cast<std::uint64_t>(first_seen_ms) - stored_ms)));
   coding::put_varint64(out, scheme);
   put_fixed32(out, stored_at_s);
   if (anchors != 0) coding::put_varint64(out, anchors);
@@ -91,7 +93,7 @@ std::optional<DocRecord> DocRecord::decode_compact(std::string_view bytes, std::
   const std::uint64_t anchors = (form & kAnchorsBit) != 0 ? in.varint64() : 0;
   if ((packed & kSketchBit) != 0) {
     const std::uint64_t length = in.varint64();
-    r.sketch = std::string(in.bytes(length > bytes.size() ? bytes.size() + 1 : length));
+    r.sketch = std::string(in.bytes(length));  // past the end: empty, and the reader fails
     if (r.sketch.empty()) return std::nullopt;
   }
   const std::uint8_t prefix = form & kPrefixMask;

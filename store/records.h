@@ -25,10 +25,11 @@ inline constexpr std::uint32_t kOldestReadableFormat = 4;
 
 // docs: document number -> page, in one of two forms (FORMAT.md, "docs"). Compact (format 8):
 // flag bytes, the fingerprint, varints relative to the document's own number and time, the
-// sketch, then the id without its scheme prefix. Wide (formats 4-7): a 48-byte header, then the id. A store
-// writes documents from its `compact_from` number on compactly (meta "docs_compact_from": 1
-// for a store created compact, the next number at the upgrade of an older one) and rewrites
-// an older document in the form it has, so a record's form follows from its number alone.
+// sketch, then the id without its scheme prefix. Wide (formats 4-7): a 48-byte header, then
+// the id. A store writes documents from its `compact_from` number on compactly (meta
+// "docs_compact_from": 1 for a store created compact, the next number at the upgrade of an
+// older one) and rewrites an older document in the form it has, so a record's form follows
+// from its number alone.
 inline constexpr std::uint64_t kNoCompactDocs = UINT64_MAX;  // a read-only open of format <= 7
 
 struct DocRecord {

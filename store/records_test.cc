@@ -58,7 +58,8 @@ TEST(Coding, VarintsRoundTripAndRejectOverlongOrTruncatedBytes) {
   coding::ByteReader past_64_bits(wide);
   past_64_bits.varint64();
   EXPECT_FALSE(past_64_bits.ok());
-  for (std::int64_t v : {std::int64_t{0}, std::int64_t{-1}, std::int64_t{1}, INT64_MIN, INT64_MAX}) {
+  for (std::int64_t v :
+       {std::int64_t{0}, std::int64_t{-1}, std::int64_t{1}, INT64_MIN, INT64_MAX}) {
     EXPECT_EQ(coding::unzigzag(coding::zigzag(v)), v);
   }
   EXPECT_EQ(coding::zigzag(-1), 1u);
@@ -118,8 +119,12 @@ TEST(Records, CompactDocRecordRoundTripsEveryField) {
   DocRecord with_sketch = duplicate_record();
   with_sketch.sketch = std::string(128, '\x5a');
   cases.emplace_back(41, with_sketch);
-  DocRecord unique{.fingerprint = 1, .cluster = 7, .first_seen_ms = 1700000000123,
-                   .scheme = 0, .stored_at_s = 1700000001, .id = "p00001"};
+  DocRecord unique{.fingerprint = 1,
+                   .cluster = 7,
+                   .first_seen_ms = 1700000000123,
+                   .scheme = 0,
+                   .stored_at_s = 1700000001,
+                   .id = "p00001"};
   cases.emplace_back(7, unique);
   DocRecord extremes = duplicate_record();
   extremes.first_seen_ms = INT64_MIN;

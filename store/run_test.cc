@@ -1,13 +1,14 @@
 // Run records in every form: bit-packed (what this build writes: keys without the bits their
 // record shares, docs from the record's smallest, each in the fewest bits), byte-packed
 // (formats 6 and 7) and fixed (format 5 and older), read and probed alike.
+#include "store/run.h"
+
 #include <gtest/gtest.h>
 
 #include <bit>
 #include <numeric>
 #include <random>
 
-#include "store/run.h"
 #include "store/test_util.h"
 
 namespace neardup {
@@ -48,9 +49,9 @@ lmdb::Dbi write(const Map& map, const std::string& name, RunFormat format,
     return dbi;
   }
   const bool bytes = form == Form::kBytePacked;
-  const std::size_t per = bytes ? (kRecordBytes - RecordForm::kPackedSlack) /
-                                      (format == RunFormat::kWide ? 11 : 7)
-                                : kRecordBytes / (2 * fixed_form(format).key_bits / 8);
+  const std::size_t per =
+      bytes ? (kRecordBytes - RecordForm::kPackedSlack) / (format == RunFormat::kWide ? 11 : 7)
+            : kRecordBytes / (2 * fixed_form(format).key_bits / 8);
   for (std::size_t at = 0; at < entries.size(); at += per) {
     auto record = std::span(entries).subspan(at, std::min(per, entries.size() - at));
     const RecordForm f = bytes ? byte_packed_form(format, record) : fixed_form(format);

@@ -266,7 +266,8 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
     if (!expired) first_seen = old.first_seen_ms;
     old.flags |= DocRecord::kSuperseded;
     if (auto put = lift(tables.docs.put(txn, coding::be64_key(old_doc),
-                                             old.encode(old_doc, tables.docs_compact_from))); !put) {
+                                        old.encode(old_doc, tables.docs_compact_from)));
+        !put) {
       return std::unexpected(put.error());
     }
   } else {
@@ -322,7 +323,7 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
   // before docs_compact_from.
   if (!page.sketch.empty()) record.sketch = records::encode_sketch(page.sketch);
   auto put = lift(tables.docs.put(txn, coding::be64_key(doc),
-                                       record.encode(doc, tables.docs_compact_from), MDB_APPEND));
+                                  record.encode(doc, tables.docs_compact_from), MDB_APPEND));
   if (!put) return std::unexpected(put.error());
   if (!page.sketch.empty()) {
     // The rest of each value, until the band column's merge takes the page's band keys into a
