@@ -54,9 +54,19 @@ StoreResult<std::optional<Hit>> most_similar(const Documents& docs,
                                              const PageRequest& page,
                                              const std::vector<std::uint64_t>& candidates,
                                              bool first_match) {
-  std::vector<std::pair<double, std::uint64_t>> matches;
+  struct Match {
+    double similarity;
+    std::uint64_t doc;
+    std::optional<DocRecord> record;  // when read with the sketch
+  };
+  // The document's record: the one its sketch came with, else read.
+  auto record_of = [&](std::uint64_t doc, std::optional<DocRecord>& read) {
+    return read ? StoreResult<DocRecord>(std::move(*read)) : docs.get(doc);
+  };
+  std::vector<Match> matches;
   for (std::uint64_t doc : candidates) {  // ascending
-    auto sketch = docs.sketch(doc, page.sketch.size());
+    std::optional<DocRecord> read;
+    auto sketch = docs.sketch(doc, page.sketch.size(), &read);
     if (!sketch) return std::unexpected(sketch.error());
     if (!minhash_match(page.sketch, *sketch, scheme.bands, scheme.rows, page.min_similarity,
                        kSketchMask)) {
@@ -67,20 +77,24 @@ StoreResult<std::optional<Hit>> most_similar(const Documents& docs,
       // Nothing is more similar (or any live match will do), and every later document has a
       // higher number: the first live one is the answer, without reading the other copies'
       // sketches.
-      auto record = docs.get(doc);
+      auto record = record_of(doc, read);
       if (!record) return std::unexpected(record.error());
       if (docs.live(*record)) {
         return Hit{.doc = doc, .record = std::move(*record), .similarity = similarity};
       }
+      continue;  // not live: never the answer
     }
-    matches.emplace_back(-similarity, doc);
+    matches.push_back({similarity, doc, std::move(read)});
   }
-  std::sort(matches.begin(), matches.end());
-  for (const auto& [negative, doc] : matches) {
-    auto record = docs.get(doc);
+  // The most similar first, ties to the lowest number.
+  std::sort(matches.begin(), matches.end(), [](const Match& a, const Match& b) {
+    return a.similarity != b.similarity ? a.similarity > b.similarity : a.doc < b.doc;
+  });
+  for (Match& m : matches) {
+    auto record = record_of(m.doc, m.record);
     if (!record) return std::unexpected(record.error());
     if (docs.live(*record)) {
-      return Hit{.doc = doc, .record = std::move(*record), .similarity = -negative};
+      return Hit{.doc = m.doc, .record = std::move(*record), .similarity = m.similarity};
     }
   }
   return std::nullopt;
@@ -100,16 +114,20 @@ StoreResult<DocRecord> read_doc(const lmdb::Txn& txn, const StoreTables& tables,
 namespace {
 
 // A document's sketch as stored (empty when it has none), and whether it holds every bit: in
-// its compact docs record, or for a document numbered before docs_compact_from in `sketches`.
+// its compact docs record (`known` when the caller has it, else read into `*read`), or for a
+// document numbered before docs_compact_from in `sketches`.
 StoreResult<std::pair<Sketch, bool>> stored_sketch(const lmdb::Txn& txn, const StoreTables& tables,
-                                                   std::uint64_t doc, std::size_t hashes) {
-  std::string in_record;
+                                                   std::uint64_t doc, std::size_t hashes,
+                                                   const DocRecord* known,
+                                                   std::optional<DocRecord>* read) {
   std::string_view bytes;
   if (doc >= tables.docs_compact_from) {
-    auto record = read_doc(txn, tables, doc);
-    if (!record) return std::unexpected(record.error());
-    in_record = std::move(record->sketch);
-    bytes = in_record;
+    if (known == nullptr) {
+      auto record = read_doc(txn, tables, doc);
+      if (!record) return std::unexpected(record.error());
+      known = &read->emplace(std::move(*record));
+    }
+    bytes = known->sketch;
   } else {
     auto value = tables.sketches.get(txn, coding::be64_key(doc));
     if (!value && value.error().code != MDB_NOTFOUND) {
@@ -126,16 +144,19 @@ StoreResult<std::pair<Sketch, bool>> stored_sketch(const lmdb::Txn& txn, const S
 }  // namespace
 
 StoreResult<Sketch> read_sketch(const lmdb::Txn& txn, const StoreTables& tables,
-                                std::uint64_t doc, std::size_t hashes) {
-  auto stored = stored_sketch(txn, tables, doc, hashes);
+                                std::uint64_t doc, std::size_t hashes,
+                                std::optional<DocRecord>* record) {
+  std::optional<DocRecord> read;
+  auto stored = stored_sketch(txn, tables, doc, hashes, nullptr, record ? record : &read);
   if (!stored) return std::unexpected(stored.error());
   return std::move(stored->first);
 }
 
 StoreResult<Sketch> read_whole_sketch(const lmdb::Txn& txn, const StoreTables& tables,
-                                      std::uint64_t doc, std::uint32_t scheme,
+                                      std::uint64_t doc, const DocRecord& record,
                                       std::size_t hashes) {
-  auto stored = stored_sketch(txn, tables, doc, hashes);
+  const std::uint32_t scheme = record.scheme;
+  auto stored = stored_sketch(txn, tables, doc, hashes, &record, nullptr);
   if (!stored) return std::unexpected(stored.error());
   auto& [sketch, whole_bits] = *stored;
   if (whole_bits) return std::move(sketch);

@@ -36,13 +36,18 @@ namespace neardup {
 // exist), kCorrupt.
 StoreResult<records::DocRecord> read_doc(const lmdb::Txn& txn, const StoreTables& tables,
                                          std::uint64_t doc);
+// A compact document's sketch is in its record: `record`, when given, receives the record the
+// sketch was read from (left empty when it came from the `sketches` table).
 StoreResult<Sketch> read_sketch(const lmdb::Txn& txn, const StoreTables& tables, std::uint64_t doc,
-                                std::size_t hashes);
-// The whole sketch (every bit of each value, from which its band keys are made) of a document
-// of scheme `scheme` past its band column's watermark: its stored values joined with their
-// high bits in sketch_highs. Errors: LMDB's, kCorrupt (the high bits are missing).
+                                std::size_t hashes,
+                                std::optional<records::DocRecord>* record = nullptr);
+// The whole sketch (every bit of each value, from which its band keys are made) of document
+// `doc`, whose record the caller has read, past its band column's watermark: its stored values
+// joined with their high bits in sketch_highs. Errors: LMDB's, kCorrupt (the high bits are
+// missing).
 StoreResult<Sketch> read_whole_sketch(const lmdb::Txn& txn, const StoreTables& tables,
-                                      std::uint64_t doc, std::uint32_t scheme, std::size_t hashes);
+                                      std::uint64_t doc, const records::DocRecord& record,
+                                      std::size_t hashes);
 
 // Documents on disk as one transaction sees them, at the time of one request.
 class Documents {
@@ -62,8 +67,9 @@ class Documents {
   StoreResult<records::DocRecord> get(std::uint64_t doc) const {
     return read_doc(txn_, tables_, doc);
   }
-  StoreResult<Sketch> sketch(std::uint64_t doc, std::size_t hashes) const {
-    return read_sketch(txn_, tables_, doc, hashes);
+  StoreResult<Sketch> sketch(std::uint64_t doc, std::size_t hashes,
+                             std::optional<records::DocRecord>* record = nullptr) const {
+    return read_sketch(txn_, tables_, doc, hashes, record);
   }
   bool live(const records::DocRecord& record) const {
     return is_live(record, retention_seconds_, now_ms_);

@@ -374,7 +374,7 @@ StoreResult<> Catalog::rebuild_deltas(const lmdb::Txn& txn, const StoreTables& t
     keys.clear();
     const Scheme& scheme = schemes[record.scheme];
     if (scheme.bands && doc > scheme.bands->watermark() && is_indexed(record)) {
-      auto sketch = read_whole_sketch(txn, tables, doc, record.scheme, scheme.state.hashes);
+      auto sketch = read_whole_sketch(txn, tables, doc, record, scheme.state.hashes);
       if (!sketch) return StoreResult<>(std::unexpected(sketch.error()));
       if (!sketch->empty()) band_keys(*sketch, scheme.state.bands, scheme.state.rows, keys);
     }
