@@ -114,8 +114,8 @@ class CommandLine(unittest.TestCase):
              "neardup dedup: unknown option '--stroe'; did you mean '--store'? "
              "(see neardup dedup --help)"),
             ([], "neardup: a command is required, one of: fingerprint, extract, compare, decode, "
-                 "dedup, stats, lookup, show, clusters, forget, drop-scheme, bench, broker, produce, consume, "
-                 "topics, generate (see neardup --help)"),
+                 "dedup, learn, stats, boilerplate, lookup, show, clusters, forget, drop-scheme, "
+                 "bench, broker, produce, consume, topics, generate (see neardup --help)"),
         ]:
             proc = run(*args, check=2)
             self.assertEqual(proc.stderr.decode().strip(), message)

@@ -25,7 +25,8 @@ void register_broker(CLI::App& root, CommandRegistry& registry);
 void register_produce(CLI::App& root, CommandRegistry& registry);
 void register_consume(CLI::App& root, CommandRegistry& registry);
 void register_topics(CLI::App& root, CommandRegistry& registry);
-void register_dedup(CLI::App& root, CommandRegistry& registry);
+void register_dedup(CLI::App& root, CommandRegistry& registry);  // and learn
+void register_boilerplate(CLI::App& root, CommandRegistry& registry);
 void register_bench(CLI::App& root, CommandRegistry& registry);
 // lookup, show, clusters, forget, drop-scheme (cmd_query.cc).
 void register_queries(CLI::App& root, CommandRegistry& registry);

@@ -85,6 +85,7 @@ int main(int argc, char** argv) {
   register_decode(app, registry);
   register_dedup(app, registry);
   register_stats(app, registry);
+  register_boilerplate(app, registry);
   register_queries(app, registry);
   register_bench(app, registry);
   register_broker(app, registry);

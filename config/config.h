@@ -20,7 +20,7 @@ namespace neardup {
 
 // The values of the keys that name one of a few choices (docs/configuration.md).
 enum class DenoiseMode : std::uint8_t { kMainText, kAllText };  // denoise.mode
-enum class Weighting : std::uint8_t { kTf, kLogTf, kBinary };   // features.weighting
+enum class Weighting : std::uint8_t { kTf, kLogTf, kBinary, kTfidf };  // features.weighting
 enum class CjkTokens : std::uint8_t { kBigrams, kWords };       // features.cjk
 enum class MainTextOutput : std::uint8_t { kNone, kAll, kUnseen };  // output.main_text
 // The name a config file gives a value: "main_text", "log_tf", "bigrams", "warn", "json".
@@ -125,6 +125,12 @@ struct DenoiseConfig {
   DenoiseMode mode = DenoiseMode::kMainText;
   std::uint32_t max_nodes = 200000;  // past this, fall back to all visible text
   std::uint32_t max_millis = 500;    // past this, fall back to all visible text
+  // Each site's own boilerplate, learned from its pages at the index and removed from the main
+  // text before features (pipeline/learn/site_blocks.h; docs/configuration.md, "Learning from
+  // the crawl"). A scheme setting: it changes fingerprints.
+  bool site_boilerplate = false;
+  std::uint32_t site_min_pages = 8;      // a block on fewer of a host's pages is never learned
+  std::uint32_t site_max_hosts = 65536;  // hosts kept; the least recently seen one makes room
 
   bool operator==(const DenoiseConfig&) const = default;
 };
@@ -135,6 +141,8 @@ struct FeaturesConfig {
   CjkTokens cjk = CjkTokens::kBigrams;     // bigrams | words: Han and kana tokens (measured)
   bool stop_words = false;                 // drop stop words (per detected script/language)
   std::uint32_t min_features = 16;         // fewer distinct features: skipped (low_content)
+  // tfidf: pages learned from before document frequencies weigh anything (tf until then).
+  std::uint32_t idf_warmup_pages = 1000;
   std::uint64_t max_text_bytes = 1 << 20;  // main text beyond this is ignored
 
   bool operator==(const FeaturesConfig&) const = default;

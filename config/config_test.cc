@@ -355,8 +355,9 @@ TEST(Config, DenoiseCapsHaveMinimums) {
 }
 
 TEST(Config, WeightingMustBeKnown) {
-  EXPECT_THAT(error_of("features:\n  weighting: idf\n"),
-              HasSubstr("features.weighting: must be one of tf, log_tf, binary, got \"idf\""));
+  EXPECT_THAT(
+      error_of("features:\n  weighting: idf\n"),
+      HasSubstr("features.weighting: must be one of tf, log_tf, binary, tfidf, got \"idf\""));
   EXPECT_THAT(error_of("features:\n  cjk: trigrams\n"),
               HasSubstr("features.cjk: must be one of bigrams, words, got \"trigrams\""));
 }

@@ -99,8 +99,11 @@ struct Names<DenoiseMode> {
 };
 template <>
 struct Names<Weighting> {
-  static constexpr std::array<std::pair<Weighting, std::string_view>, 3> values{
-      {{Weighting::kTf, "tf"}, {Weighting::kLogTf, "log_tf"}, {Weighting::kBinary, "binary"}}};
+  static constexpr std::array<std::pair<Weighting, std::string_view>, 4> values{
+      {{Weighting::kTf, "tf"},
+       {Weighting::kLogTf, "log_tf"},
+       {Weighting::kBinary, "binary"},
+       {Weighting::kTfidf, "tfidf"}}};
 };
 template <>
 struct Names<CjkTokens> {
@@ -197,12 +200,19 @@ void for_each_key(C& c, F&& f) {
   f(Key{.path = "denoise.mode"}, c.denoise.mode);
   f(Key{.path = "denoise.max_nodes", .min = 100}, c.denoise.max_nodes);
   f(Key{.path = "denoise.max_millis", .min = 1}, c.denoise.max_millis);
+  f(Key{.path = "denoise.site_boilerplate", .scheme_omits = "false"}, c.denoise.site_boilerplate);
+  f(Key{.path = "denoise.site_min_pages", .min = 2, .max = 1'000'000, .scheme_omits = "8"},
+    c.denoise.site_min_pages);
+  f(Key{.path = "denoise.site_max_hosts", .min = 1, .max = 100'000'000, .scheme_omits = "65536"},
+    c.denoise.site_max_hosts);
 
   f(Key{.path = "features.ngram", .min = 1, .max = 8}, c.features.ngram);
   f(Key{.path = "features.weighting"}, c.features.weighting);
   f(Key{.path = "features.cjk", .scheme_omits = "\"words\""}, c.features.cjk);
   f(Key{.path = "features.stop_words"}, c.features.stop_words);
   f(Key{.path = "features.min_features", .min = 1, .max = 100'000}, c.features.min_features);
+  f(Key{.path = "features.idf_warmup_pages", .max = 1'000'000'000, .scheme_omits = "1000"},
+    c.features.idf_warmup_pages);
   f(Key{.path = "features.max_text_bytes", .min = kKiB, .max = kGiB, .size = true},
     c.features.max_text_bytes);
 

@@ -4,6 +4,7 @@
 
 #include "common/log.h"
 #include "daemon/engine.h"
+#include "pipeline/learn/finish.h"
 
 namespace neardup::daemon {
 namespace {
@@ -36,6 +37,16 @@ std::expected<std::unique_ptr<Daemon>, StartError> Daemon::create(const ops::Con
                                                                   ops::DaemonMetrics* metrics,
                                                                   Role role) {
   const std::shared_ptr<const Config> config = holder.current();
+  if (role != Role::kSingle && learn::learns(*config)) {
+    // The fingerprinted record carries finished signatures; what the index learns finishes
+    // them at the index, from the text's tokens, which only the single role keeps.
+    return std::unexpected(StartError(
+        "features.weighting tfidf and denoise.site_boilerplate learn from the crawl at the "
+        "index, which needs the page's text: run the single role (--role single), or turn "
+        "them off for --role " +
+            std::string(role_name(role)),
+        true));
+  }
   auto key = resolve_property(config->kafka.fingerprint_key);
   if (!key) return std::unexpected(StartError("kafka.fingerprint_key: " + key.error(), true));
   // The flag lives in the Daemon, made first so that the engine can hold it.

@@ -54,15 +54,18 @@ std::expected<void, std::string> IndexStage::readiness() const {
 std::expected<std::vector<Verdict>, std::string> IndexStage::decide(
     const std::vector<WorkPtr>& batch, const Config&, const std::atomic<bool>& stop) {
   std::vector<IndexItem> items;
+  std::vector<const ProcessedRecord*> records;
   items.reserve(batch.size());
+  records.reserve(batch.size());
   for (const WorkPtr& work : batch) {
+    records.push_back(&work->processed);
     const ConsumedRecord& source = work->source();
     items.push_back(index_item(
         work->processed, SourceOffset{partition_key(source.partition), source.offset, work->digest},
         source.timestamp_ms));
   }
   const auto apply_start = Clock::now();
-  auto verdicts = apply(items, stop);
+  auto verdicts = apply(items, records, stop);
   if (metrics_) {
     metrics_->stage(ops::Stage::kIndex)
         .observe(std::chrono::duration<double>(Clock::now() - apply_start).count());
@@ -88,9 +91,10 @@ std::expected<std::vector<Verdict>, std::string> IndexStage::decide(
   return std::move(*verdicts);
 }
 
-StoreResult<std::vector<Verdict>> IndexStage::apply(const std::vector<IndexItem>& items,
-                                                    const std::atomic<bool>& stop) {
-  auto verdicts = index_->apply(items);
+StoreResult<std::vector<Verdict>> IndexStage::apply(
+    const std::vector<IndexItem>& items, const std::vector<const ProcessedRecord*>& records,
+    const std::atomic<bool>& stop) {
+  auto verdicts = learning_.apply(*index_, items, records);
   if (verdicts || !out_of_space(verdicts.error())) return verdicts;
   {
     MutexLock lock(blocked_mutex_);
@@ -107,7 +111,7 @@ StoreResult<std::vector<Verdict>> IndexStage::apply(const std::vector<IndexItem>
     for (int waited = 0; waited < kStoreRetryMillis && !stop; waited += 100) {
       std::this_thread::sleep_for(milliseconds(100));
     }
-    if (!stop) verdicts = index_->apply(items);
+    if (!stop) verdicts = learning_.apply(*index_, items, records);
   }
   {
     MutexLock lock(blocked_mutex_);

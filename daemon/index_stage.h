@@ -18,6 +18,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "daemon/role.h"
+#include "message/learning.h"
 
 namespace neardup::daemon {
 
@@ -52,9 +53,11 @@ class IndexStage : public Stage {
  private:
   // Index::apply, waiting out a store without space until `stop`.
   StoreResult<std::vector<Verdict>> apply(const std::vector<IndexItem>& items,
+                                          const std::vector<const ProcessedRecord*>& records,
                                           const std::atomic<bool>& stop) EXCLUDES(blocked_mutex_);
 
   const std::unique_ptr<Index> index_;
+  Learning learning_;  // the ordered thread's
   std::atomic<std::uint64_t> replayed_{0};
   Mutex trims_mutex_;
   std::vector<std::pair<std::string, std::int64_t>> trims_ GUARDED_BY(trims_mutex_);

@@ -2,7 +2,9 @@
 #include <unistd.h>
 
 #include "daemon/clients.h"
+#include "daemon/daemon.h"
 #include "daemon/role.h"
+#include "ops/reload.h"
 
 namespace neardup::daemon {
 namespace {
@@ -51,6 +53,26 @@ TEST(Roles, TransactionalIdsNeverCollideBetweenRolesOrWorkers) {
   config.kafka.exactly_once = false;
   EXPECT_EQ(property(*producer_properties(config, Role::kFingerprint), "transactional.id"),
             "<none>");
+}
+
+TEST(Roles, TheSplitRolesRefuseASchemeThatLearnsAsAConfigurationError) {
+  for (const Role role : {Role::kFingerprint, Role::kIndex}) {
+    for (const bool tfidf : {false, true}) {
+      Config config;
+      config.kafka.bootstrap_servers = "127.0.0.1:1";  // never reached
+      if (tfidf) {
+        config.features.weighting = Weighting::kTfidf;
+      } else {
+        config.denoise.site_boilerplate = true;
+      }
+      const ops::ConfigHolder holder(config);
+      auto daemon = Daemon::create(holder, nullptr, nullptr, role);
+      ASSERT_FALSE(daemon.has_value());
+      EXPECT_TRUE(daemon.error().config_error);
+      EXPECT_NE(daemon.error().message.find("run the single role"), std::string::npos)
+          << daemon.error().message;
+    }
+  }
 }
 
 }  // namespace

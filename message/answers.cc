@@ -7,6 +7,7 @@
 #include <ctime>
 
 #include "common/sketch.h"
+#include "message/learning.h"
 #include "message/tag.h"
 #include "pipeline/fingerprint/fingerprint.h"
 #include "store/table_design.h"
@@ -161,7 +162,7 @@ StoreResult<nlohmann::json> explain_stored(Index& index, const std::string& a,
 ProcessedRecord process_html(std::string body, std::string content_type, std::string id,
                              std::shared_ptr<const Config> config, std::string scheme) {
   ProcessedRecord record{.config = std::move(config), .scheme = std::move(scheme)};
-  record.result = fingerprint_page(body, content_type, *record.config);
+  record.result = fingerprint_page(body, content_type, *record.config, {.url = id});
   record.page = Page{.url = id, .id = id, .body = std::move(body),
                      .content_type = std::move(content_type)};
   return record;
@@ -174,12 +175,18 @@ StoreResult<LookupAnswer> lookup_record(Index& index, const ProcessedRecord& rec
     answer.error = record.page.error();
     return answer;
   }
-  const IndexItem item = index_item(record);
+  IndexItem item = index_item(record);
   Verdict verdict = item.decided;
   if (item.page) {
+    auto finished = Learning::finish(index, record, *item.page);
+    if (!finished) return std::unexpected(finished.error());
     auto found = index.lookup(*item.page);
     if (!found) return std::unexpected(found.error());
     verdict = std::move(*found);
+    if (*finished) {
+      verdict.fingerprint = item.page->fingerprint;
+      verdict.boilerplate_lines = std::move(**finished);
+    }
   }
   answer.tag = make_tag(record.result, verdict, record.scheme);
   return answer;

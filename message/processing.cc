@@ -14,9 +14,10 @@ ProcessedRecord process(Parse parse, std::shared_ptr<const Config> config, std::
   const Config& c = *processed.config;
   processed.page = parse(c.input);
   if (processed.page) {
-    processed.result = fingerprint_page(
-        processed.page->body, processed.page->content_type, c,
-        {.keep_text = c.output.main_text != MainTextOutput::kNone, .times = times});
+    processed.result = fingerprint_page(processed.page->body, processed.page->content_type, c,
+                                        {.keep_text = c.output.main_text != MainTextOutput::kNone,
+                                         .times = times,
+                                         .url = processed.page->url});
     // Nothing reads the body again (the output is the record's own bytes): a record waiting
     // for the index holds its record alone.
     std::string().swap(processed.page->body);

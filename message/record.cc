@@ -338,6 +338,7 @@ nlohmann::json tag_to_json(const Tag& tag) {
     out["charset_source"] = tag.charset_source;
   }
   add_relations_json(out, tag);
+  if (!tag.site_boilerplate.empty()) out["site_boilerplate"] = tag.site_boilerplate;
   if (tag.text) out["text"] = *tag.text;
   return out;
 }
@@ -441,6 +442,10 @@ std::string tag_json_text(const Tag& tag) {
   if (duplicate && tag.similarity >= 0) {
     append_key(out, "similarity");
     out += nlohmann::json(tag.similarity).dump();  // nlohmann's shortest form of a double
+  }
+  if (!tag.site_boilerplate.empty()) {
+    append_key(out, "site_boilerplate");
+    out += nlohmann::json(tag.site_boilerplate).dump();
   }
   append_string_member(out, "status", tag.status);
   if (tag.text) append_string_member(out, "text", *tag.text);

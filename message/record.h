@@ -86,6 +86,9 @@ struct Tag {
   Verdict::Related contained_in, contains;
   std::uint32_t paragraphs = 0, paragraphs_seen = 0;
   std::vector<std::string> paragraphs_first;
+  // A scheme with denoise.site_boilerplate: the lines of the main text (0-based) dropped as the
+  // site's learned boilerplate before the page was fingerprinted ("site_boilerplate").
+  std::vector<std::uint32_t> site_boilerplate;
   // output.main_text: the page's main text (all of it, or without the paragraphs seen before).
   std::optional<std::string> text;
 };

@@ -6,16 +6,12 @@
 
 namespace neardup {
 
-namespace {
-
 std::vector<std::uint64_t> paragraph_hashes(const Passages& passages) {
   std::vector<std::uint64_t> out;
   out.reserve(passages.paragraphs.size());
   for (const ParagraphHash& p : passages.paragraphs) out.push_back(p.hash);
   return out;
 }
-
-}  // namespace
 
 std::optional<PageRequest> index_request(const Page& page, const PageFingerprint& result,
                                          const std::string& scheme, const Config& config) {
@@ -48,7 +44,8 @@ Tag make_tag(const PageFingerprint& result, const Verdict& verdict, const std::s
     tag.reason = result.skip->reason;
     return tag;
   }
-  tag.fingerprint = fingerprint_hex(result.fingerprint);
+  tag.fingerprint = fingerprint_hex(verdict.fingerprint.value_or(result.fingerprint));
+  tag.site_boilerplate = verdict.boilerplate_lines;
   tag.status = std::string(status_name(verdict.status));
   if (verdict.status == Verdict::Status::kDuplicate) {
     tag.duplicate_of = verdict.duplicate_of;

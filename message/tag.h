@@ -14,6 +14,9 @@ namespace neardup {
 std::optional<PageRequest> index_request(const Page& page, const PageFingerprint& result,
                                          const std::string& scheme, const Config& config);
 
+// The hashes of the passages' tracked paragraphs, in order (PageRequest::paragraphs).
+std::vector<std::uint64_t> paragraph_hashes(const Passages& passages);
+
 // The tag of a page: skipped pages carry the pipeline's reason; indexed ones the verdict.
 Tag make_tag(const PageFingerprint& result, const Verdict& verdict, const std::string& scheme);
 // Sets the tag's containment and paragraph fields from the verdict's.

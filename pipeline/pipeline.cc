@@ -67,6 +67,8 @@ PageFingerprint fingerprint_page(std::string_view body, std::string_view content
     return features_of(tokens, config.features, config.fingerprint.seed);
   }();
   result.feature_count = features.size();
+  std::string learn_text;
+  if (learn::learns(config) && config.denoise.site_boilerplate) learn_text = text;
   if (options.keep_text) {
     result.title = std::move(main_text.title);
     result.text = std::move(text);
@@ -83,6 +85,10 @@ PageFingerprint fingerprint_page(std::string_view body, std::string_view content
     result.sketch = minhash_sketch(tokens.hashes, config.minhash, config.fingerprint.seed);
   }
   result.passages = passages_of(tokens, config);
+  if (learn::learns(config)) {
+    result.learn = std::make_shared<const learn::LearnInput>(learn::learn_input(
+        learn::host_of(options.url), std::move(tokens), std::move(features), learn_text, config));
+  }
   return result;
 }
 

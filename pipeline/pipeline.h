@@ -8,12 +8,14 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
 
 #include "common/sketch.h"
 #include "config/config.h"
+#include "pipeline/learn/finish.h"
 #include "pipeline/passages/passages.h"
 #include "pipeline/skip.h"
 
@@ -30,6 +32,10 @@ struct PageFingerprint {
   std::string title;
   std::string text;  // main text (paragraphs joined by '\n'); kept only if asked
   bool denoise_fell_back = false;
+  // Set for a fingerprinted page of a scheme that learns (learn::learns): what the index
+  // finishes its signatures from (pipeline/learn/finish.h). The signatures above are then those
+  // of nothing learned yet.
+  std::shared_ptr<const learn::LearnInput> learn;
 };
 
 // Wall time of each stage of one fingerprint_page call; a stage the page did not reach (it was
@@ -42,6 +48,7 @@ struct StageTimes {
 struct PipelineOptions {
   bool keep_text = false;       // fill PageFingerprint::text/title (extract, debugging)
   StageTimes* times = nullptr;  // when set, filled with the stages' wall times (metrics)
+  std::string_view url;         // the page's URL: its host, for denoise.site_boilerplate
 };
 
 // Runs decode -> denoise -> features -> fingerprint (+ sketch). Bodies larger than

@@ -79,6 +79,19 @@ IndexStats stats(StoreEnv& env, const Catalog& catalog) {
   return s;
 }
 
+StoreResult<std::vector<std::pair<std::string, std::string>>> learned(StoreEnv& env,
+                                                                      std::string_view prefix) {
+  std::vector<std::pair<std::string, std::string>> out;
+  if (!env.tables().has_learned) return out;
+  auto read = env.begin_read();
+  if (!read) return std::unexpected(read.error());
+  auto walked = for_each_prefixed(
+      (*read)->txn, env.tables().learned, prefix,
+      [&](std::string_view key, std::string_view value) { out.emplace_back(key, value); });
+  if (!walked) return std::unexpected(from_lmdb(walked.error()));
+  return out;
+}
+
 StoreResult<std::optional<std::int64_t>> applied_offset(StoreEnv& env,
                                                         const std::string& partition) {
   auto read = env.begin_read();

@@ -48,9 +48,15 @@ class LmdbIndex final : public Index {
     return {};
   }
 
-  StoreResult<std::vector<Verdict>> apply(std::span<const IndexItem> items) override {
+  StoreResult<std::vector<Verdict>> apply(std::span<const IndexItem> items,
+                                          BatchLearner* learner) override {
     MutexLock lock(writer_.mutex());  // catalog_.mutex
-    return writer_.apply(items);
+    return writer_.apply(items, learner);
+  }
+
+  StoreResult<std::vector<std::pair<std::string, std::string>>> learned(
+      std::string_view prefix) override {
+    return admin::learned(*env_, prefix);
   }
 
   StoreResult<std::optional<std::int64_t>> applied_offset(const std::string& partition) override {

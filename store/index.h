@@ -24,6 +24,8 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
+#include <utility>
 #include <vector>
 
 #include "common/sketch.h"
@@ -72,6 +74,27 @@ struct IndexItem {
   std::optional<PageRequest> page;
   Verdict decided;  // used when page is unset
   std::optional<SourceOffset> source;
+};
+
+// What a scheme learns from the pages it applies (pipeline/learn/finish.h; message/learning.h
+// keeps it). apply() hands each page item it decides afresh to finish() before probing it, and
+// its verdict to learned() after, in input order, so that every page is finished under what
+// the pages before it taught; replayed items are answered from what was stored and neither
+// finished nor learned from again. What changed is written by changes() in the batch's own
+// transaction (the `learned` table), so that the index and what was learned never part: a
+// batch that fails leaves both as they were (the learner's owner then reloads its state).
+class BatchLearner {
+ public:
+  virtual ~BatchLearner() = default;
+  // Completes item i's signatures (fingerprint, sketch, anchors, paragraphs) in `page`; false
+  // when the item's scheme does not learn (the page is left as it was).
+  virtual bool finish(std::size_t item, PageRequest& page) = 0;
+  // Item i's verdict, after finish() returned true for it: the learner learns from the page
+  // and sets what finishing did (Verdict::fingerprint, boilerplate_lines) before the verdict
+  // is stored.
+  virtual void learned(std::size_t item, Verdict& verdict) = 0;
+  // After the last item: key -> value to put, or nullopt to delete.
+  virtual std::vector<std::pair<std::string, std::optional<std::string>>> changes() = 0;
 };
 
 struct IndexStats {
@@ -185,7 +208,17 @@ class Index {
   // the reason in `detail`: one item never fails a batch. Returns one verdict per item. On
   // failure nothing of the batch is committed. Errors: kReadOnly, kFull (the map reached
   // store.max_map_size after growing and retrying), kCorrupt, kLmdb.
-  virtual StoreResult<std::vector<Verdict>> apply(std::span<const IndexItem> items) = 0;
+  // With a learner (below), the pages it learns from are finished and learned from in order.
+  virtual StoreResult<std::vector<Verdict>> apply(std::span<const IndexItem> items,
+                                                  BatchLearner* learner) = 0;
+  StoreResult<std::vector<Verdict>> apply(std::span<const IndexItem> items) {
+    return apply(items, nullptr);
+  }
+
+  // Every record of the `learned` table (FORMAT.md) whose key starts with `prefix`, in key
+  // order, from a read transaction: what BatchLearner::changes() wrote. Errors: LMDB's.
+  virtual StoreResult<std::vector<std::pair<std::string, std::string>>> learned(
+      std::string_view prefix) = 0;
 
   // Last applied offset of a partition, if any (nullopt: none applied). Errors: kCorrupt, LMDB's
   // (a read transaction that cannot begin).

@@ -159,17 +159,8 @@ double similarity_value(std::uint16_t stored) {
   return stored == DocRecord::kNoSimilarity ? -1 : stored / 10000.0;
 }
 
-std::string encode_verdict(const Verdict& v, std::uint64_t digest) {
-  std::string out;
-  out.push_back(static_cast<char>(v.status));
-  out.push_back(static_cast<char>(std::clamp(v.distance, 0, 255)));
-  out.push_back(static_cast<char>(v.method));
-  put_fixed16(out, quantize_similarity(v.similarity));
-  for (const std::string* s : {&v.matched, &v.duplicate_of, &v.reason}) {
-    coding::put_length_prefixed(out, *s);
-  }
-  put_fixed64(out, digest);
-  if (v.contained_in.id.empty() && v.contains.id.empty() && v.paragraphs == 0) return out;
+// A verdict's containment and paragraph fields: section 1 of its stored form.
+static void encode_relations(const Verdict& v, std::string& out) {
   out.push_back(1);
   for (const Verdict::Related* r : {&v.contained_in, &v.contains}) {
     coding::put_length_prefixed(out, r->id);
@@ -183,6 +174,27 @@ std::string encode_verdict(const Verdict& v, std::uint64_t digest) {
   const std::size_t seen = std::min<std::size_t>(v.paragraphs_seen_at.size(), 0xffff);
   put_fixed16(out, static_cast<std::uint16_t>(seen));
   for (std::size_t i = 0; i < seen; ++i) put_fixed16(out, v.paragraphs_seen_at[i]);
+}
+
+std::string encode_verdict(const Verdict& v, std::uint64_t digest) {
+  std::string out;
+  out.push_back(static_cast<char>(v.status));
+  out.push_back(static_cast<char>(std::clamp(v.distance, 0, 255)));
+  out.push_back(static_cast<char>(v.method));
+  put_fixed16(out, quantize_similarity(v.similarity));
+  for (const std::string* s : {&v.matched, &v.duplicate_of, &v.reason}) {
+    coding::put_length_prefixed(out, *s);
+  }
+  put_fixed64(out, digest);
+  if (!v.contained_in.id.empty() || !v.contains.id.empty() || v.paragraphs > 0) {
+    encode_relations(v, out);
+  }
+  if (v.fingerprint) {
+    out.push_back(2);
+    put_fixed64(out, *v.fingerprint);
+    coding::put_varint64(out, v.boilerplate_lines.size());
+    for (std::uint32_t line : v.boilerplate_lines) coding::put_varint64(out, line);
+  }
   return out;
 }
 
@@ -198,8 +210,8 @@ std::optional<Verdict> decode_verdict(std::string_view bytes, std::uint64_t* dig
   }
   const std::uint64_t stored_digest = in.ok() && !in.done() ? in.u64() : 0;
   if (digest != nullptr) *digest = stored_digest;
-  if (in.ok() && !in.done()) {
-    if (in.u8() != 1) return std::nullopt;
+  std::uint8_t section = in.ok() && !in.done() ? in.u8() : 0;
+  if (section == 1) {
     for (Verdict::Related* r : {&v.contained_in, &v.contains}) {
       r->id = std::string(in.length_prefixed());
       r->share = similarity_value(in.u16());
@@ -210,6 +222,18 @@ std::optional<Verdict> decode_verdict(std::string_view bytes, std::uint64_t* dig
       v.paragraphs_from.emplace_back(in.length_prefixed());
     }
     for (std::uint16_t n = in.u16(); n > 0 && in.ok(); --n) v.paragraphs_seen_at.push_back(in.u16());
+    section = in.ok() && !in.done() ? in.u8() : 0;
+  }
+  if (section == 2) {
+    v.fingerprint = in.u64();
+    const std::uint64_t lines = in.varint64();
+    for (std::uint64_t i = 0; i < lines && in.ok(); ++i) {
+      const std::uint64_t line = in.varint64();
+      if (line > UINT32_MAX) return std::nullopt;
+      v.boilerplate_lines.push_back(static_cast<std::uint32_t>(line));
+    }
+  } else if (section != 0) {
+    return std::nullopt;
   }
   if (!in.done() || status > static_cast<std::uint8_t>(Verdict::Status::kDeadLetter) ||
       v.method > Verdict::kBoth) {

@@ -228,6 +228,28 @@ TEST(Records, VerdictRoundTripsWithSimilarityRoundedToFourDecimals) {
   EXPECT_EQ(digest, 0u);
 }
 
+TEST(Records, AFinishedPagesVerdictKeepsItsFingerprintAndDroppedLines) {
+  Verdict v{.status = Verdict::Status::kUnique};
+  v.fingerprint = 0x0123456789abcdefull;
+  v.boilerplate_lines = {2, 300, 70000};
+  for (bool with_passages : {false, true}) {
+    if (with_passages) v.paragraphs = 4;
+    const std::string bytes = encode_verdict(v, 42);
+    auto back = decode_verdict(bytes);
+    ASSERT_TRUE(back);
+    EXPECT_EQ(back->fingerprint, v.fingerprint);
+    EXPECT_EQ(back->boilerplate_lines, v.boilerplate_lines);
+    EXPECT_EQ(back->paragraphs, v.paragraphs);
+    Verdict unfinished = v;
+    unfinished.fingerprint.reset();
+    const std::size_t section = encode_verdict(unfinished, 42).size();  // where it begins
+    for (std::size_t cut = section + 1; cut < bytes.size(); ++cut) {
+      EXPECT_FALSE(decode_verdict(bytes.substr(0, cut))) << cut;
+    }
+  }
+  EXPECT_FALSE(decode_verdict(encode_verdict(Verdict{}, 1)).value().fingerprint);  // none: none
+}
+
 TEST(Records, VerdictsWithPassagesRoundTripAndTheirRelationsToo) {
   Verdict v{.status = Verdict::Status::kUnique};
   v.contained_in = {"article", 0.81234};
@@ -253,7 +275,7 @@ TEST(Records, VerdictsWithPassagesRoundTripAndTheirRelationsToo) {
   EXPECT_EQ(encode_verdict(Verdict{}, 1).size(), 5 + 3 * 4 + 8u);
   std::string bad = encode_verdict(v, 42);
   ASSERT_EQ(bad[5 + 3 * 4 + 8], 1);
-  bad[5 + 3 * 4 + 8] = 2;  // an unknown section
+  bad[5 + 3 * 4 + 8] = 9;  // an unknown section
   EXPECT_FALSE(decode_verdict(bad));
   EXPECT_FALSE(decode_verdict(encode_verdict(v, 42).substr(0, 30)));
 

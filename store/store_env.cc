@@ -86,12 +86,23 @@ StoreResult<> StoreEnv::open_tables(const lmdb::Txn& txn, unsigned flags) {
     if (!opened) return std::unexpected(opened.error());
     *dbi = *opened;
   }
-  auto highs = lmdb::Dbi::open(txn, "sketch_highs", flags);
-  tables_.has_sketch_highs = highs.has_value();
-  if (highs) {
-    tables_.sketch_highs = *highs;
-  } else if (highs.error().code != MDB_NOTFOUND || (flags & MDB_CREATE)) {
-    return std::unexpected(from_lmdb(highs.error()));
+  // A table older stores lack: absent is fine unless it was to be created.
+  auto open_optional = [&](const char* name, lmdb::Dbi& dbi, bool& present) -> StoreResult<> {
+    auto opened = lmdb::Dbi::open(txn, name, flags);
+    present = opened.has_value();
+    if (opened) {
+      dbi = *opened;
+    } else if (opened.error().code != MDB_NOTFOUND || (flags & MDB_CREATE)) {
+      return std::unexpected(from_lmdb(opened.error()));
+    }
+    return {};
+  };
+  if (auto highs = open_optional("sketch_highs", tables_.sketch_highs, tables_.has_sketch_highs);
+      !highs) {
+    return highs;
+  }
+  if (auto learned = open_optional("learned", tables_.learned, tables_.has_learned); !learned) {
+    return learned;
   }
   auto log = lmdb::Dbi::open(txn, "passage_log", flags);
   auto relations = log ? lmdb::Dbi::open(txn, "relations", flags) : log;

@@ -37,6 +37,10 @@ struct StoreTables {
   // passages.
   lmdb::Dbi passage_log, relations;
   bool has_passages = false;
+  // What schemes learned from their pages (BatchLearner, index.h): absent in a store no
+  // writer of this version opened (nothing learned).
+  lmdb::Dbi learned;
+  bool has_learned = false;
   // The first document whose `docs` record is compact (records.h, DocRecord): meta
   // "docs_compact_from", read at open; kNoCompactDocs in a store of version 7 or older opened
   // read-only.

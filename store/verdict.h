@@ -2,6 +2,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -43,6 +44,11 @@ struct Verdict {
   // (PageRequest::paragraphs), ascending; what output.main_text "unseen" leaves out.
   std::vector<std::uint16_t> paragraphs_seen_at;
   static constexpr std::size_t kParagraphPages = 8;
+  // A page of a scheme that learns from the crawl (BatchLearner, index.h): the fingerprint it
+  // was finished to and stored with (the tag's), and the lines of its main text dropped as its
+  // site's learned boilerplate (ascending); stored with the verdict for its replays.
+  std::optional<std::uint64_t> fingerprint;
+  std::vector<std::uint32_t> boilerplate_lines;
   std::string reason;      // kSkipped / kDeadLetter: the reason code
   bool replayed = false;   // answered from stored state (same id+signatures, or replayed offset)
   // Entries the probe compared with this page (permuted-table candidates and LSH band

@@ -74,7 +74,8 @@ StoreResult<> check_sketch_fits(const Scheme& scheme, const PageRequest& page) {
   return {};
 }
 
-StoreResult<std::vector<Verdict>> BatchWriter::apply(std::span<const IndexItem> items) {
+StoreResult<std::vector<Verdict>> BatchWriter::apply(std::span<const IndexItem> items,
+                                                     BatchLearner* learner) {
   if (env_.read_only()) return store_error(Code::kReadOnly, "index opened read-only");
   ++catalog_.batches;
   ApplyTiming* timing = catalog_.options.timing;
@@ -88,7 +89,7 @@ StoreResult<std::vector<Verdict>> BatchWriter::apply(std::span<const IndexItem> 
   auto written = env_.write(
       [&](const lmdb::Txn& txn) {
         catalog_.mutex.assert_held();  // write() runs the body on this thread
-        return apply_batch(txn, items, verdicts);
+        return apply_batch(txn, items, learner, verdicts);
       },
       [&] {
         catalog_.mutex.assert_held();
@@ -118,7 +119,7 @@ void BatchWriter::rollback(const Undo& undo) {
 }
 
 StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const IndexItem> items,
-                                       std::vector<Verdict>& verdicts) {
+                                       BatchLearner* learner, std::vector<Verdict>& verdicts) {
   const StoreTables& tables = env_.tables();
   verdicts.clear();
   for (Column* column : catalog_.all_columns()) {
@@ -174,7 +175,19 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
     }
     Verdict verdict = item.decided;
     const auto start = Clock::now();
-    if (item.page) {
+    if (item.page && learner != nullptr) {
+      // Finished under what the pages before it taught, its band keys made again.
+      PageRequest page = *item.page;
+      const bool finished = learner->finish(i, page);
+      keys_[i].clear();
+      if (!page.sketch.empty() && check_page(catalog_.design, page)) {
+        band_keys(page.sketch, page.bands, page.rows, keys_[i]);
+      }
+      auto decided = apply_page(docs, page, keys_[i]);
+      if (!decided) return std::unexpected(decided.error());
+      verdict = std::move(*decided);
+      if (finished) learner->learned(i, verdict);
+    } else if (item.page) {
       auto decided = apply_page(docs, *item.page, keys_[i]);
       if (!decided) return std::unexpected(decided.error());
       verdict = std::move(*decided);
@@ -200,6 +213,16 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
     auto put = lift(tables.offsets.put(
         txn, name, records::encode_u64(static_cast<std::uint64_t>(*partition.applied))));
     if (!put) return put;
+  }
+  if (learner != nullptr) {
+    for (const auto& [key, value] : learner->changes()) {
+      if (value) {
+        if (auto put = lift(tables.learned.put(txn, key, *value)); !put) return put;
+      } else if (auto gone = tables.learned.del(txn, key);
+                 !gone && gone.error().code != MDB_NOTFOUND) {
+        return std::unexpected(from_lmdb(gone.error()));
+      }
+    }
   }
   return lift(tables.meta.put(txn, "documents", records::encode_u64(catalog_.documents)));
 }

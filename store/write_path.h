@@ -49,7 +49,7 @@ class BatchWriter {
   Mutex& mutex() RETURN_CAPABILITY(catalog_.mutex) { return catalog_.mutex; }
 
   // Index::apply's contract (index.h).
-  StoreResult<std::vector<Verdict>> apply(std::span<const IndexItem> items)
+  StoreResult<std::vector<Verdict>> apply(std::span<const IndexItem> items, BatchLearner* learner)
       REQUIRES(catalog_.mutex);
 
  private:
@@ -61,7 +61,8 @@ class BatchWriter {
   void rollback(const Undo& undo) REQUIRES(catalog_.mutex);
 
   StoreResult<> apply_batch(const lmdb::Txn& txn, std::span<const IndexItem> items,
-                            std::vector<Verdict>& verdicts) REQUIRES(catalog_.mutex);
+                            BatchLearner* learner, std::vector<Verdict>& verdicts)
+      REQUIRES(catalog_.mutex);
   StoreResult<Verdict> apply_page(const Documents& docs, const PageRequest& page,
                                   const std::vector<std::uint64_t>& band_keys)
       REQUIRES(catalog_.mutex);

@@ -277,6 +277,7 @@ constexpr double kFullWeightParagraphTokens = 24;
 double weight_of(std::size_t count, Weighting weighting) {
   switch (weighting) {
     case Weighting::kTf:
+    case Weighting::kTfidf:  // times the idf learned at the index (pipeline/learn/finish.h)
       return static_cast<double>(count);
     case Weighting::kLogTf:
       return 1.0 + std::log(static_cast<double>(count));

@@ -6,7 +6,9 @@ seeded vocabulary (about 1.5 KB a page: the development broker keeps only about 
 partition). About --dup-rate of the pages copy an earlier page's article with a few words
 changed (a near-duplicate) or unchanged under a new URL (an exact duplicate); with
 --truncate-rate, that share of those copies keeps only the article's first paragraphs and the
-first sentences of the next (a truncated copy, which the MinHash signature finds). The field
+first sentences of the next (a truncated copy, which the MinHash signature finds). With
+--site-notices, every article ends with its site's own notice (the same on every page of the
+site: what denoise.site_boilerplate learns). The field
 "cluster" names the original article: producing with it as the Kafka key keeps near-duplicates in
 one partition, so the verdicts do not depend on how partitions interleave. Deterministic for a
 given --seed.
@@ -54,7 +56,10 @@ def truncate(paragraphs):
     return paragraphs[:keep - 1] + [". ".join(last[:max(1, len(last) * 2 // 3)]).rstrip(".") + "."]
 
 
-def html(title, paragraphs, site):
+def html(title, paragraphs, site, notice=False):
+    if notice:
+        paragraphs = paragraphs + [f"Published by {site} under licence. Found a mistake? Select "
+                                   f"it and press Ctrl+Enter to tell the {site} editors."]
     body = "".join(f"<p>{p}</p>\n" for p in paragraphs)
     return (f"<!doctype html><html><head><meta charset=\"utf-8\"><title>{title}</title></head>"
             f"<body><nav><a href=\"/\">{site} home</a> <a href=\"/news\">news</a></nav>\n"
@@ -68,6 +73,7 @@ def main():
     parser.add_argument("--seed", type=int, default=1)
     parser.add_argument("--dup-rate", type=float, default=0.3)
     parser.add_argument("--truncate-rate", type=float, default=0.0)
+    parser.add_argument("--site-notices", action="store_true")
     parser.add_argument("--out", default="-")
     args = parser.parse_args()
     rng = random.Random(args.seed)
@@ -86,7 +92,7 @@ def main():
             paragraphs = article(rng, words)
             articles.append(paragraphs)
         title = " ".join(paragraphs[0].split(" ")[:5])
-        page = {"url": f"https://{site}/page/{args.seed}/{n}", "body": html(title, paragraphs, site),
+        page = {"url": f"https://{site}/page/{args.seed}/{n}", "body": html(title, paragraphs, site, args.site_notices),
                 "content_type": "text/html; charset=utf-8", "fetched_at": 1700000000000 + n,
                 "cluster": f"c{args.seed}-{cluster}"}
         out.write(json.dumps(page) + "\n")

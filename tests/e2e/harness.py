@@ -374,10 +374,12 @@ def dedup(workdir, config, pages):
         return {o["url"]: o["neardup"] for o in map(json.loads, f)}
 
 
-def generate_pages(workdir, count, seed=1, name="pages.jsonl", truncate_rate=0.0):
+def generate_pages(workdir, count, seed=1, name="pages.jsonl", truncate_rate=0.0,
+                   site_notices=False):
     path = workdir.file(name)
     subprocess.run([sys.executable, os.path.join(HERE, "gen_pages.py"), "--count", str(count),
-                    "--seed", str(seed), "--truncate-rate", str(truncate_rate), "--out", path],
+                    "--seed", str(seed), "--truncate-rate", str(truncate_rate), "--out", path] +
+                   (["--site-notices"] if site_notices else []),
                    check=True)
     with open(path) as f:
         urls = [json.loads(line)["url"] for line in f]
@@ -411,7 +413,8 @@ def replayed_fields(tag):
     the passages found and the main text (output.main_text), which depend on what the index held
     when the page was first applied."""
     return verdict(tag) + tuple(json.dumps(tag.get(field), sort_keys=True)
-                                for field in ("contained_in", "contains", "paragraphs", "text"))
+                                for field in ("contained_in", "contains", "paragraphs", "text",
+                                              "site_boilerplate"))
 
 
 def settled_outputs(bootstrap, urls, expected, timeout, settle=1.0):

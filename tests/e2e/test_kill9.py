@@ -6,9 +6,16 @@ no page may be a duplicate of itself, and the final verdicts must equal a clean 
 (`neardup dedup` over the same input: pages of one cluster share a partition, so the order that
 matters is kept).
 
-  test_kill9.py [COUNT] [KILLS] [exactly_once] [--partitions N]
+  test_kill9.py [COUNT] [KILLS] [exactly_once] [--partitions N] [--learn]
 
 The whole input is produced before the daemon starts.
+
+With --learn, the scheme learns from the crawl (features.weighting tfidf from the 100th page,
+denoise.site_boilerplate; each site's pages end with its own notice) and the input is one
+partition: every page's signatures depend on the pages applied before it, so a replayed page
+must repeat what it got the first time (its fingerprint and the lines dropped as its site's
+boilerplate included) and every verdict must equal dedup's over the same order; some pages must
+have had their site's notice dropped.
 
 With exactly_once (kafka.exactly_once: true) on the real broker, a read_committed consumer of
 the output topic must see exactly one output per input, and the records of the transactions
@@ -22,13 +29,16 @@ import time
 import harness as h
 
 OPTIONS = {"--partitions"}
+LEARN = "--learn" in sys.argv
 ARGS = [a for i, a in enumerate(sys.argv[1:], 1)
         if not a.startswith("--") and sys.argv[i - 1] not in OPTIONS]
 COUNT = int(ARGS[0]) if len(ARGS) > 0 else 5000
 KILLS = int(ARGS[1]) if len(ARGS) > 1 else 5
 EXACTLY_ONCE = len(ARGS) > 2 and ARGS[2] == "exactly_once"
 PARTITIONS = int(sys.argv[sys.argv.index("--partitions") + 1]) if "--partitions" in sys.argv \
-    else 4
+    else 1 if LEARN else 4
+LEARNING = ("denoise:\n  site_boilerplate: true\n"
+            "features:\n  weighting: tfidf\n  idf_warmup_pages: 100\n") if LEARN else ""
 
 
 def aborted_runs(bootstrap, committed):
@@ -46,11 +56,11 @@ def aborted_runs(bootstrap, committed):
 def test(workdir):
     rng = random.Random(int(time.time()))
     broker = h.Broker(workdir, [f"pages:{PARTITIONS}", "tagged:8", "dead:1"])
-    pages, urls = h.generate_pages(workdir, COUNT, seed=2)
+    pages, urls = h.generate_pages(workdir, COUNT, seed=2, site_notices=LEARN)
     # One pipeline thread: slow enough that the kills land while pages are in flight.
     config = h.write_config(workdir, broker.bootstrap,
                             extra="output:\n  include_body: false\n" +
-                            "pipeline:\n  threads: 1\n  batch_delay_ms: 5\n",
+                            "pipeline:\n  threads: 1\n  batch_delay_ms: 5\n" + LEARNING,
                             kafka_extra="  exactly_once: true\n" if EXACTLY_ONCE else "")
     expected = h.dedup(workdir, config, pages)
     h.produce(broker.bootstrap, "pages", pages)
@@ -69,6 +79,11 @@ def test(workdir):
         daemon = h.Daemon(workdir, config)
     records = h.settled_outputs(broker.bootstrap, urls, expected, timeout=150, settle=2)
     daemon.stop()
+    if LEARN:
+        dropped = sum(1 for r in records if r["value"]["neardup"].get("site_boilerplate"))
+        h.check(dropped > COUNT // 2,
+                f"only {dropped} outputs had their site's notice dropped: nothing was learned")
+        h.log(f"learning: {dropped} outputs had their site's notice dropped")
     summary = (f"exactly_once={EXACTLY_ONCE} broker={broker.kind}: {COUNT} inputs on "
                f"{PARTITIONS} partitions, {KILLS} kills at outputs {moments}: "
                f"{len(records)} outputs")
