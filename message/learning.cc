@@ -1,5 +1,6 @@
 #include "message/learning.h"
 
+#include <algorithm>
 #include <optional>
 #include <set>
 
@@ -20,12 +21,31 @@ void set_signatures(const learn::Finished& finished, PageRequest& page) {
 }
 
 // The BatchLearner of one batch: finishes each page of a learning scheme with its scheme's
-// state, learns from it after its verdict, and says what changed.
+// state, learns from it after its verdict, and says what changed. With `learn_all` (neardup
+// learn: no items), changes() itself learns from every page first, as from a new one, so that
+// a transaction run again after undo() learns it again.
 class Batch final : public BatchLearner {
  public:
   Batch(std::span<const ProcessedRecord* const> records,
-        const std::map<std::string, std::unique_ptr<Learning::State>, std::less<>>& schemes)
-      : records_(records), schemes_(schemes), finished_(records.size()) {}
+        const std::map<std::string, std::unique_ptr<Learning::State>, std::less<>>& schemes,
+        bool learn_all = false)
+      : records_(records), schemes_(schemes), finished_(records.size()), learn_all_(learn_all) {
+    for (const ProcessedRecord* record : records_) {
+      if (record->result.learn) marked_.insert(record->scheme);
+    }
+    for (const std::string& scheme : marked_) {
+      schemes_.at(scheme)->frequencies.mark();
+      schemes_.at(scheme)->sites.mark();
+    }
+  }
+
+  void undo() override {
+    for (const std::string& scheme : marked_) {
+      schemes_.at(scheme)->frequencies.undo();
+      schemes_.at(scheme)->sites.undo();
+    }
+    std::fill(finished_.begin(), finished_.end(), std::nullopt);
+  }
 
   bool finish(std::size_t item, PageRequest& page) override {
     const ProcessedRecord& record = *records_[item];
@@ -62,6 +82,14 @@ class Batch final : public BatchLearner {
   }
 
   std::vector<std::pair<std::string, std::optional<std::string>>> changes() override {
+    if (learn_all_) {
+      for (std::size_t i = 0; i < records_.size(); ++i) {
+        PageRequest page;
+        if (!finish(i, page)) continue;
+        Verdict verdict;  // as if new
+        learned(i, verdict);
+      }
+    }
     std::vector<std::pair<std::string, std::optional<std::string>>> out;
     for (const std::string& scheme : touched_) {
       Learning::State& state = *schemes_.at(scheme);
@@ -86,7 +114,8 @@ class Batch final : public BatchLearner {
   std::span<const ProcessedRecord* const> records_;
   const std::map<std::string, std::unique_ptr<Learning::State>, std::less<>>& schemes_;
   std::vector<std::optional<learn::Finished>> finished_;
-  std::set<std::string> touched_;
+  const bool learn_all_;
+  std::set<std::string> marked_, touched_;
 };
 
 StoreResult<> corrupt_learned(const std::string& key) {
@@ -198,20 +227,13 @@ StoreResult<std::vector<Verdict>> Learning::apply(Index& index, std::span<const 
 StoreResult<std::size_t> Learning::learn(Index& index,
                                          std::span<const ProcessedRecord* const> records) {
   if (auto loaded = load(index, records); !loaded) return std::unexpected(loaded.error());
-  Batch batch(records, schemes_);
-  std::size_t pages = 0;
-  for (std::size_t i = 0; i < records.size(); ++i) {
-    PageRequest page;
-    if (!batch.finish(i, page)) continue;
-    Verdict verdict;  // as if new
-    batch.learned(i, verdict);
-    ++pages;
-  }
+  Batch batch(records, schemes_, /*learn_all=*/true);
   if (auto written = index.apply({}, &batch); !written) {
     for (const std::string& scheme : batch.touched()) schemes_.erase(scheme);
     return std::unexpected(written.error());
   }
-  return pages;
+  return static_cast<std::size_t>(std::ranges::count_if(
+      records, [](const ProcessedRecord* record) { return record->result.learn != nullptr; }));
 }
 
 std::size_t Learning::memory_bytes() const {

@@ -144,6 +144,36 @@ TEST(Learning, AProcessThatStopsAndOpensAgainGoesOnAsIfItNeverStopped) {
   }
 }
 
+TEST(Learning, ABatchRunAgainOnAGrownMapLearnsWhatItWouldHaveLearnedOnce) {
+  TempDir small, large;
+  StoreConfig tight = store_config(small.path());
+  tight.map_size = 64 * 1024;  // the first batch fills it: StoreEnv::write grows it, runs again
+  tight.max_map_size = 1ull << 30;
+  auto grown = Index::open(tight);
+  ASSERT_TRUE(grown.has_value()) << grown.error().message;
+  auto roomy = open_index(large.path());
+  Learning a, b;
+  const Batch pages = batch(0, 40);
+  const std::vector<Verdict> once = apply(b, *roomy, pages);
+  const std::vector<Verdict> again = apply(a, **grown, pages);
+  ASSERT_GT((*grown)->stats().map_size, tight.map_size);  // it did grow
+  ASSERT_EQ(once.size(), again.size());
+  for (std::size_t i = 0; i < once.size(); ++i) {
+    EXPECT_EQ(once[i].fingerprint, again[i].fingerprint) << i;
+    EXPECT_EQ(once[i].boilerplate_lines, again[i].boilerplate_lines) << i;
+  }
+  const std::string scheme = scheme_id(*learning_config());
+  auto stored_once = (*roomy).learned(scheme + "/");
+  auto stored_again = (*grown)->learned(scheme + "/");
+  ASSERT_TRUE(stored_once && stored_again);
+  EXPECT_EQ(*stored_once, *stored_again);
+  // Learned from 40 pages, not 80.
+  auto state = Learning::read(**grown, scheme, *learning_config());
+  ASSERT_TRUE(state.has_value());
+  EXPECT_EQ((*state)->frequencies.pages(), 40u);
+  EXPECT_EQ((*state)->sites.find("a.example")->pages, 40u);
+}
+
 TEST(Learning, AReplayedOffsetGetsWhatItGotTheFirstTimeAndTeachesNothingAgain) {
   TempDir dir;
   auto index = open_index(dir.path());
@@ -192,6 +222,27 @@ TEST(Learning, LearnSeedsTheStateWithoutStoringPages) {
   Learning fresh;
   const std::vector<Verdict> verdicts = apply(fresh, *index, batch(10, 11));
   EXPECT_EQ(verdicts[0].boilerplate_lines, (std::vector<std::uint32_t>{2}));
+}
+
+TEST(Learning, LearnOnAGrownMapLearnsWhatItWouldHaveLearnedOnce) {
+  TempDir small, large;
+  StoreConfig tight = store_config(small.path());
+  tight.map_size = 64 * 1024;
+  tight.max_map_size = 1ull << 30;
+  auto grown = Index::open(tight);
+  ASSERT_TRUE(grown.has_value()) << grown.error().message;
+  auto roomy = open_index(large.path());
+  const Batch seed = batch(0, 40, false);
+  Learning a, b;
+  ASSERT_TRUE(a.learn(**grown, seed.pointers).has_value());
+  ASSERT_TRUE(b.learn(*roomy, seed.pointers).has_value());
+  ASSERT_GT((*grown)->stats().map_size, tight.map_size);
+  const std::string scheme = scheme_id(*learning_config());
+  auto stored_grown = (*grown)->learned(scheme + "/");
+  auto stored_roomy = roomy->learned(scheme + "/");
+  ASSERT_TRUE(stored_grown && stored_roomy);
+  EXPECT_EQ(*stored_grown, *stored_roomy);
+  EXPECT_FALSE(stored_grown->empty());
 }
 
 TEST(Learning, ALookupIsFinishedUnderWhatWasLearned) {

@@ -95,6 +95,9 @@ class BatchLearner {
   virtual void learned(std::size_t item, Verdict& verdict) = 0;
   // After the last item: key -> value to put, or nullopt to delete.
   virtual std::vector<std::pair<std::string, std::optional<std::string>>> changes() = 0;
+  // The batch's transaction was aborted: forget what this batch's finish() and learned() calls
+  // learned, for apply() may run the batch again (a map that grew: StoreEnv::write).
+  virtual void undo() = 0;
 };
 
 struct IndexStats {

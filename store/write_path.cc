@@ -94,6 +94,7 @@ StoreResult<std::vector<Verdict>> BatchWriter::apply(std::span<const IndexItem> 
       [&] {
         catalog_.mutex.assert_held();
         rollback(undo);
+        if (learner != nullptr) learner->undo();
         for (auto& [column, slice] : slices_) column->discard(slice);
         slices_.clear();
         if (timing) timing->item_ns.resize(timed);

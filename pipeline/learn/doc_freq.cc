@@ -32,11 +32,23 @@ void DocFrequencies::add_page(std::span<const std::uint64_t> distinct) {
     for (unsigned row = 0; row < kDepth; ++row) {
       std::uint32_t& counter = counters_[slot(row, feature)];
       if (counter <= current) {
+        undo_.emplace_back(slot(row, feature), counter);
         counter = current + 1;
         changed_[slot(row, feature) / kChunkCounters] = 1;
       }
     }
   }
+}
+
+void DocFrequencies::mark() {
+  undo_.clear();
+  marked_pages_ = pages_;
+}
+
+void DocFrequencies::undo() {
+  for (auto it = undo_.rbegin(); it != undo_.rend(); ++it) counters_[it->first] = it->second;
+  undo_.clear();
+  pages_ = marked_pages_;
 }
 
 std::vector<std::size_t> DocFrequencies::take_changed_chunks() {

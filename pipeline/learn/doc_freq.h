@@ -18,6 +18,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace neardup::learn {
@@ -52,6 +53,12 @@ class DocFrequencies {
   bool decode_chunk(std::size_t chunk, std::string_view bytes);
   void set_pages(std::uint64_t pages) { pages_ = pages; }
 
+  // mark() remembers the state; undo() returns to it (what add_page() changed since is
+  // reverted, in reverse), as often as needed until the next mark(). A batch whose
+  // transaction is aborted is learned from again from its mark.
+  void mark();
+  void undo();
+
   // Bytes held in memory.
   std::size_t memory_bytes() const { return counters_.size() * sizeof(std::uint32_t); }
 
@@ -63,6 +70,9 @@ class DocFrequencies {
   std::vector<std::uint32_t> counters_;
   std::uint64_t pages_ = 0;
   std::vector<char> changed_;  // per chunk
+  // Since mark(): every counter's old value, in the order they changed, and pages().
+  std::vector<std::pair<std::size_t, std::uint32_t>> undo_;
+  std::uint64_t marked_pages_ = 0;
 };
 
 }  // namespace neardup::learn

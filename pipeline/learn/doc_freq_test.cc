@@ -72,5 +72,23 @@ TEST(DocFrequencies, TheSamePagesInTheSameOrderGiveTheSameCounters) {
   }
 }
 
+TEST(DocFrequencies, UndoReturnsToTheMarkAsOftenAsAsked) {
+  DocFrequencies df;
+  const std::vector<std::uint64_t> first = {1, 2, 3}, second = {2, 3, 4};
+  df.add_page(first);
+  df.mark();
+  const std::string before = df.encode_chunk(0);
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    df.add_page(second);
+    df.add_page(second);
+    EXPECT_EQ(df.estimate(2), 3u);
+    df.undo();
+    EXPECT_EQ(df.pages(), 1u);
+    EXPECT_EQ(df.estimate(2), 1u);
+    EXPECT_EQ(df.estimate(4), 0u);
+    EXPECT_EQ(df.encode_chunk(0), before);
+  }
+}
+
 }  // namespace
 }  // namespace neardup::learn

@@ -33,6 +33,7 @@ bool SiteBoilerplate::learned(const Host& host, std::uint64_t block) const {
 
 void SiteBoilerplate::add_page(std::string_view name, std::span<const std::uint64_t> blocks,
                                const std::function<std::string_view(std::size_t)>& text_of) {
+  save(std::string(name));
   auto it = hosts_.find(name);
   if (it == hosts_.end()) {
     if (hosts_.size() >= rules_.max_hosts) forget_oldest();
@@ -95,10 +96,40 @@ void SiteBoilerplate::add_page(std::string_view name, std::span<const std::uint6
 
 void SiteBoilerplate::forget_oldest() {
   if (by_age_.empty()) return;
-  auto oldest = by_age_.begin();
-  changed_.insert(oldest->second);
-  hosts_.erase(oldest->second);
-  by_age_.erase(oldest);
+  const std::string oldest = by_age_.begin()->second;
+  save(oldest);
+  changed_.insert(oldest);
+  erase(oldest);
+}
+
+void SiteBoilerplate::erase(const std::string& name) {
+  auto it = hosts_.find(name);
+  if (it == hosts_.end()) return;
+  by_age_.erase({it->second.last_seen, it->first});
+  hosts_.erase(it);
+}
+
+void SiteBoilerplate::save(const std::string& name) {
+  if (saved_.contains(name)) return;
+  const Host* host = find(name);
+  saved_.emplace(name, host ? std::optional(*host) : std::nullopt);
+}
+
+void SiteBoilerplate::mark() {
+  saved_.clear();
+  marked_sequence_ = sequence_;
+}
+
+void SiteBoilerplate::undo() {
+  for (auto& [name, host] : saved_) {
+    erase(name);
+    if (host) {
+      by_age_.emplace(host->last_seen, name);
+      hosts_.emplace(name, std::move(*host));
+    }
+  }
+  saved_.clear();
+  sequence_ = marked_sequence_;
 }
 
 std::vector<std::string> SiteBoilerplate::take_changed() {

@@ -72,6 +72,11 @@ class SiteBoilerplate {
   void add_page(std::string_view host, std::span<const std::uint64_t> blocks,
                 const std::function<std::string_view(std::size_t)>& text_of);
 
+  // mark() remembers the state; undo() returns to it (the hosts add_page() changed, added or
+  // forgot since are restored), as often as needed until the next mark().
+  void mark();
+  void undo();
+
   // Hosts written or dropped since the last call (to be stored, or deleted when find() has
   // none), sorted.
   std::vector<std::string> take_changed();
@@ -88,12 +93,17 @@ class SiteBoilerplate {
 
  private:
   void forget_oldest();
+  // Keeps a host's state as at the mark before its first change since (nullopt: it had none).
+  void save(const std::string& name);
+  void erase(const std::string& name);
 
   SiteRules rules_;
   std::map<std::string, Host, std::less<>> hosts_;
   std::set<std::pair<std::uint64_t, std::string>> by_age_;  // (last_seen, host)
   std::uint64_t sequence_ = 0;
   std::set<std::string> changed_;
+  std::map<std::string, std::optional<Host>, std::less<>> saved_;  // since mark()
+  std::uint64_t marked_sequence_ = 0;
 };
 
 // The host of a URL, lower-cased, without "www." and a port: "https://WWW.Example.com:8080/a"

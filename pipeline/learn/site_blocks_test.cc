@@ -105,6 +105,30 @@ TEST(SiteBoilerplate, LearnedTextIsCutOnACharacterBoundary) {
   EXPECT_EQ(sites.find("a.com")->text(7), std::string(SiteBoilerplate::kTextBytes - 1, 'a'));
 }
 
+TEST(SiteBoilerplate, UndoRestoresChangedAddedAndForgottenHosts) {
+  SiteBoilerplate sites({.min_pages = 2, .max_hosts = 2});
+  add(sites, "a.com", {1}, 10, 1);
+  add(sites, "b.com", {1}, 10, 1);
+  const SiteBoilerplate::Host a = *sites.find("a.com"), b = *sites.find("b.com");
+  sites.mark();
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    add(sites, "b.com", {1}, 20, 1);  // changed
+    add(sites, "c.com", {1}, 10, 1);  // added, forgetting a.com
+    EXPECT_EQ(sites.find("a.com"), nullptr);
+    sites.undo();
+    ASSERT_NE(sites.find("a.com"), nullptr);
+    EXPECT_EQ(*sites.find("a.com"), a);
+    EXPECT_EQ(*sites.find("b.com"), b);
+    EXPECT_EQ(sites.find("c.com"), nullptr);
+  }
+  // The next host learned takes the sequence number it would have taken without the undo.
+  add(sites, "b.com", {1}, 20, 1);
+  EXPECT_EQ(sites.find("b.com")->last_seen, b.last_seen + 1);
+  // And a.com, the least recently seen, is the one a new host makes room from.
+  add(sites, "c.com", {1}, 10, 1);
+  EXPECT_EQ(sites.find("a.com"), nullptr);
+}
+
 TEST(HostOf, IsTheLowerCasedHostWithoutWwwOrPort) {
   EXPECT_EQ(host_of("https://WWW.Example.com:8080/a?b#c"), "example.com");
   EXPECT_EQ(host_of("http://user@news.example.org"), "news.example.org");
