@@ -539,6 +539,38 @@ class CommandLine(unittest.TestCase):
             if t["neardup"]["status"] != "skipped":
                 self.assertEqual(a["neardup"]["status"], "duplicate")
 
+    def test_learn_seeds_a_sites_boilerplate_that_dedup_then_drops_and_boilerplate_shows(self):
+        store = os.path.join(self.dir, "index")
+        notice = "Found a mistake in this story? Select it and press Ctrl+Enter to tell us."
+        pages = []
+        for n in range(12):
+            words = " ".join(f"w{n}x{i}" for i in range(80))
+            body = f"<html><body><article><p>{words}</p><p>{notice}</p></article></body></html>"
+            pages.append(json.dumps({"url": f"https://www.news.example/{n}", "body": body}))
+        seed = self.write("seed.jsonl", "\n".join(pages[:10]).encode() + b"\n")
+        crawl = self.write("crawl.jsonl", "\n".join(pages[10:]).encode() + b"\n")
+        config = self.write("sites.yaml", b"denoise:\n  site_boilerplate: true\n")
+        refused = run("learn", "--store", store, "--in", seed, check=2)
+        self.assertIn(b"learn nothing: set features.weighting: tfidf or denoise.site_boilerplate",
+                      refused.stderr)
+        learned = run("learn", "--store", store, "--config", config, "--in", seed, check=0)
+        self.assertIn(b"summary: learned from 10 pages", learned.stderr)
+        self.assertEqual(json.loads(run("stats", "--store", store, "--json", check=0).stdout)
+                         ["documents"], 0)
+        host = json.loads(run("boilerplate", "--store", store, "--config", config, "--host",
+                              "news.example", "--json", check=0).stdout)
+        self.assertEqual(host, {"host": "news.example", "pages": 10,
+                                "blocks": [{"pages": 10, "text": notice}]})
+        hosts = json.loads(run("boilerplate", "--store", store, "--config", config, "--json",
+                               check=0).stdout)
+        self.assertEqual(hosts["hosts"], 1)
+        self.assertGreater(hosts["stored_bytes"], 0)
+        run("boilerplate", "--store", store, "--config", config, "--host", "other.example",
+            check=1)
+        tagged = lines(run("dedup", "--store", store, "--config", config, "--in", crawl,
+                           "--progress", check=0).stdout)
+        self.assertEqual([t["neardup"].get("site_boilerplate") for t in tagged], [[1], [1]])
+
     def test_directories_where_files_belong_are_named(self):
         proc = run("compare", "--json", self.pages, self.pages)
         self.assertEqual(proc.returncode, 2)

@@ -20,6 +20,16 @@ void set_signatures(const learn::Finished& finished, PageRequest& page) {
   page.paragraphs = paragraph_hashes(finished.passages);
 }
 
+// The record's page finished under its scheme's state (each part of it only when the config
+// learns it).
+learn::Finished finish_under(const ProcessedRecord& record, const Learning::State& state) {
+  const Config& config = *record.config;
+  return learn::finish(
+      *record.result.learn, config,
+      config.features.weighting == Weighting::kTfidf ? &state.frequencies : nullptr,
+      config.denoise.site_boilerplate ? &state.sites : nullptr);
+}
+
 // The BatchLearner of one batch: finishes each page of a learning scheme with its scheme's
 // state, learns from it after its verdict, and says what changed. With `learn_all` (neardup
 // learn: no items), changes() itself learns from every page first, as from a new one, so that
@@ -50,12 +60,7 @@ class Batch final : public BatchLearner {
   bool finish(std::size_t item, PageRequest& page) override {
     const ProcessedRecord& record = *records_[item];
     if (!record.result.learn) return false;
-    Learning::State& state = *schemes_.at(record.scheme);
-    const Config& config = *record.config;
-    learn::Finished finished =
-        learn::finish(*record.result.learn, config,
-                      config.features.weighting == Weighting::kTfidf ? &state.frequencies : nullptr,
-                      config.denoise.site_boilerplate ? &state.sites : nullptr);
+    learn::Finished finished = finish_under(record, *schemes_.at(record.scheme));
     set_signatures(finished, page);
     finished_[item] = std::move(finished);
     return true;
@@ -162,11 +167,7 @@ StoreResult<std::optional<std::vector<std::uint32_t>>> Learning::finish(
   if (!record.result.learn) return std::nullopt;
   auto state = read(index, record.scheme, *record.config, record.result.learn->host);
   if (!state) return std::unexpected(state.error());
-  const Config& config = *record.config;
-  learn::Finished finished = learn::finish(
-      *record.result.learn, config,
-      config.features.weighting == Weighting::kTfidf ? &(*state)->frequencies : nullptr,
-      config.denoise.site_boilerplate ? &(*state)->sites : nullptr);
+  learn::Finished finished = finish_under(record, **state);
   set_signatures(finished, page);
   return std::move(finished.removed_lines);
 }

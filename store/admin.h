@@ -16,11 +16,10 @@ namespace neardup::admin {
 
 // Index::stats(): from a read transaction, on any thread, never blocking the writer.
 IndexStats stats(StoreEnv& env, const Catalog& catalog);
-// Index::applied_offset(), likewise.
-// Index::learned's contract (index.h).
+// Index::learned(), likewise.
 StoreResult<std::vector<std::pair<std::string, std::string>>> learned(StoreEnv& env,
                                                                       std::string_view prefix);
-
+// Index::applied_offset(), likewise.
 StoreResult<std::optional<std::int64_t>> applied_offset(StoreEnv& env,
                                                         const std::string& partition);
 

@@ -82,7 +82,7 @@ struct IndexItem {
 // the pages before it taught; replayed items are answered from what was stored and neither
 // finished nor learned from again. What changed is written by changes() in the batch's own
 // transaction (the `learned` table), so that the index and what was learned never part: a
-// batch that fails leaves both as they were (the learner's owner then reloads its state).
+// batch whose transaction is aborted leaves both as they were (undo()).
 class BatchLearner {
  public:
   virtual ~BatchLearner() = default;
