@@ -245,6 +245,17 @@ TEST(Learning, LearnOnAGrownMapLearnsWhatItWouldHaveLearnedOnce) {
   EXPECT_FALSE(stored_grown->empty());
 }
 
+TEST(Learning, DroppingASchemeDropsWhatItLearned) {
+  TempDir dir;
+  auto index = open_index(dir.path());
+  Learning learning;
+  apply(learning, *index, batch(0, 5));
+  const std::string scheme = scheme_id(*learning_config());
+  ASSERT_FALSE(index->learned(scheme + "/")->empty());
+  ASSERT_TRUE(index->drop_scheme(scheme).has_value());
+  EXPECT_TRUE(index->learned(scheme + "/")->empty());
+}
+
 TEST(Learning, ALookupIsFinishedUnderWhatWasLearned) {
   TempDir dir;
   auto index = open_index(dir.path());

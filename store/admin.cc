@@ -192,6 +192,16 @@ StoreResult<Index::DroppedScheme> drop_scheme(StoreEnv& env, Catalog& catalog,
         if (auto r = trim_passage_log(txn, tables, scheme.state.number, ~std::uint64_t{0}); !r) {
           return r;
         }
+        if (tables.has_learned) {  // what it learned from the crawl: a new start learns anew
+          std::vector<std::string> learned;
+          auto walked = lift(for_each_prefixed(
+              txn, tables.learned, id + "/",
+              [&](std::string_view key, std::string_view) { learned.emplace_back(key); }));
+          if (!walked) return walked;
+          for (const std::string& key : learned) {
+            if (auto r = lift(tables.learned.del(txn, key)); !r) return r;
+          }
+        }
         if (auto r = lift(tables.meta.del(txn, "scheme/" + id)); !r) return r;
         return lift(tables.meta.put(txn, "dropped/" + std::to_string(scheme.state.number), id));
       },

@@ -265,8 +265,9 @@ class Index {
   // those of apply().
   virtual StoreResult<std::size_t> forget(std::span<const std::string> ids) = 0;
 
-  // Drops a retired scheme: its columns (tables and bands: every run and its meta state) are
-  // deleted in one write transaction, so its pages can no longer be matched and the space is
+  // Drops a retired scheme: its columns (tables and bands: every run and its meta state) and
+  // what it learned from the crawl (the `learned` table's records) are deleted in one write
+  // transaction, so its pages can no longer be matched and the space is
   // reused; the pages themselves (ids, stored verdicts, clusters) stay. A page of that scheme
   // applied later starts it anew, empty. kNotFound for a scheme the store does not have,
   // kReadOnly when opened read-only. Returns what was dropped.
