@@ -14,6 +14,7 @@
 #include "message/answers.h"
 #include "message/tag.h"
 #include "pipeline/fingerprint/fingerprint.h"
+#include "pipeline/learn/finish.h"
 #include "python/src/values.h"
 #include "store/index.h"
 
@@ -85,6 +86,7 @@ class PyIndex {
                  const ConfigHandle* config) {
     if (id.empty()) throw py::value_error("id must not be empty");
     const Fingerprint fp = fingerprint_of(page, content_type, rule_config(config));
+    refuse_learning("Index.insert", *fp.config);
     if (fp.page.skip) return skipped(fp);
     IndexItem item{.page = request(fp, config, id)};
     const std::shared_ptr<OpenStore> store = open();
@@ -104,6 +106,7 @@ class PyIndex {
 
   Verdict query(const py::handle& page, std::string_view content_type, const ConfigHandle* config) {
     const Fingerprint fp = fingerprint_of(page, content_type, rule_config(config));
+    refuse_learning("Index.query", *fp.config);
     if (fp.page.skip) return skipped(fp);
     const PageRequest page_request = request(fp, config, "");
     const std::shared_ptr<OpenStore> store = open();
@@ -192,6 +195,17 @@ class PyIndex {
     // A Fingerprint keeps its own config; the thresholds are the call's or else the index's.
     const Config& live = rule_config(config)->config;
     return *index_request(Page{.id = id}, fp.page, fp.config->scheme, live);
+  }
+
+  // A scheme that learns from the crawl finishes pages at its index's writer, in order
+  // (docs/configuration.md, "Learning from the crawl"), which the module does not: it would store
+  // or compare signatures of another kind under the scheme's id.
+  static void refuse_learning(std::string_view call, const ConfigHandle& config) {
+    if (!learn::learns(config.config)) return;
+    throw py::value_error(std::string(call) +
+                          ": the config learns from the crawl "
+                          "(features.weighting tfidf or denoise.site_boilerplate); apply its "
+                          "pages with neardup dedup or neardupd");
   }
 
   static Verdict skipped(const Fingerprint& fp) {

@@ -240,6 +240,19 @@ def test_index_that_does_not_exist_is_file_not_found_when_read_only(tmp_path):
     assert not os.path.exists(tmp_path / "none")
 
 
+def test_an_index_refuses_pages_of_a_scheme_that_learns_from_the_crawl(page):
+    index = neardup.Index()
+    for yaml in ("features:\n  weighting: tfidf\n", "denoise:\n  site_boilerplate: true\n"):
+        learning = neardup.Config.from_yaml(yaml)
+        for call in (lambda: index.insert("a", page("a"), config=learning),
+                     lambda: index.query(page("a"), config=learning),
+                     lambda: index.insert("a", neardup.fingerprint(page("a"), config=learning),
+                                          config=learning)):
+            with pytest.raises(ValueError, match="learns from the crawl"):
+                call()
+    assert len(index) == 0
+
+
 def test_an_index_in_memory_takes_inserts_and_answers_queries(page):
     index = neardup.Index()
     assert index.in_memory and not index.read_only and len(index) == 0
