@@ -15,6 +15,7 @@ namespace {
 // The finished signatures into the page's request.
 void set_signatures(const learn::Finished& finished, PageRequest& page) {
   page.fingerprint = finished.fingerprint;
+  if (!finished.text_changed) return;  // the worker's sketch and passages stand
   if (!page.sketch.empty()) page.sketch = finished.sketch;
   page.anchors = finished.passages.anchors;
   page.paragraphs = paragraph_hashes(finished.passages);

@@ -86,8 +86,9 @@ PageFingerprint fingerprint_page(std::string_view body, std::string_view content
   }
   result.passages = passages_of(tokens, config);
   if (learn::learns(config)) {
-    result.learn = std::make_shared<const learn::LearnInput>(learn::learn_input(
-        learn::host_of(options.url), std::move(tokens), std::move(features), learn_text, config));
+    result.learn = std::make_shared<const learn::LearnInput>(
+        learn::learn_input(learn::host_of(options.url), std::move(tokens), std::move(features),
+                           result.fingerprint, learn_text, config));
   }
   return result;
 }

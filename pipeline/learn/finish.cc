@@ -35,7 +35,7 @@ TokenHashes without(const TokenHashes& tokens, const std::vector<bool>& drop) {
 }  // namespace
 
 LearnInput learn_input(std::string host, TokenHashes tokens, std::vector<Feature> features,
-                       std::string_view text, const Config& config) {
+                       std::uint64_t fingerprint, std::string_view text, const Config& config) {
   LearnInput input;
   if (config.denoise.site_boilerplate) {
     input.host = std::move(host);
@@ -49,6 +49,7 @@ LearnInput learn_input(std::string host, TokenHashes tokens, std::vector<Feature
   }
   input.tokens = std::move(tokens);
   input.features = std::move(features);
+  input.fingerprint = fingerprint;
   return input;
 }
 
@@ -97,6 +98,7 @@ Finished finish(const LearnInput& input, const Config& config, const DocFrequenc
       if (kept_features.size() >= config.features.min_features) {
         tokens = &kept;
         features = &kept_features;
+        out.text_changed = true;
         for (std::size_t p = 0; p < paragraphs; ++p) {
           if (drop[p]) {
             out.removed_lines.push_back(
@@ -117,15 +119,20 @@ Finished finish(const LearnInput& input, const Config& config, const DocFrequenc
     std::vector<Feature> weighted = *features;
     for (Feature& f : weighted) f.weight *= frequencies->idf(f.hash);
     out.fingerprint = simhash(weighted);
-  } else {
+  } else if (out.text_changed) {
     out.fingerprint = simhash(*features);
+  } else {
+    out.fingerprint = input.fingerprint;
   }
 
-  // 3. The other signatures of what is left.
-  if (config.minhash.enabled) {
-    out.sketch = minhash_sketch(tokens->hashes, config.minhash, config.fingerprint.seed);
+  // 3. The other signatures of what is left (MinHash and passages are of the text's set of
+  // shingles: weights do not change them).
+  if (out.text_changed) {
+    if (config.minhash.enabled) {
+      out.sketch = minhash_sketch(tokens->hashes, config.minhash, config.fingerprint.seed);
+    }
+    out.passages = passages_of(*tokens, config);
   }
-  out.passages = passages_of(*tokens, config);
   return out;
 }
 

@@ -47,15 +47,18 @@ struct LearnInput {
   std::vector<std::uint64_t> blocks;  // the block of each paragraph of `tokens`, in order
   std::string text;                   // the main text (a learned block keeps its text)
   std::vector<Feature> features;      // features_of(tokens), tf weights
+  std::uint64_t fingerprint = 0;      // simhash(features): the page's before anything is learned
 };
 
 // Fills a LearnInput from the main text's tokens (its blocks, features and, with
-// site_boilerplate, the text).
+// site_boilerplate, the text) and the fingerprint made from them.
 LearnInput learn_input(std::string host, TokenHashes tokens, std::vector<Feature> features,
-                       std::string_view text, const Config& config);
+                       std::uint64_t fingerprint, std::string_view text, const Config& config);
 
 struct Finished {
   std::uint64_t fingerprint = 0;
+  // Made only when blocks were dropped (text_changed); else the worker's stand.
+  bool text_changed = false;
   Sketch sketch;
   Passages passages;
   std::vector<std::uint64_t> features;  // distinct feature hashes: what the frequencies learn
