@@ -29,7 +29,8 @@ cmake -S . -B "$dir" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
   -DCMAKE_EXE_LINKER_FLAGS="-fsanitize=address,undefined" \
   -DCMAKE_SHARED_LINKER_FLAGS="-fsanitize=address,undefined" \
-  -DNEARDUP_FUZZ=ON -DNEARDUP_PYTHON=OFF -DNEARDUP_SANITIZE_TEST=OFF > "$dir.log"
+  -DNEARDUP_FUZZ=ON -DNEARDUP_PYTHON=OFF -DNEARDUP_SANITIZE_TEST=OFF -DNEARDUP_BENCH=OFF \
+  > "$dir.log"
 if [ $# -gt 0 ]; then
   cmake --build "$dir" --target "$@"
 else

@@ -205,7 +205,8 @@ TEST(Exactness, ForgottenAndExpiredPagesAreNeverMatchedAndMergesDropThem) {
 // with its estimated similarity, or none; and its probe must have examined at least every
 // stored page sharing a band with the query.
 TEST(Exactness, MinHashMatchesABruteForceScanOfEveryStoredSketch) {
-  constexpr std::size_t kStored = 100'000, kQueries = 1000, kHashes = 128;
+  constexpr std::size_t kStored = testing::kSanitized ? 20'000 : 100'000, kQueries = 1000,
+                        kHashes = 128;
   constexpr std::uint32_t kBands = 42, kRows = 3;
   constexpr double kThreshold = 0.45;
   testing::TempDir dir;
