@@ -150,7 +150,11 @@ StoreResult<std::unique_ptr<Learning::State>> Learning::read(Index& index,
                                                              const std::string& scheme,
                                                              const Config& config,
                                                              std::string_view host) {
-  auto records = index.learned(scheme + "/d/");
+  // The frequencies only for a scheme that weighs by them (a lookup reads no more than it uses).
+  StoreResult<std::vector<std::pair<std::string, std::string>>> records =
+      config.features.weighting == Weighting::kTfidf
+          ? index.learned(scheme + "/d/")
+          : std::vector<std::pair<std::string, std::string>>{};
   if (!records) return std::unexpected(records.error());
   for (const std::string& key : {pages_key(scheme), host_key(scheme, host)}) {
     if (key == host_key(scheme, "")) continue;

@@ -64,7 +64,8 @@ class Learning {
   // keeping it. Errors: as apply().
   static StoreResult<std::unique_ptr<State>> read(Index& index, const std::string& scheme,
                                                   const Config& config);
-  // The same, with the one host (or none, when empty) of the sites' state.
+  // The same, with the one host (or none, when empty) of the sites' state, and the frequencies
+  // only when the config weighs by them.
   static StoreResult<std::unique_ptr<State>> read(Index& index, const std::string& scheme,
                                                   const Config& config, std::string_view host);
 
