@@ -96,11 +96,10 @@ std::unique_ptr<BandFilter> Column::filter_of(const RunDirectory& dir, std::uint
   for (std::size_t r = 0; r < dir.records.size(); ++r) {
     read_ahead(dir, r);
     // Ascending keys: the filters fill front to back.
-    for (std::size_t i = 0; i < dir.sizes[r]; ++i) {
-      const std::uint64_t key = dir.key_at(r, i);
+    dir.for_each_key(r, [&](std::size_t, std::uint64_t key) {
       filter->add(key);
       if (also != nullptr) also->add(key);
-    }
+    });
   }
   return filter;
 }
@@ -125,9 +124,7 @@ void Column::build_union(std::uint64_t budget) {
     std::size_t& r = build_->record;
     for (; r < dir.records.size() && budget > 0; ++r) {
       read_ahead(dir, r);
-      for (std::size_t e = 0; e < dir.sizes[r]; ++e) {
-        build_->filter->add(dir.key_at(r, e));
-      }
+      dir.for_each_key(r, [&](std::size_t, std::uint64_t key) { build_->filter->add(key); });
       budget -= std::min<std::uint64_t>(budget, dir.sizes[r]);
     }
     if (r == dir.records.size()) {

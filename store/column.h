@@ -35,6 +35,7 @@
 #include "store/lmdb.h"
 #include "store/records.h"
 #include "store/run.h"
+#include "store/run_probe.h"
 
 namespace neardup {
 

@@ -2,7 +2,7 @@
 """Stores written by earlier formats (version 5, store/testdata/format5/; version 7,
 store/testdata/format7/) opened, queried and written by this build: their stored verdicts and
 clusters read alike, the next pages get the verdicts the earlier build gave them, and a store is
-marked this build's version (8) only once written.
+marked this build's version (9) only once written.
 
     python3 store/format_upgrade_test.py NEARDUP_BINARY SOURCE_DIR
 """
@@ -33,7 +33,7 @@ def json_lines(text):
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-CURRENT = 8
+CURRENT = 9
 
 
 def fixture(name, version=5):

@@ -25,6 +25,7 @@
 #include "store/index.h"
 #include "store/records.h"
 #include "store/run.h"
+#include "store/run_probe.h"
 #include "store/status.h"
 #include "store/store_env.h"
 

@@ -18,9 +18,10 @@ namespace neardup::records {
 // still opens: a version-5 store keeps all 16 bits of each sketch value in `sketches` (read
 // alike: decode_sketch() tells the forms apart by length), a version-4 store besides that has
 // pending verdicts without a digest of their record, which reads as "unknown"; stores of 7 and
-// older hold wide document records only. A writable open marks any of them version 8
-// (FORMAT.md).
-inline constexpr std::uint32_t kFormatVersion = 8;
+// older hold wide document records only; stores of 8 and older hold no Elias–Fano run records
+// (store/run.h), which a build of version 8 would misread. A writable open marks any of them
+// version 9 (FORMAT.md).
+inline constexpr std::uint32_t kFormatVersion = 9;
 inline constexpr std::uint32_t kOldestReadableFormat = 4;
 
 // docs: document number -> page, in one of two forms (FORMAT.md, "docs"). Compact (format 8):

@@ -54,7 +54,8 @@ StoreResult<> load_doc_form(const lmdb::Txn& txn, StoreTables& tables, std::uint
     return {};
   }
   if (stored.error().code != MDB_NOTFOUND) return std::unexpected(from_lmdb(stored.error()));
-  if (on_disk >= 8) return corrupt("meta docs_compact_from (missing in a store of version 8)");
+  if (on_disk >= 8)
+    return corrupt("meta docs_compact_from (missing in a store of version 8 or later)");
   if (!writable) {
     tables.docs_compact_from = records::kNoCompactDocs;
     return {};

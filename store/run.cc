@@ -57,23 +57,21 @@ class BitWriter {
   unsigned filled_ = 0;
 };
 
-}  // namespace
-
-RecordForm packed_form(RunFormat format, std::span<const Entry> entries) {
-  RecordForm form = fixed_form(format);
-  form.packed = true;
-  const int shift = form.shift;
+// The longest prefix of sorted entries (at least one) whose record fits in kRecordBytes, and
+// its form: make(m, key_span, doc_low, doc_high) is the form of the first m entries, whose
+// stored keys span key_span (last - first) and whose docs lie in [doc_low, doc_high]. A form's
+// size only grows with the entries taken (sorted keys), so one pass finds it: a chunk of entries
+// at a time while the record fits with all of them, then one at a time.
+template <typename Make>
+RecordForm longest_fitting(std::span<const Entry> entries, int shift, Make make) {
   const std::uint64_t first = entries.front().key >> shift;
   std::uint64_t low = entries.front().doc, high = low;
-  // Widths only grow with the entries taken (sorted keys: first ^ key's top bit never falls),
-  // so the longest prefix that fits is found in one pass: a chunk of entries at a time while
-  // the record fits with all of them, then one at a time.
   constexpr std::size_t kChunk = 64;
   std::size_t n = 0;
-  std::uint8_t key_bits = 1, doc_bits = 1;
-  auto fits = [&](std::size_t m, std::uint64_t lo, std::uint64_t hi) {
-    form.key_bits = std::max(key_bits, bits_for(first ^ (entries[m - 1].key >> shift)));
-    form.doc_bits = std::max(doc_bits, bits_for(hi - lo));
+  auto form_of = [&](std::size_t m, std::uint64_t lo, std::uint64_t hi) {
+    return make(m, (entries[m - 1].key >> shift) - first, lo, hi);
+  };
+  auto fits = [&](std::size_t m, const RecordForm& form) {
     return m == 1 || form.value_bytes(m) <= kRecordBytes;
   };
   while (n < entries.size()) {
@@ -83,9 +81,7 @@ RecordForm packed_form(RunFormat format, std::span<const Entry> entries) {
       lo = std::min(lo, entries[i].doc);
       hi = std::max(hi, entries[i].doc);
     }
-    if (fits(m, lo, hi)) {
-      key_bits = form.key_bits;
-      doc_bits = form.doc_bits;
+    if (fits(m, form_of(m, lo, hi))) {
       low = lo;
       high = hi;
       n = m;
@@ -94,20 +90,52 @@ RecordForm packed_form(RunFormat format, std::span<const Entry> entries) {
     for (; n < m; ++n) {  // the chunk does not fit whole: as many of it as do
       lo = std::min(low, entries[n].doc);
       hi = std::max(high, entries[n].doc);
-      if (!fits(n + 1, lo, hi)) break;
-      key_bits = form.key_bits;
-      doc_bits = form.doc_bits;
+      if (!fits(n + 1, form_of(n + 1, lo, hi))) break;
       low = lo;
       high = hi;
     }
     break;
   }
-  form.key_bits = key_bits;
-  form.doc_bits = doc_bits;
-  form.prefix = prefix_of(entries[n - 1].key >> shift, key_bits);
-  form.base_doc = low;
+  RecordForm form = form_of(n, low, high);
   form.count = static_cast<std::uint32_t>(n);
   return form;
+}
+
+}  // namespace
+
+RecordForm packed_form(RunFormat format, std::span<const Entry> entries) {
+  RecordForm base = fixed_form(format);
+  base.packed = true;
+  const int shift = base.shift;
+  // Sorted keys: the bits a key needs (first ^ key's top bit) never fall as entries are taken.
+  return longest_fitting(
+      entries, shift, [&](std::size_t m, std::uint64_t, std::uint64_t lo, std::uint64_t hi) {
+        RecordForm form = base;
+        form.key_bits = bits_for((entries.front().key >> shift) ^ (entries[m - 1].key >> shift));
+        form.doc_bits = bits_for(hi - lo);
+        form.prefix = prefix_of(entries[m - 1].key >> shift, form.key_bits);
+        form.base_doc = lo;
+        return form;
+      });
+}
+
+RecordForm elias_fano_form(RunFormat format, std::span<const Entry> entries) {
+  RecordForm base = fixed_form(format);
+  base.packed = true;
+  base.elias_fano = true;
+  base.prefix = entries.front().key >> base.shift;
+  return longest_fitting(
+      entries, base.shift,
+      [&](std::size_t m, std::uint64_t span, std::uint64_t lo, std::uint64_t hi) {
+        RecordForm form = base;
+        form.key_bits = static_cast<std::uint8_t>(elias_fano::low_bits_for(m, span));
+        // More than 2^32 bits never fits a record; value_bytes() then says so.
+        form.high_bits = static_cast<std::uint32_t>(
+            std::min<std::uint64_t>(m + (span >> form.key_bits), UINT32_MAX));
+        form.doc_bits = bits_for(hi - lo);
+        form.base_doc = lo;
+        return form;
+      });
 }
 
 RecordForm byte_packed_form(RunFormat format, std::span<const Entry> entries) {
@@ -141,11 +169,25 @@ void encode_record(const RecordForm& form, std::span<const Entry> entries, std::
     }
     return;
   }
-  // The keys' last word may spill zeros into the docs' first bytes, written after them; the
-  // docs' last word ends in the 8 zero bytes of slack.
-  BitWriter keys(out.data());
-  for (const Entry& e : entries) keys.put((e.key >> form.shift) - form.prefix, form.key_bits);
-  keys.finish();
+  // The keys' last word may spill zeros into the docs' first bytes (an Elias–Fano record's
+  // low parts into its high part's), written after them; the docs' last word ends in the 8 zero
+  // bytes of slack.
+  if (form.elias_fano) {
+    const std::uint64_t mask = (std::uint64_t{1} << form.key_bits) - 1;
+    BitWriter low(out.data());
+    for (const Entry& e : entries)
+      low.put(((e.key >> form.shift) - form.prefix) & mask, form.key_bits);
+    low.finish();
+    char* high = out.data() + (n * form.key_bits + 7) / 8;
+    for (std::size_t i = 0; i < n; ++i) {
+      const std::uint64_t bit = high_position(form, entries[i], i);
+      high[bit / 8] = static_cast<char>(high[bit / 8] | (1 << (bit % 8)));
+    }
+  } else {
+    BitWriter keys(out.data());
+    for (const Entry& e : entries) keys.put((e.key >> form.shift) - form.prefix, form.key_bits);
+    keys.finish();
+  }
   BitWriter docs(out.data() + form.key_region(n));
   for (const Entry& e : entries) docs.put(e.doc - form.base_doc, form.doc_bits);
   docs.finish();
@@ -153,19 +195,34 @@ void encode_record(const RecordForm& form, std::span<const Entry> entries, std::
 
 void decode_record(const RecordForm& form, const char* in, std::span<Entry> entries) {
   const std::size_t n = entries.size();
-  for (std::size_t i = 0; i < n; ++i) entries[i] = Entry{form.key_at(in, i), form.doc_at(in, n, i)};
+  form.for_each_key(in, n, [&](std::size_t i, std::uint64_t key) {
+    entries[i] = Entry{key, form.doc_at(in, n, i)};
+  });
 }
 
 bool record_form(RunFormat format, std::string_view key, RecordForm& form) {
   form = fixed_form(format);
-  const bool bit_packed = key.size() == kBitPackedRecordKeyBytes;
+  const bool elias_fano = key.size() == kEliasFanoRecordKeyBytes;
+  const bool bit_packed = key.size() == kBitPackedRecordKeyBytes || elias_fano;
   if (key.size() != kPackedRecordKeyBytes && !bit_packed) return true;
   const char* at = key.data() + kRecordKeyBytes;
   const std::uint8_t stored_bits = format == RunFormat::kWide ? 64 : 40;
+  const std::uint64_t last = coding::decode_be64(key.data()) >> form.shift;
   std::uint8_t key_bits = static_cast<std::uint8_t>(at[8]);
   std::uint8_t doc_bits = static_cast<std::uint8_t>(at[9]);
-  if (bit_packed) {
-    auto width = [](std::uint8_t bits) { return (bits >= 1 && bits <= 56) || bits == 64; };
+  auto width = [](std::uint8_t bits) { return (bits >= 1 && bits <= 56) || bits == 64; };
+  if (elias_fano) {
+    form.count = coding::decode_fixed32(at + 10);
+    form.prefix = coding::decode_fixed64(at + 14);
+    if (key_bits > std::min<std::uint8_t>(56, stored_bits) || !width(doc_bits) || form.count == 0 ||
+        form.prefix > last) {
+      return false;
+    }
+    const std::uint64_t high_bits = form.count + ((last - form.prefix) >> key_bits);
+    if (high_bits > UINT32_MAX) return false;
+    form.high_bits = static_cast<std::uint32_t>(high_bits);
+    form.elias_fano = true;
+  } else if (bit_packed) {
     form.count = coding::decode_fixed32(at + 10);
     if (!width(key_bits) || key_bits > stored_bits || !width(doc_bits) || form.count == 0) {
       return false;
@@ -179,7 +236,7 @@ bool record_form(RunFormat format, std::string_view key, RecordForm& form) {
   form.key_bits = key_bits;
   form.doc_bits = doc_bits;
   form.base_doc = coding::decode_fixed64(at);
-  form.prefix = prefix_of(coding::decode_be64(key.data()) >> form.shift, key_bits);
+  if (!elias_fano) form.prefix = prefix_of(last, key_bits);
   return true;
 }
 
@@ -198,23 +255,29 @@ lmdb::LmdbError damaged_record(std::string_view where, std::uint64_t last_key) {
 }
 
 lmdb::Result<std::size_t> RunWriter::write_record(std::span<const Entry> all) {
-  const RecordForm form = packed_form(format_, all);
+  const RecordForm form =
+      format_ == RunFormat::kNarrow ? elias_fano_form(format_, all) : packed_form(format_, all);
   const auto entries = all.first(form.count);
   encode_record(form, entries, encoded_);
-  char key[kBitPackedRecordKeyBytes];
+  char key[kEliasFanoRecordKeyBytes];
   coding::encode_be64(key, entries.back().key);
   coding::encode_be64(key + 8, entries.back().doc);
   coding::encode_fixed64(key + 16, record_checksum(encoded_.data(), encoded_.size()));
   for (std::size_t j = 0; j < kFences; ++j) {
-    const Entry& fence = entries[fence_position(j, entries.size())];
+    const std::size_t at = fence_position(j, entries.size());
+    const std::uint64_t fence =
+        form.elias_fano ? high_position(form, entries[at], at) : entries[at].key >> 32;
     coding::encode_fixed32(key + kRecordKeyBytesWithoutFences + 4 * j,
-                           static_cast<std::uint32_t>(fence.key >> 32));
+                           static_cast<std::uint32_t>(fence));
   }
   coding::encode_fixed64(key + kRecordKeyBytes, form.base_doc);
   key[kRecordKeyBytes + 8] = static_cast<char>(form.key_bits);
   key[kRecordKeyBytes + 9] = static_cast<char>(form.doc_bits);
   coding::encode_fixed32(key + kRecordKeyBytes + 10, form.count);
-  auto out = dbi_.reserve(txn_, std::string_view(key, sizeof key), encoded_.size(), MDB_APPEND);
+  coding::encode_fixed64(key + kBitPackedRecordKeyBytes, form.prefix);
+  const std::size_t key_size =
+      form.elias_fano ? kEliasFanoRecordKeyBytes : kBitPackedRecordKeyBytes;
+  auto out = dbi_.reserve(txn_, std::string_view(key, key_size), encoded_.size(), MDB_APPEND);
   if (!out) return std::unexpected(out.error());
   std::memcpy(*out, encoded_.data(), encoded_.size());
   return entries.size();

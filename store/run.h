@@ -20,10 +20,10 @@
 #include <span>
 #include <string>
 #include <string_view>
-#include <type_traits>
 #include <vector>
 
 #include "common/coding.h"
+#include "store/elias_fano.h"
 #include "store/lmdb.h"
 
 namespace neardup {
@@ -62,30 +62,41 @@ inline constexpr std::uint64_t kMaxNarrowDoc = (std::uint64_t{1} << 40) - 1;
 // header), its key in the LMDB key (below).
 inline constexpr std::size_t kRecordBytes = 16 * 4096 - 16;
 
-// How one record stores its n entries: the n keys, then the n docs, each at a fixed width, so
-// that a probe scanning a range reads only keys and the docs of its hits.
-//   Bit-packed (what this build writes): a key is the low key_bits bits of its stored bits
-//   (the top 40 of a narrow key, all 64 of a wide one), the rest (`prefix`) shared by every
-//   entry of the record; a doc is its distance from `base_doc`, the record's smallest, in
-//   doc_bits bits. Both widths are the fewest bits the record's entries need (1 to 56, or 64),
-//   and entry i's key starts at bit i * key_bits of the record (its docs at a byte boundary
-//   after the keys), so a record of a large band run spends about 27 + 22 bits on an entry.
-//   The entry count is in the record's key.
+// How one record stores its n entries: the n keys, then the n docs at a fixed width, so that a
+// probe scanning a range reads only keys and the docs of its hits.
+//   Elias–Fano (what this build writes for narrow runs: LSH bands, passages): the keys less the
+//   first entry's stored key (`prefix`), coded Elias–Fano (store/elias_fano.h) with `key_bits`
+//   low bits; the docs as in a bit-packed record. A band key of a large run takes about 15
+//   bits instead of 27. Keys are read in order only (no key_at()): RunProbe searches from the
+//   record's fences, which are the high-part bits of their entries.
+//   Bit-packed (what this build writes for wide runs; narrow runs of format 8): a key is the
+//   low key_bits bits of its stored bits (the top 40 of a narrow key, all 64 of a wide one),
+//   the rest (`prefix`) shared by every entry of the record; a doc is its distance from
+//   `base_doc`, the record's smallest, in doc_bits bits. Both widths are the fewest bits the
+//   record's entries need (1 to 56, or 64), and entry i's key starts at bit i * key_bits of the
+//   record (its docs at a byte boundary after the keys), so a record of a large band run
+//   spends about 27 + 22 bits on an entry. The entry count is in the record's key.
 //   Byte-packed (formats 6 and 7): the same with widths of whole bytes (8 * key_bytes bits),
 //   its entry count from the value's size.
-//   Both end in 8 zero bytes, so that every field is read with one 8-byte load.
+//   All three end in 8 zero bytes, so that every field is read with one 8-byte load.
 //   Fixed (stores of format 5 and older): u64 key and u64 doc (wide), or 40 bits of each
 //   (narrow), nothing shared.
 struct RecordForm {
-  std::uint64_t prefix = 0;    // shared stored bits (in the stored key's own space)
+  std::uint64_t prefix = 0;    // shared stored bits (in the stored key's own space); the first
+                               // entry's stored key (Elias–Fano)
   std::uint64_t base_doc = 0;  // added to each doc
-  std::uint8_t key_bits = 64, doc_bits = 64;
+  std::uint8_t key_bits = 64, doc_bits = 64;  // key_bits: a key's low bits (Elias–Fano)
   std::uint8_t shift = 0;  // the stored bits' place in the key: 0 wide, 24 narrow
-  bool packed = false;     // bit- or byte-packed: ends in kPackedSlack zero bytes
-  std::uint32_t count = 0;  // entries, for a bit-packed record (0: from the value's size)
+  bool packed = false;     // bit- or byte-packed or Elias–Fano: ends in kPackedSlack zero bytes
+  bool elias_fano = false;
+  std::uint32_t count = 0;      // entries, for a bit-packed or Elias–Fano record (0: from the
+                                // value's size)
+  std::uint32_t high_bits = 0;  // Elias–Fano: bits of the keys' high part
 
   // Bytes of the keys and of the docs of n entries, and of the whole value.
-  std::size_t key_region(std::size_t n) const { return (n * key_bits + 7) / 8; }
+  std::size_t key_region(std::size_t n) const {
+    return (n * key_bits + 7) / 8 + (elias_fano ? (std::size_t{high_bits} + 7) / 8 : 0);
+  }
   std::size_t value_bytes(std::size_t n) const {
     return key_region(n) + (n * doc_bits + 7) / 8 + (packed ? kPackedSlack : 0);
   }
@@ -94,15 +105,36 @@ struct RecordForm {
     if (count != 0) return count;
     return (bytes - (packed ? kPackedSlack : 0)) * 8 / (std::size_t{key_bits} + doc_bits);
   }
+  // Entry i's key. Contract: not Elias–Fano (whose keys are read in order: keys()).
   std::uint64_t key_at(const char* record, std::size_t i) const {
     return (prefix | field(record, i, key_bits)) << shift;
   }
   std::uint64_t doc_at(const char* record, std::size_t n, std::size_t i) const {
     return base_doc + field(record + key_region(n), i, doc_bits);
   }
-  // The byte of the record where entry i's key starts.
+  // The byte of the record where entry i's key starts (not Elias–Fano).
   const char* key_address(const char* record, std::size_t i) const {
     return record + i * key_bits / 8;
+  }
+  // An Elias–Fano record's keys, and the key of a value read from them.
+  elias_fano::Reader keys(const char* record) const {
+    return elias_fano::Reader(record, record + (std::size_t{count} * key_bits + 7) / 8, key_bits,
+                              high_bits);
+  }
+  std::uint64_t key_of(std::uint64_t value) const { return (prefix + value) << shift; }
+  // Calls fn(i, key) for each of the n entries in order (every form).
+  template <typename Fn>
+  void for_each_key(const char* record, std::size_t n, Fn&& fn) const {
+    if (!elias_fano) {
+      for (std::size_t i = 0; i < n; ++i) fn(i, key_at(record, i));
+      return;
+    }
+    const elias_fano::Reader reader = keys(record);
+    elias_fano::Position p;                                // entry 0 is at bit 0
+    for (std::size_t i = 0; i < n && p.index == i; ++i) {  // (a damaged record ends early)
+      fn(i, key_of(reader.value(p)));
+      if (i + 1 < n) p = reader.next(p);
+    }
   }
 
   static constexpr std::size_t kPackedSlack = 8;
@@ -130,13 +162,18 @@ inline constexpr std::size_t entries_per_record(RunFormat format) {
   return (kRecordBytes - RecordForm::kPackedSlack) * 8 / (format == RunFormat::kWide ? 48 : 32);
 }
 
-// The bit-packed form of the longest prefix of sorted entries (their keys already
+// The bit-packed (Elias–Fano) form of the longest prefix of sorted entries (their keys already
 // stored_key()) whose record fits in kRecordBytes (at least one entry): its count is
 // form.count. byte_packed_form: the byte-packed form of all of them (formats 6 and 7).
 RecordForm packed_form(RunFormat format, std::span<const Entry> entries);
+RecordForm elias_fano_form(RunFormat format, std::span<const Entry> entries);
 RecordForm byte_packed_form(RunFormat format, std::span<const Entry> entries);
 // A record's value for its form: the n keys, the n docs, and (packed) 8 zero bytes.
 void encode_record(const RecordForm& form, std::span<const Entry> entries, std::string& out);
+// The bit of entry i's 1 in the high part of an Elias–Fano record (its fence: RunProbe).
+inline std::uint64_t high_position(const RecordForm& form, const Entry& e, std::size_t i) {
+  return (((e.key >> form.shift) - form.prefix) >> form.key_bits) + i;
+}
 void decode_record(const RecordForm& form, const char* in, std::span<Entry> entries);
 
 // A record's checksum: XXH3-64 of its value bytes, never 0 (0 marks a record without one).
@@ -146,16 +183,19 @@ std::uint64_t record_checksum(const char* value, std::size_t bytes);
 
 // A record's LMDB key: its last entry's key and doc, big-endian (so that MDB_SET_RANGE(lo) lands
 // on the record holding the first entry >= lo), then its checksum, little-endian, then its
-// fences: the top 32 bits of the keys of entries fence_position(j, n), j < kFences, u32
-// little-endian each, which aim a probe at the right cache line of the record (RunProbe).
+// fences: for entries fence_position(j, n), j < kFences, the top 32 bits of their keys (the
+// high-part bits of their 1s in an Elias–Fano record: high_position), u32 little-endian each,
+// which aim a probe at the right cache line of the record (RunProbe).
 // A packed record's key goes on with its form: u64 base doc, u8 key bits, u8 doc bits, u32
-// entries (bit-packed, 102 bytes); or u64 base doc, u8 key bytes, u8 doc bytes (byte-packed,
-// 98 bytes); the prefix is the last key's. Records written before packing have an 88-byte
-// key, before fences a 24-byte key, before checksums the 16-byte key alone.
+// entries (bit-packed, 102 bytes), then u64 the first entry's stored key (Elias–Fano, 110
+// bytes); or u64 base doc, u8 key bytes, u8 doc bytes (byte-packed, 98 bytes); the prefix is
+// the last key's. Records written before packing have an 88-byte key, before fences a 24-byte
+// key, before checksums the 16-byte key alone.
 inline constexpr std::size_t kFences = 16;
 inline constexpr std::size_t kRecordKeyBytes = 24 + 4 * kFences;
 inline constexpr std::size_t kPackedRecordKeyBytes = kRecordKeyBytes + 10;
 inline constexpr std::size_t kBitPackedRecordKeyBytes = kRecordKeyBytes + 14;
+inline constexpr std::size_t kEliasFanoRecordKeyBytes = kRecordKeyBytes + 22;
 inline constexpr std::size_t kRecordKeyBytesWithoutFences = 24;
 inline constexpr std::size_t kRecordKeyBytesWithoutChecksum = 16;
 inline constexpr std::size_t fence_position(std::size_t j, std::size_t n) {
@@ -168,8 +208,9 @@ class RunWriter {
   RunWriter(const lmdb::Txn& txn, lmdb::Dbi dbi, RunFormat format)
       : txn_(txn), dbi_(dbi), format_(format) {}
   // Writes the longest prefix of `entries` (one or more) that fits in a record as one
-  // bit-packed record, and returns how many it wrote. Entries come in ascending order of
-  // (stored_key, doc), across records too. Errors: MDB_MAP_FULL, MDB_TXN_FULL, ...
+  // record (Elias–Fano in a narrow run, bit-packed in a wide one), and returns how many it wrote.
+  // Entries come in ascending order of (stored_key, doc), across records too. Errors: MDB_MAP_FULL,
+  // MDB_TXN_FULL, ...
   lmdb::Result<std::size_t> write_record(std::span<const Entry> entries);
 
  private:
@@ -218,9 +259,10 @@ struct RunDirectory {
            (sizes.capacity() + bytes.capacity() + fences.capacity()) * sizeof(std::uint32_t) +
            forms.capacity() * sizeof(RecordForm) + checksums.capacity() * sizeof(std::uint64_t);
   }
-  // Entry i of record r, and record r whole.
-  std::uint64_t key_at(std::size_t r, std::size_t i) const {
-    return forms[r].key_at(records[r], i);
+  // The keys of record r in order (fn(i, key)), and record r whole.
+  template <typename Fn>
+  void for_each_key(std::size_t r, Fn&& fn) const {
+    forms[r].for_each_key(records[r], sizes[r], fn);
   }
   void decode(std::size_t r, std::span<Entry> entries) const {
     decode_record(forms[r], records[r], entries);
@@ -230,167 +272,6 @@ struct RunDirectory {
 // The error for a record whose bytes do not match its checksum (MDB_CORRUPTED): `where` names
 // the run ("t/s-1/0/7"), `last_key` the record's key.
 lmdb::LmdbError damaged_record(std::string_view where, std::uint64_t last_key);
-
-// A probe of one run for the entries with lo <= key <= hi, in two steps so that the cache
-// misses of many probes overlap: start() finds the record in the directory (a binary search in
-// memory) and prefetches the part of the record where the search will begin; finish() searches
-// and scans, continuing into the next record while the range continues.
-class RunProbe {
- public:
-  // gap: the expected distance between neighbouring keys (2^64 / entries; keys are uniform,
-  // being permuted fingerprints or hashes), which aims the search at the right cache line.
-  // A narrow run is probed for [stored_key(lo), stored_key_end(hi)].
-  RunProbe(const RunDirectory& directory, std::uint64_t lo, std::uint64_t hi, double gap)
-      : dir_(&directory),
-        lo_(stored_key(directory.format, lo)),
-        hi_(stored_key_end(directory.format, hi)),
-        gap_(gap) {}
-
-  void start() { prefetch(); }
-  // start() for a probe that will not be finished: only loads the lines into the cache.
-  void prefetch() {
-    record_ = first_record();
-    position();
-  }
-
-  // Calls fn(key, doc) for each entry in range, in order, where doc() returns the entry's doc:
-  // it is read only when called (a hit), so a scan touches the keys alone. A callback that
-  // returns bool ends the scan by returning false.
-  template <typename Fn>
-  void finish(Fn&& fn) {
-    while (n_ > 0) {
-      for (std::ptrdiff_t i = first(); i < n_; ++i) {
-        std::uint64_t k = key_at(i);
-        if (k > hi_) return;
-        auto doc = [this, i] {
-          return form_->doc_at(data_, static_cast<std::size_t>(n_), static_cast<std::size_t>(i));
-        };
-        if constexpr (std::is_same_v<decltype(fn(k, doc)), bool>) {
-          if (!fn(k, doc)) return;
-        } else {
-          fn(k, doc);
-        }
-      }
-      ++record_;
-      position();
-    }
-  }
-
- private:
-  // Loads record_ (none past the end) and prefetches where the search will look.
-  void position() {
-    n_ = 0;
-    if (record_ >= dir_->records.size()) return;
-    data_ = dir_->records[record_];
-    form_ = &dir_->forms[record_];
-    n_ = static_cast<std::ptrdiff_t>(dir_->sizes[record_]);
-    last_ = dir_->last_keys[record_];
-    if (!dir_->fences.empty()) {
-      guess_ = fenced_guess();
-    } else {
-      // Guess from the record's last key (in the directory: no cache miss) and the gap.
-      const double behind = last_ >= lo_ ? static_cast<double>(last_ - lo_) / gap_ : 0;
-      guess_ =
-          behind >= static_cast<double>(n_ - 1) ? 0 : n_ - 1 - static_cast<std::ptrdiff_t>(behind);
-    }
-    // Prefetch the lines the search and scan will read: the expected range's keys (with
-    // slack for the guess's error), so that the probes of all columns stream in together.
-    const double expected = (static_cast<double>(hi_ - lo_) + 1) / gap_;
-    const std::ptrdiff_t from = std::max<std::ptrdiff_t>(guess_ - 16, 0);
-    const std::ptrdiff_t to = std::min<std::ptrdiff_t>(
-        n_, guess_ + 16 + static_cast<std::ptrdiff_t>(std::min(expected, 512.0)));
-    const std::ptrdiff_t step = std::max(1, 512 / form_->key_bits);  // keys a cache line
-    for (std::ptrdiff_t i = from; i < to; i += step) {
-      __builtin_prefetch(form_->key_address(data_, static_cast<std::size_t>(i)));
-    }
-  }
-
-  // The guess from the record's fences: between the last fence below lo_'s top 32 bits and the
-  // next (or the record's last key), in proportion to where lo_ falls between their keys.
-  std::ptrdiff_t fenced_guess() const {
-    const std::uint32_t* f = dir_->fences.data() + kFences * record_;
-    const auto target = static_cast<std::uint32_t>(lo_ >> 32);
-    std::size_t j = 0;  // fences below target (they ascend)
-    for (std::size_t i = 0; i < kFences; ++i) j += f[i] < target;
-    if (j == 0) return 0;
-    const auto n = static_cast<std::size_t>(n_);
-    const std::size_t from = fence_position(j - 1, n);
-    const std::size_t to = j < kFences ? fence_position(j, n) : n - 1;
-    const std::uint64_t low = f[j - 1];
-    const std::uint64_t high = j < kFences ? f[j] : last_ >> 32;
-    if (high <= low || target >= high)
-      return static_cast<std::ptrdiff_t>(target >= high ? to : from);
-    return static_cast<std::ptrdiff_t>(from + (target - low) * (to - from) / (high - low));
-  }
-
-  // The first record whose last key is >= lo_: guessed from lo_'s place in the key space (keys
-  // are uniform and records hold equal counts), then walked to; a binary search of the rest of
-  // the directory when the guess is far off.
-  std::size_t first_record() const {
-    const auto& keys = dir_->last_keys;
-    const std::size_t n = keys.size();
-    if (n == 0) return 0;
-    std::size_t r = static_cast<std::size_t>(
-        (static_cast<unsigned __int128>(lo_) * n) >> 64);
-    for (int step = 0; step < 4; ++step) {
-      if (r > 0 && keys[r - 1] >= lo_) {
-        --r;
-      } else if (r < n && keys[r] < lo_) {
-        ++r;
-      } else {
-        return r;
-      }
-    }
-    const auto at = r > 0 && keys[r - 1] >= lo_
-                        ? std::lower_bound(keys.begin(), keys.begin() + static_cast<long>(r), lo_)
-                        : std::lower_bound(keys.begin() + static_cast<long>(r), keys.end(), lo_);
-    return static_cast<std::size_t>(at - keys.begin());
-  }
-
-  std::uint64_t key_at(std::ptrdiff_t i) const {
-    return form_->key_at(data_, static_cast<std::size_t>(i));
-  }
-
-  // The first entry >= lo (n_ if none): gallop from the guess to bracket it, then binary
-  // search. Invariant: key_at(below) < lo <= key_at(above), below = -1 meaning "before".
-  std::ptrdiff_t first() const {
-    if (last_ < lo_) return n_;
-    std::ptrdiff_t below = -1, above = n_ - 1;
-    if (key_at(guess_) < lo_) {
-      below = guess_;
-      for (std::ptrdiff_t step = 1; below + step < above; step *= 2) {
-        if (key_at(below + step) >= lo_) {
-          above = below + step;
-          break;
-        }
-        below += step;
-      }
-    } else {
-      above = guess_;
-      for (std::ptrdiff_t step = 1; above - step > below; step *= 2) {
-        if (key_at(above - step) < lo_) {
-          below = above - step;
-          break;
-        }
-        above -= step;
-      }
-    }
-    while (above - below > 1) {
-      std::ptrdiff_t mid = below + (above - below) / 2;
-      (key_at(mid) < lo_ ? below : above) = mid;
-    }
-    return above;
-  }
-
-  const RunDirectory* dir_;
-  std::uint64_t lo_, hi_;
-  double gap_;
-  std::size_t record_ = 0;
-  const char* data_ = nullptr;  // the record: n_ keys, then n_ docs
-  const RecordForm* form_ = nullptr;
-  std::ptrdiff_t n_ = 0, guess_ = 0;
-  std::uint64_t last_ = 0;  // the record's last key
-};
 
 // Reads a whole run in order, a record at a time (for merges).
 class RunReader {

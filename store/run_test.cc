@@ -1,6 +1,8 @@
-// Run records in every form: bit-packed (what this build writes: keys without the bits their
-// record shares, docs from the record's smallest, each in the fewest bits), byte-packed
-// (formats 6 and 7) and fixed (format 5 and older), read and probed alike.
+// Run records in every form: Elias–Fano (what this build writes for narrow runs: keys coded by
+// their distances), bit-packed (what it writes for wide runs, and format 8 for narrow ones:
+// keys without the bits their record shares, docs from the record's smallest, each in the
+// fewest bits), byte-packed (formats 6 and 7) and fixed (format 5 and older), read and probed
+// alike.
 #include "store/run.h"
 
 #include <gtest/gtest.h>
@@ -33,43 +35,52 @@ std::vector<Entry> entries_of(RunFormat format, std::size_t n, int key_bits, std
   return out;
 }
 
-enum class Form { kBitPacked, kBytePacked, kFixed };
+enum class Form { kWritten, kBitPacked, kBytePacked, kFixed };
 
-// Writes the entries as a run: bit-packed by RunWriter, or in full records of the forms earlier
-// builds wrote: byte-packed with the 98-byte key of formats 6 and 7, fixed with the 88-byte key
-// of format 5.
+// Writes the entries as a run: by RunWriter, or in the forms earlier builds wrote: bit-packed
+// with the 102-byte key of format 8, byte-packed with the 98-byte key of formats 6 and 7, fixed
+// with the 88-byte key of format 5 (full records).
 lmdb::Dbi write(const Map& map, const std::string& name, RunFormat format,
                 const std::vector<Entry>& entries, Form form) {
   auto txn = lmdb::Txn::begin(map.env, 0);
   auto dbi = *lmdb::Dbi::open(*txn, name, MDB_CREATE);
   RunWriter writer(*txn, dbi, format);
-  if (form == Form::kBitPacked) {
+  if (form == Form::kWritten) {
     testing::write_records(writer, entries);
     EXPECT_TRUE(txn->commit());
     return dbi;
   }
-  const bool bytes = form == Form::kBytePacked;
+  const bool bits = form == Form::kBitPacked, bytes = form == Form::kBytePacked;
   const std::size_t per =
       bytes ? (kRecordBytes - RecordForm::kPackedSlack) / (format == RunFormat::kWide ? 11 : 7)
             : kRecordBytes / (2 * fixed_form(format).key_bits / 8);
-  for (std::size_t at = 0; at < entries.size(); at += per) {
-    auto record = std::span(entries).subspan(at, std::min(per, entries.size() - at));
-    const RecordForm f = bytes ? byte_packed_form(format, record) : fixed_form(format);
+  for (std::size_t at = 0; at < entries.size();) {
+    const auto rest = std::span(entries).subspan(at);
+    const RecordForm f = bits    ? packed_form(format, rest)
+                         : bytes ? byte_packed_form(format, rest.first(std::min(per, rest.size())))
+                                 : fixed_form(format);
+    const auto record = rest.first(bits ? f.count : std::min(per, rest.size()));
     std::string value;
     encode_record(f, record, value);
-    char key[kPackedRecordKeyBytes];
+    char key[kBitPackedRecordKeyBytes];
     coding::encode_be64(key, record.back().key);
     coding::encode_be64(key + 8, record.back().doc);
     coding::encode_fixed64(key + 16, record_checksum(value.data(), value.size()));
     for (std::size_t j = 0; j < kFences; ++j) {
-      coding::encode_fixed32(key + 24 + 4 * j,
-                             static_cast<std::uint32_t>(record[fence_position(j, record.size())].key >> 32));
+      coding::encode_fixed32(
+          key + 24 + 4 * j,
+          static_cast<std::uint32_t>(record[fence_position(j, record.size())].key >> 32));
     }
     coding::encode_fixed64(key + kRecordKeyBytes, f.base_doc);
-    key[kRecordKeyBytes + 8] = static_cast<char>(f.key_bits / 8);
-    key[kRecordKeyBytes + 9] = static_cast<char>(f.doc_bits / 8);
-    const std::size_t key_size = bytes ? kPackedRecordKeyBytes : kRecordKeyBytes;
+    const int unit = bits ? 1 : 8;  // byte-packed keys give widths in bytes
+    key[kRecordKeyBytes + 8] = static_cast<char>(f.key_bits / unit);
+    key[kRecordKeyBytes + 9] = static_cast<char>(f.doc_bits / unit);
+    coding::encode_fixed32(key + kRecordKeyBytes + 10, f.count);
+    const std::size_t key_size = bits    ? kBitPackedRecordKeyBytes
+                                 : bytes ? kPackedRecordKeyBytes
+                                         : kRecordKeyBytes;
     EXPECT_TRUE(dbi.put(*txn, std::string_view(key, key_size), value, MDB_APPEND));
+    at += record.size();
   }
   EXPECT_TRUE(txn->commit());
   return dbi;
@@ -91,7 +102,7 @@ TEST(RunRecords, EveryFormReadsAndProbesAlike) {
   for (RunFormat format : {RunFormat::kWide, RunFormat::kNarrow}) {
     Map map;
     const auto entries = entries_of(format, 40000, 64, 1);
-    for (Form form : {Form::kBitPacked, Form::kBytePacked, Form::kFixed}) {
+    for (Form form : {Form::kWritten, Form::kBitPacked, Form::kBytePacked, Form::kFixed}) {
       const std::string name = "run" + std::to_string(static_cast<int>(form));
       lmdb::Dbi dbi = write(map, name, format, entries, form);
       EXPECT_EQ(read_all(map, dbi, format), entries) << name;
@@ -100,7 +111,8 @@ TEST(RunRecords, EveryFormReadsAndProbesAlike) {
       ASSERT_FALSE(dir.fences.empty());
       for (std::size_t r = 0; r < dir.forms.size(); ++r) {
         EXPECT_EQ(dir.forms[r].packed, form != Form::kFixed);
-        EXPECT_EQ(dir.forms[r].count != 0, form == Form::kBitPacked);
+        EXPECT_EQ(dir.forms[r].count != 0, form == Form::kWritten || form == Form::kBitPacked);
+        EXPECT_EQ(dir.forms[r].elias_fano, form == Form::kWritten && format == RunFormat::kNarrow);
         EXPECT_TRUE(dir.intact(r));
       }
       for (auto [lo, hi] : testing::probe_ranges(entries, 3000, 2, 48)) {
@@ -118,7 +130,7 @@ TEST(RunRecords, EveryFormReadsAndProbesAlike) {
 TEST(RunRecords, BitPackedRecordsKeepTheBitsTheirEntriesNeed) {
   Map map;
   const auto entries = entries_of(RunFormat::kNarrow, 30000, 56, 3);
-  lmdb::Dbi run = write(map, "b/0/1", RunFormat::kNarrow, entries, Form::kBitPacked);
+  lmdb::Dbi run = write(map, "b/0/1", RunFormat::kNarrow, entries, Form::kBitPacked);  // format 8
   auto txn = lmdb::Txn::begin(map.env, MDB_RDONLY);
   const RunDirectory dir = *RunDirectory::load(*txn, run, RunFormat::kNarrow);
   ASSERT_GE(dir.forms.size(), 2u);
@@ -189,6 +201,87 @@ TEST(RunRecords, AKeyNamingNoFormIsDamage) {
   EXPECT_TRUE(record_form(RunFormat::kWide, bit_packed, form));
   coding::encode_fixed32(key + kRecordKeyBytes + 10, 0);  // no entries
   EXPECT_FALSE(record_form(RunFormat::kWide, bit_packed, form));
+
+  // Elias–Fano: the first key (after the count) at most the last; low bits that a narrow key
+  // has; a high part that fits the count's value.
+  char ef[kEliasFanoRecordKeyBytes] = {};
+  const std::string_view elias_fano(ef, sizeof ef);
+  coding::encode_be64(ef, std::uint64_t{5000} << kNarrowDroppedBits);  // the last key
+  coding::encode_fixed32(ef + kRecordKeyBytes + 10, 100);
+  coding::encode_fixed64(ef + kBitPackedRecordKeyBytes, 1000);  // the first key
+  ef[kRecordKeyBytes + 8] = 5;
+  ef[kRecordKeyBytes + 9] = 10;
+  ASSERT_TRUE(record_form(RunFormat::kNarrow, elias_fano, form));
+  EXPECT_TRUE(form.elias_fano);
+  EXPECT_EQ(form.prefix, 1000u);
+  EXPECT_EQ(form.high_bits, 100u + 4000u / 32);
+  EXPECT_EQ(form.value_bytes(100), (500u + 7) / 8 + (225u + 7) / 8 + 125u + 8u);
+  ef[kRecordKeyBytes + 8] = 41;
+  EXPECT_FALSE(record_form(RunFormat::kNarrow, elias_fano, form));
+  ef[kRecordKeyBytes + 8] = 0;  // no low bits: 4,100 bits of high part
+  EXPECT_TRUE(record_form(RunFormat::kNarrow, elias_fano, form));
+  coding::encode_fixed64(ef + kBitPackedRecordKeyBytes, 5001);  // first after last
+  EXPECT_FALSE(record_form(RunFormat::kNarrow, elias_fano, form));
+}
+
+// Narrow keys spread over 2^32 of a band key's 40 stored bits (30,000 documents): an
+// Elias–Fano record spends about two bits above log2(spread / entries) on a key (where the
+// bit-packed one kept the 30 bits its keys differ in), takes as many entries as fit, and is
+// probed alike with repeated keys (one band key of many documents) and a single key.
+TEST(RunRecords, EliasFanoRecordsSpendAboutTwoBitsAKeyAboveTheirSpacing) {
+  Map map;
+  auto entries = entries_of(RunFormat::kNarrow, 30000, 56, 3);
+  lmdb::Dbi run = write(map, "b/0/1", RunFormat::kNarrow, entries, Form::kWritten);
+  auto txn = lmdb::Txn::begin(map.env, MDB_RDONLY);
+  const RunDirectory dir = *RunDirectory::load(*txn, run, RunFormat::kNarrow);
+  ASSERT_GE(dir.forms.size(), 2u);
+  std::size_t total = 0, at = 0;
+  for (std::size_t r = 0; r < dir.forms.size(); ++r) {
+    const RecordForm& form = dir.forms[r];
+    const std::size_t n = dir.sizes[r];
+    ASSERT_TRUE(form.elias_fano);
+    const std::uint64_t first = entries[at].key >> kNarrowDroppedBits;
+    const std::uint64_t span = (entries[at + n - 1].key >> kNarrowDroppedBits) - first;
+    EXPECT_EQ(form.prefix, first);
+    EXPECT_EQ(form.key_bits, elias_fano::low_bits_for(n, span));
+    EXPECT_EQ(form.high_bits, n + (span >> form.key_bits));
+    EXPECT_LE(form.key_bits, std::log2(static_cast<double>(span) / n) + 1);
+    EXPECT_EQ(dir.bytes[r], form.value_bytes(n));
+    if (r + 1 < dir.forms.size()) {  // full: the next entry would not have fit
+      EXPECT_GT(elias_fano_form(RunFormat::kNarrow, std::span(entries).subspan(at, n + 1))
+                    .value_bytes(n + 1),
+                kRecordBytes);
+    }
+    total += n;
+    at += n;
+  }
+  EXPECT_EQ(total, entries.size());
+  // Keys of 2^32 / 30,000 ≈ 2^17 apart: about 17 + 2 bits a key, 15 a doc.
+  const std::size_t bytes = std::accumulate(dir.bytes.begin(), dir.bytes.end(), std::size_t{0});
+  EXPECT_LE(bytes, entries.size() * 35 / 8 + 9 * dir.bytes.size());
+
+  // Repeated keys (every fifth document shares its key with the next four), then one key.
+  for (auto& e : entries)
+    e.key = stored_key(RunFormat::kNarrow, entries[(&e - entries.data()) / 5 * 5].key);
+  std::sort(entries.begin(), entries.end());
+  std::vector<Entry> single(300, Entry{std::uint64_t{7} << kNarrowDroppedBits, 0});
+  for (std::size_t i = 0; i < single.size(); ++i) single[i].doc = 10 + 3 * i;
+  txn->abort();
+  for (const auto* set : {&entries, &single}) {
+    lmdb::Dbi dbi =
+        write(map, "b/0/" + std::to_string(set->size()), RunFormat::kNarrow, *set, Form::kWritten);
+    EXPECT_EQ(read_all(map, dbi, RunFormat::kNarrow), *set);
+    auto read = lmdb::Txn::begin(map.env, MDB_RDONLY);
+    const RunDirectory d = *RunDirectory::load(*read, dbi, RunFormat::kNarrow);
+    for (auto [lo, hi] : testing::probe_ranges(*set, 2000, 5, 30)) {
+      EXPECT_EQ(testing::probe_run(d, lo, hi, set->size()),
+                testing::entries_between(*set, RunFormat::kNarrow, lo, hi))
+          << lo;
+    }
+    const std::uint64_t key = set->front().key;
+    EXPECT_EQ(testing::probe_run(d, key, key, set->size()),
+              testing::entries_between(*set, RunFormat::kNarrow, key, key));
+  }
 }
 
 }  // namespace

@@ -9,13 +9,14 @@
 #include <filesystem>
 #include <memory>
 #include <optional>
-#include <random>
 #include <ostream>
+#include <random>
 #include <string>
 #include <vector>
 
 #include "store/index.h"
 #include "store/run.h"
+#include "store/run_probe.h"
 
 namespace neardup::testing {
 

@@ -1,0 +1,124 @@
+// Elias–Fano coding of a record's sorted keys (Elias 1974, Fano 1971; as used for posting
+// lists by Vigna, "Quasi-succinct indices", WSDM 2013).
+//
+// n sorted values x_0 = 0 <= x_1 <= ... <= x_{n-1} = range (a record's keys less its first) are
+// split at `low` bits: the low parts are n fields of `low` bits; the high parts h_i = x_i >> low
+// are written in unary, entry i as a 1 at bit h_i + i of the high part, so that the zeros before
+// an entry's 1 are its high part and the ones before it its index. The high part is
+// n + (range >> low) bits. With low = log2(range / n) an entry costs about low + 2 bits: a band
+// key of a large run 15 bits where its fixed-width field takes 27 (store/FORMAT.md).
+//
+// A search for the first value >= x skips x >> low zeros, starting from a known entry (the
+// record's fences are the high-part bits of evenly spaced entries: store/run.h); a scan then reads
+// each entry's low field and steps to the next 1. Fields are read with one unaligned 8-byte load
+// each, so a region must be followed by at least 8 readable bytes (a record ends in 8 zero
+// bytes).
+#pragma once
+
+#include <bit>
+#include <cstdint>
+
+#include "common/coding.h"
+
+namespace neardup::elias_fano {
+
+// Bits of the low and high parts of n values spanning [0, range] split at `low` bits.
+inline std::uint64_t size_bits(std::uint64_t n, std::uint64_t range, unsigned low) {
+  return n * low + n + (range >> low);
+}
+
+// The split that makes them smallest: log2(range / n), or one more (at most 56, so that a low
+// field fits one 8-byte load).
+inline unsigned low_bits_for(std::uint64_t n, std::uint64_t range) {
+  if (n == 0 || range / n == 0) return 0;
+  const unsigned floor = static_cast<unsigned>(std::bit_width(range / n)) - 1;
+  if (floor >= 56) return 56;
+  return size_bits(n, range, floor + 1) < size_bits(n, range, floor) ? floor + 1 : floor;
+}
+
+// An entry: its index and the bit of its 1 in the high part.
+struct Position {
+  std::uint64_t index = 0;
+  std::uint64_t bit = 0;
+  std::uint64_t high() const { return bit - index; }  // the zeros before it
+};
+
+// Read access to the coded values. Contract: the regions hold a coding of at least one value
+// written as above (entry 0 at bit 0) whose high part has `high_bits` bits, each region
+// followed by 8 readable bytes; positions passed in are entries of it. A search or step that
+// would pass the high part's end (a damaged record) returns a position whose index is kEnd,
+// so that no read goes past the record.
+class Reader {
+ public:
+  static constexpr std::uint64_t kEnd = UINT64_MAX;
+
+  Reader(const char* low_region, const char* high_region, unsigned low, std::uint64_t high_bits)
+      : low_(low_region), high_(high_region), low_bits_(low), high_bits_(high_bits) {}
+
+  std::uint64_t value(Position p) const { return (p.high() << low_bits_) | low(p.index); }
+
+  // The first entry whose high part is >= high, counted on from `from`: entry 0, or an entry
+  // whose high part is below `high`. Contract: some entry has a high part >= high.
+  Position seek_high(std::uint64_t high, Position from) const {
+    std::uint64_t bit = from.bit;
+    std::uint64_t need = high - from.high();  // zeros still to pass
+    while (need > 0) {
+      if (bit >= high_bits_) return end();
+      std::uint64_t zeros = ~bits56(bit) & kMask56;
+      const auto count = static_cast<std::uint64_t>(std::popcount(zeros));
+      if (count < need) {
+        need -= count;
+        bit += 56;
+        continue;
+      }
+      for (std::uint64_t k = 1; k < need; ++k) zeros &= zeros - 1;  // the need-th zero
+      bit += static_cast<std::uint64_t>(std::countr_zero(zeros)) + 1;
+      need = 0;
+    }
+    // `high` zeros lie before `bit`: the entry there or after is the one, index bit - high.
+    return at_next_one(Position{.index = bit - high, .bit = bit});
+  }
+
+  // The entry after p. Contract: there is one.
+  Position next(Position p) const {
+    return at_next_one(Position{.index = p.index + 1, .bit = p.bit + 1});
+  }
+
+  // The high part's byte where a search from `from` starts (for prefetching).
+  const char* high_address(Position from) const { return high_ + from.bit / 8; }
+  const char* low_address(std::uint64_t index) const { return low_ + index * low_bits_ / 8; }
+
+ private:
+  static constexpr std::uint64_t kMask56 = (std::uint64_t{1} << 56) - 1;
+
+  // 56 bits of the high part from `bit` on.
+  std::uint64_t bits56(std::uint64_t bit) const {
+    return coding::decode_fixed64(high_ + bit / 8) >> (bit % 8);
+  }
+  Position end() const { return Position{.index = kEnd, .bit = high_bits_}; }
+  // The first 1 at or after p.bit, which is entry p.index's.
+  Position at_next_one(Position p) const {
+    if (p.bit >= high_bits_) return end();
+    std::uint64_t ones = bits56(p.bit) & kMask56;
+    while (ones == 0) {
+      p.bit += 56;
+      if (p.bit >= high_bits_) return end();
+      ones = bits56(p.bit) & kMask56;
+    }
+    p.bit += static_cast<std::uint64_t>(std::countr_zero(ones));
+    return p.bit < high_bits_ ? p : end();
+  }
+  std::uint64_t low(std::uint64_t index) const {
+    if (low_bits_ == 0) return 0;
+    const std::uint64_t bit = index * low_bits_;
+    return (coding::decode_fixed64(low_ + bit / 8) >> (bit % 8)) &
+           ((std::uint64_t{1} << low_bits_) - 1);
+  }
+
+  const char* low_;
+  const char* high_;
+  unsigned low_bits_;
+  std::uint64_t high_bits_;
+};
+
+}  // namespace neardup::elias_fano

@@ -1,0 +1,121 @@
+// Elias–Fano coding of sorted values: every value read back in order, and a search for each
+// high part from every earlier entry lands on the first entry at or past it, across gaps longer
+// than a load and with no low bits at all.
+#include "store/elias_fano.h"
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace neardup::elias_fano {
+namespace {
+
+struct Coded {
+  std::string bytes;
+  std::size_t high_at = 0;
+  unsigned low = 0;
+  std::uint64_t high_bits = 0;
+  Reader reader() const { return Reader(bytes.data(), bytes.data() + high_at, low, high_bits); }
+};
+
+// The values (sorted, the first 0) coded as store/run.cc codes a record's keys.
+Coded code(const std::vector<std::uint64_t>& values, unsigned low) {
+  const std::uint64_t n = values.size(), range = values.back();
+  Coded c;
+  c.low = low;
+  c.high_at = (n * low + 7) / 8;
+  c.high_bits = size_bits(n, range, low) - n * low;
+  c.bytes.assign(c.high_at + (size_bits(n, range, low) - n * low + 7) / 8 + 8, '\0');
+  for (std::size_t i = 0; i < n; ++i) {
+    for (unsigned b = 0; b < low; ++b) {
+      const std::uint64_t bit = i * low + b;
+      if ((values[i] >> b) & 1)
+        c.bytes[bit / 8] = static_cast<char>(c.bytes[bit / 8] | (1 << (bit % 8)));
+    }
+    const std::uint64_t bit = (values[i] >> low) + i;
+    char& byte = c.bytes[c.high_at + bit / 8];
+    byte = static_cast<char>(byte | (1 << (bit % 8)));
+  }
+  return c;
+}
+
+TEST(EliasFano, TheSplitMakesTheCodingSmallest) {
+  EXPECT_EQ(low_bits_for(1, 0), 0u);
+  EXPECT_EQ(low_bits_for(100, 50), 0u);
+  for (std::uint64_t n : {2u, 100u, 14000u}) {
+    for (std::uint64_t range : {n, 7 * n, std::uint64_t{1} << 26, std::uint64_t{1} << 40}) {
+      const unsigned best = low_bits_for(n, range);
+      for (unsigned low = 0; low <= 56; ++low) {
+        EXPECT_LE(size_bits(n, range, best), size_bits(n, range, low)) << n << " " << range;
+      }
+    }
+  }
+}
+
+TEST(EliasFano, ValuesReadInOrderAndEverySearchLandsOnTheFirstAtOrPast) {
+  std::mt19937_64 rng(11);
+  for (unsigned low : {0u, 3u, 13u}) {
+    std::vector<std::uint64_t> values{0};
+    for (int i = 1; i < 2000; ++i) {
+      const int kind = static_cast<int>(rng() % 10);
+      // Repeats, small steps, and gaps of hundreds of empty high parts.
+      const std::uint64_t step = kind < 3   ? 0
+                                 : kind < 9 ? rng() % (4u << low)
+                                            : (rng() % 500) << low;
+      values.push_back(values.back() + step);
+    }
+    const Coded coded = code(values, low);
+    const Reader reader = coded.reader();
+    std::vector<Position> at;
+    Position p;
+    for (std::size_t i = 0; i < values.size(); ++i) {
+      ASSERT_EQ(p.index, i);
+      ASSERT_EQ(reader.value(p), values[i]) << low << " " << i;
+      at.push_back(p);
+      if (i + 1 < values.size()) p = reader.next(p);
+    }
+    for (int probe = 0; probe < 3000; ++probe) {
+      const std::uint64_t high = rng() % ((values.back() >> low) + 1);
+      std::size_t want = 0;
+      while ((values[want] >> low) < high) ++want;
+      // From entry 0 and from the last entry below it.
+      EXPECT_EQ(reader.seek_high(high, Position{}).index, want);
+      if (want > 0 && high > 0) {
+        const Position from = at[static_cast<std::size_t>(rng() % want)];
+        const Position got = reader.seek_high(high, from);
+        EXPECT_EQ(got.index, want);
+        EXPECT_EQ(got.bit, at[want].bit);
+      }
+    }
+  }
+}
+
+// A damaged high part (its bits all 0, or all 1) never sends a search or a step past it.
+TEST(EliasFano, ADamagedHighPartEndsTheSearchAtItsEnd) {
+  std::vector<std::uint64_t> values{0};
+  for (int i = 1; i < 500; ++i) values.push_back(values.back() + 37);
+  for (char fill : {'\0', '\xff'}) {
+    Coded coded = code(values, 4);
+    const std::size_t high_bytes = (coded.high_bits + 7) / 8;
+    std::fill_n(coded.bytes.begin() + static_cast<std::ptrdiff_t>(coded.high_at), high_bytes, fill);
+    const Reader reader = coded.reader();
+    Position p;
+    std::size_t steps = 0;
+    while (p.index != Reader::kEnd && steps < 10 * values.size()) {
+      p = reader.next(p);
+      ++steps;
+    }
+    EXPECT_EQ(p.index, Reader::kEnd);
+    EXPECT_LE(steps, coded.high_bits + 1);
+    const Position sought = reader.seek_high(values.back() >> 4, Position{});
+    if (fill == '\0') {
+      EXPECT_EQ(sought.index, Reader::kEnd);
+    }
+    EXPECT_LE(sought.bit, coded.high_bits);
+  }
+}
+
+}  // namespace
+}  // namespace neardup::elias_fano

@@ -1,0 +1,242 @@
+// RunProbe: one probe of a sorted run (store/run.h) for the entries in a key range, in two steps
+// so that the cache misses of many probes overlap. Records of every form are searched: by their
+// fences and an interpolated guess (bit-packed and older forms, whose keys have a fixed width),
+// or by counting zeros from a fence (Elias–Fano: store/elias_fano.h).
+#pragma once
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <type_traits>
+
+#include "store/elias_fano.h"
+#include "store/run.h"
+
+namespace neardup {
+
+// A probe of one run for the entries with lo <= key <= hi, in two steps so that the cache
+// misses of many probes overlap: start() finds the record in the directory (a binary search in
+// memory) and prefetches the part of the record where the search will begin; finish() searches
+// and scans, continuing into the next record while the range continues.
+class RunProbe {
+ public:
+  // gap: the expected distance between neighbouring keys (2^64 / entries; keys are uniform,
+  // being permuted fingerprints or hashes), which aims the search at the right cache line.
+  // A narrow run is probed for [stored_key(lo), stored_key_end(hi)].
+  RunProbe(const RunDirectory& directory, std::uint64_t lo, std::uint64_t hi, double gap)
+      : dir_(&directory),
+        lo_(stored_key(directory.format, lo)),
+        hi_(stored_key_end(directory.format, hi)),
+        gap_(gap) {}
+
+  void start() { prefetch(); }
+  // start() for a probe that will not be finished: only loads the lines into the cache.
+  void prefetch() {
+    record_ = first_record();
+    position();
+  }
+
+  // Calls fn(key, doc) for each entry in range, in order, where doc() returns the entry's doc:
+  // it is read only when called (a hit), so a scan touches the keys alone. A callback that
+  // returns bool ends the scan by returning false.
+  template <typename Fn>
+  void finish(Fn&& fn) {
+    while (n_ > 0) {
+      if (!(form_->elias_fano ? scan_elias_fano(fn) : scan(fn))) return;
+      ++record_;
+      position();
+    }
+  }
+
+ private:
+  // Calls fn for entry i (key k) of the record; false when fn ends the scan.
+  template <typename Fn>
+  bool visit(Fn& fn, std::uint64_t k, std::ptrdiff_t i) {
+    auto doc = [this, i] {
+      return form_->doc_at(data_, static_cast<std::size_t>(n_), static_cast<std::size_t>(i));
+    };
+    if constexpr (std::is_same_v<decltype(fn(k, doc)), bool>) {
+      return fn(k, doc);
+    } else {
+      fn(k, doc);
+      return true;
+    }
+  }
+
+  // The record's entries in range; false when the range (or fn) ended in it.
+  template <typename Fn>
+  bool scan(Fn& fn) {
+    for (std::ptrdiff_t i = first(); i < n_; ++i) {
+      const std::uint64_t k = key_at(i);
+      if (k > hi_ || !visit(fn, k, i)) return false;
+    }
+    return true;
+  }
+  template <typename Fn>
+  bool scan_elias_fano(Fn& fn) {
+    if (last_ < lo_) return true;
+    const elias_fano::Reader keys = form_->keys(data_);
+    elias_fano::Position p =
+        target_high_ == 0 ? elias_fano::Position{} : keys.seek_high(target_high_, from_);
+    // p.index past the entries: a damaged record, whose bits ran out (checksums catch it where
+    // records are read whole; a probe reads only what it needs and stops).
+    while (p.index < static_cast<std::uint64_t>(n_)) {
+      const std::uint64_t k = form_->key_of(keys.value(p));
+      if (k > hi_) return false;
+      if (k >= lo_ && !visit(fn, k, static_cast<std::ptrdiff_t>(p.index))) return false;
+      if (static_cast<std::ptrdiff_t>(p.index) + 1 >= n_) return true;
+      p = keys.next(p);
+    }
+    return true;
+  }
+
+  // An Elias–Fano record: the high part of lo_'s value and the last fence entry below it
+  // (entry 0 when none), from which the search counts zeros; prefetches the bits it will read.
+  void position_elias_fano() {
+    from_ = elias_fano::Position{};
+    target_high_ = 0;
+    const std::uint64_t lo = lo_ >> form_->shift;
+    if (last_ < lo_ || lo <= form_->prefix) return;
+    target_high_ = (lo - form_->prefix) >> form_->key_bits;
+    if (!dir_->fences.empty()) {
+      const std::uint32_t* f = dir_->fences.data() + kFences * record_;
+      for (std::size_t j = 1; j < kFences; ++j) {
+        const std::uint64_t index = fence_position(j, static_cast<std::size_t>(n_));
+        if (f[j] - index >= target_high_) break;
+        from_ = elias_fano::Position{.index = index, .bit = f[j]};
+      }
+    }
+    const elias_fano::Reader keys = form_->keys(data_);
+    __builtin_prefetch(keys.high_address(from_));
+    __builtin_prefetch(keys.high_address(from_) + 64);
+    // The entry the search should reach, at the record's mean entries per high value.
+    const double per_high = static_cast<double>(n_) /
+                            (static_cast<double>(form_->high_bits) - static_cast<double>(n_) + 1);
+    const auto guess = std::min<std::uint64_t>(
+        static_cast<std::uint64_t>(n_ - 1),
+        from_.index + static_cast<std::uint64_t>(static_cast<double>(target_high_ - from_.high()) *
+                                                 per_high));
+    __builtin_prefetch(keys.low_address(guess));
+  }
+
+  // Loads record_ (none past the end) and prefetches where the search will look.
+  void position() {
+    n_ = 0;
+    if (record_ >= dir_->records.size()) return;
+    data_ = dir_->records[record_];
+    form_ = &dir_->forms[record_];
+    n_ = static_cast<std::ptrdiff_t>(dir_->sizes[record_]);
+    last_ = dir_->last_keys[record_];
+    if (form_->elias_fano) {
+      position_elias_fano();
+      return;
+    }
+    if (!dir_->fences.empty()) {
+      guess_ = fenced_guess();
+    } else {
+      // Guess from the record's last key (in the directory: no cache miss) and the gap.
+      const double behind = last_ >= lo_ ? static_cast<double>(last_ - lo_) / gap_ : 0;
+      guess_ =
+          behind >= static_cast<double>(n_ - 1) ? 0 : n_ - 1 - static_cast<std::ptrdiff_t>(behind);
+    }
+    // Prefetch the lines the search and scan will read: the expected range's keys (with
+    // slack for the guess's error), so that the probes of all columns stream in together.
+    const double expected = (static_cast<double>(hi_ - lo_) + 1) / gap_;
+    const std::ptrdiff_t from = std::max<std::ptrdiff_t>(guess_ - 16, 0);
+    const std::ptrdiff_t to = std::min<std::ptrdiff_t>(
+        n_, guess_ + 16 + static_cast<std::ptrdiff_t>(std::min(expected, 512.0)));
+    const std::ptrdiff_t step = std::max(1, 512 / form_->key_bits);  // keys a cache line
+    for (std::ptrdiff_t i = from; i < to; i += step) {
+      __builtin_prefetch(form_->key_address(data_, static_cast<std::size_t>(i)));
+    }
+  }
+
+  // The guess from the record's fences: between the last fence below lo_'s top 32 bits and the
+  // next (or the record's last key), in proportion to where lo_ falls between their keys.
+  std::ptrdiff_t fenced_guess() const {
+    const std::uint32_t* f = dir_->fences.data() + kFences * record_;
+    const auto target = static_cast<std::uint32_t>(lo_ >> 32);
+    std::size_t j = 0;  // fences below target (they ascend)
+    for (std::size_t i = 0; i < kFences; ++i) j += f[i] < target;
+    if (j == 0) return 0;
+    const auto n = static_cast<std::size_t>(n_);
+    const std::size_t from = fence_position(j - 1, n);
+    const std::size_t to = j < kFences ? fence_position(j, n) : n - 1;
+    const std::uint64_t low = f[j - 1];
+    const std::uint64_t high = j < kFences ? f[j] : last_ >> 32;
+    if (high <= low || target >= high)
+      return static_cast<std::ptrdiff_t>(target >= high ? to : from);
+    return static_cast<std::ptrdiff_t>(from + (target - low) * (to - from) / (high - low));
+  }
+
+  // The first record whose last key is >= lo_: guessed from lo_'s place in the key space (keys
+  // are uniform and records hold equal counts), then walked to; a binary search of the rest of
+  // the directory when the guess is far off.
+  std::size_t first_record() const {
+    const auto& keys = dir_->last_keys;
+    const std::size_t n = keys.size();
+    if (n == 0) return 0;
+    std::size_t r = static_cast<std::size_t>((static_cast<unsigned __int128>(lo_) * n) >> 64);
+    for (int step = 0; step < 4; ++step) {
+      if (r > 0 && keys[r - 1] >= lo_) {
+        --r;
+      } else if (r < n && keys[r] < lo_) {
+        ++r;
+      } else {
+        return r;
+      }
+    }
+    const auto at = r > 0 && keys[r - 1] >= lo_
+                        ? std::lower_bound(keys.begin(), keys.begin() + static_cast<long>(r), lo_)
+                        : std::lower_bound(keys.begin() + static_cast<long>(r), keys.end(), lo_);
+    return static_cast<std::size_t>(at - keys.begin());
+  }
+
+  std::uint64_t key_at(std::ptrdiff_t i) const {
+    return form_->key_at(data_, static_cast<std::size_t>(i));
+  }
+
+  // The first entry >= lo (n_ if none): gallop from the guess to bracket it, then binary
+  // search. Invariant: key_at(below) < lo <= key_at(above), below = -1 meaning "before".
+  std::ptrdiff_t first() const {
+    if (last_ < lo_) return n_;
+    std::ptrdiff_t below = -1, above = n_ - 1;
+    if (key_at(guess_) < lo_) {
+      below = guess_;
+      for (std::ptrdiff_t step = 1; below + step < above; step *= 2) {
+        if (key_at(below + step) >= lo_) {
+          above = below + step;
+          break;
+        }
+        below += step;
+      }
+    } else {
+      above = guess_;
+      for (std::ptrdiff_t step = 1; above - step > below; step *= 2) {
+        if (key_at(above - step) < lo_) {
+          below = above - step;
+          break;
+        }
+        above -= step;
+      }
+    }
+    while (above - below > 1) {
+      std::ptrdiff_t mid = below + (above - below) / 2;
+      (key_at(mid) < lo_ ? below : above) = mid;
+    }
+    return above;
+  }
+
+  const RunDirectory* dir_;
+  std::uint64_t lo_, hi_;
+  double gap_;
+  std::size_t record_ = 0;
+  const char* data_ = nullptr;  // the record: n_ keys, then n_ docs
+  const RecordForm* form_ = nullptr;
+  std::ptrdiff_t n_ = 0, guess_ = 0;
+  std::uint64_t last_ = 0;     // the record's last key
+  elias_fano::Position from_;  // Elias–Fano: where the search starts, and for what high part
+  std::uint64_t target_high_ = 0;
+};
+
+}  // namespace neardup
