@@ -84,6 +84,22 @@ class Reader {
     return at_next_one(Position{.index = p.index + 1, .bit = p.bit + 1});
   }
 
+  // Calls fn(index, value) for the first n entries in order, reading the high part a word at a
+  // time (a whole record's keys: faster than next() from entry to entry). Stops early when the
+  // high part holds fewer than n entries (a damaged record).
+  template <typename Fn>
+  void for_each_value(std::uint64_t n, Fn&& fn) const {
+    std::uint64_t index = 0;
+    for (std::uint64_t at = 0; index < n && at < high_bits_; at += 64) {
+      std::uint64_t ones = coding::decode_fixed64(high_ + at / 8);
+      if (high_bits_ - at < 64) ones &= (std::uint64_t{1} << (high_bits_ - at)) - 1;
+      for (; ones != 0 && index < n; ones &= ones - 1, ++index) {
+        const std::uint64_t high = at + static_cast<std::uint64_t>(std::countr_zero(ones)) - index;
+        fn(index, (high << low_bits_) | low(index));
+      }
+    }
+  }
+
   // The high part's byte where a search from `from` starts (for prefetching).
   const char* high_address(Position from) const { return high_ + from.bit / 8; }
   const char* low_address(std::uint64_t index) const { return low_ + index * low_bits_ / 8; }

@@ -76,6 +76,13 @@ TEST(EliasFano, ValuesReadInOrderAndEverySearchLandsOnTheFirstAtOrPast) {
       at.push_back(p);
       if (i + 1 < values.size()) p = reader.next(p);
     }
+    std::size_t visited = 0;
+    reader.for_each_value(values.size(), [&](std::uint64_t i, std::uint64_t value) {
+      ASSERT_EQ(i, visited);
+      EXPECT_EQ(value, values[i]) << low << " " << i;
+      ++visited;
+    });
+    EXPECT_EQ(visited, values.size());
     for (int probe = 0; probe < 3000; ++probe) {
       const std::uint64_t high = rng() % ((values.back() >> low) + 1);
       std::size_t want = 0;
@@ -109,6 +116,9 @@ TEST(EliasFano, ADamagedHighPartEndsTheSearchAtItsEnd) {
     }
     EXPECT_EQ(p.index, Reader::kEnd);
     EXPECT_LE(steps, coded.high_bits + 1);
+    std::size_t visited = 0;
+    reader.for_each_value(values.size(), [&](std::uint64_t, std::uint64_t) { ++visited; });
+    EXPECT_EQ(visited, fill == '\0' ? 0u : std::min<std::size_t>(coded.high_bits, values.size()));
     const Position sought = reader.seek_high(values.back() >> 4, Position{});
     if (fill == '\0') {
       EXPECT_EQ(sought.index, Reader::kEnd);

@@ -129,12 +129,9 @@ struct RecordForm {
       for (std::size_t i = 0; i < n; ++i) fn(i, key_at(record, i));
       return;
     }
-    const elias_fano::Reader reader = keys(record);
-    elias_fano::Position p;                                // entry 0 is at bit 0
-    for (std::size_t i = 0; i < n && p.index == i; ++i) {  // (a damaged record ends early)
-      fn(i, key_of(reader.value(p)));
-      if (i + 1 < n) p = reader.next(p);
-    }
+    keys(record).for_each_value(n, [&](std::uint64_t i, std::uint64_t value) {
+      fn(static_cast<std::size_t>(i), key_of(value));
+    });
   }
 
   static constexpr std::size_t kPackedSlack = 8;
