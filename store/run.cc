@@ -178,7 +178,7 @@ void encode_record(const RecordForm& form, std::span<const Entry> entries, std::
     for (const Entry& e : entries)
       low.put(((e.key >> form.shift) - form.prefix) & mask, form.key_bits);
     low.finish();
-    char* high = out.data() + (n * form.key_bits + 7) / 8;
+    char* high = out.data() + form.field_region(n);
     for (std::size_t i = 0; i < n; ++i) {
       const std::uint64_t bit = high_position(form, entries[i], i);
       high[bit / 8] = static_cast<char>(high[bit / 8] | (1 << (bit % 8)));

@@ -94,8 +94,10 @@ struct RecordForm {
   std::uint32_t high_bits = 0;  // Elias–Fano: bits of the keys' high part
 
   // Bytes of the keys and of the docs of n entries, and of the whole value.
+  // The keys' fixed-width fields (an Elias–Fano record's low parts), then their high part.
+  std::size_t field_region(std::size_t n) const { return (n * key_bits + 7) / 8; }
   std::size_t key_region(std::size_t n) const {
-    return (n * key_bits + 7) / 8 + (elias_fano ? (std::size_t{high_bits} + 7) / 8 : 0);
+    return field_region(n) + (elias_fano ? (std::size_t{high_bits} + 7) / 8 : 0);
   }
   std::size_t value_bytes(std::size_t n) const {
     return key_region(n) + (n * doc_bits + 7) / 8 + (packed ? kPackedSlack : 0);
@@ -118,8 +120,7 @@ struct RecordForm {
   }
   // An Elias–Fano record's keys, and the key of a value read from them.
   elias_fano::Reader keys(const char* record) const {
-    return elias_fano::Reader(record, record + (std::size_t{count} * key_bits + 7) / 8, key_bits,
-                              high_bits);
+    return elias_fano::Reader(record, record + field_region(count), key_bits, high_bits);
   }
   std::uint64_t key_of(std::uint64_t value) const { return (prefix + value) << shift; }
   // Calls fn(i, key) for each of the n entries in order (every form).
