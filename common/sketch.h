@@ -109,11 +109,13 @@ inline std::string sketch_hex(std::span<const std::uint16_t> sketch) {
   return out;
 }
 
-// The keys of the first `bands` bands, in band order.
+// The keys of the first `bands` bands, in band order; of every `step`-th band from `first` only
+// when given (a shard's bands: docs/scale-out.md).
 inline void band_keys(std::span<const std::uint16_t> sketch, std::uint32_t bands,
-                      std::uint32_t rows, std::vector<std::uint64_t>& out) {
+                      std::uint32_t rows, std::vector<std::uint64_t>& out, std::uint32_t first = 0,
+                      std::uint32_t step = 1) {
   out.clear();
-  for (std::uint32_t b = 0; b < bands; ++b) out.push_back(band_key(sketch, b, rows));
+  for (std::uint32_t b = first; b < bands; b += step) out.push_back(band_key(sketch, b, rows));
 }
 
 }  // namespace neardup

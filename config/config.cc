@@ -479,6 +479,26 @@ void check_across_keys(const Config& c, const std::map<std::string, Found>& foun
                cat("must be >= store.map_size (", format_size(c.store.map_size), "), got ",
                    format_size(c.store.max_map_size)));
   }
+  if (c.store.shard >= c.store.shards) {
+    errors.add(mark_of(found, "store.shard"), "store.shard",
+               cat("must be below store.shards (", c.store.shards, "), got ", c.store.shard));
+  }
+  if (c.store.shards > 1) {
+    // What a shard cannot split yet: it would need every page's passages, or what the whole
+    // crawl taught, in one place (docs/scale-out.md).
+    const std::array<std::pair<std::string_view, bool>, 3> unsplit = {{
+        {"containment.enabled", c.containment.enabled},
+        {"features.weighting", c.features.weighting == Weighting::kTfidf},
+        {"denoise.site_boilerplate", c.denoise.site_boilerplate},
+    }};
+    for (const auto& [path, set] : unsplit) {
+      if (set) {
+        errors.add(mark_of(found, path), path,
+                   cat("is not supported by an index split into shards (store.shards = ",
+                       c.store.shards, "): leave it at its default"));
+      }
+    }
+  }
   if (c.store.tables != 0) {
     const std::vector<std::uint64_t> counts = allowed_table_counts(c.store.design_k);
     if (std::ranges::find(counts, c.store.tables) == counts.end()) {

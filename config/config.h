@@ -203,6 +203,11 @@ struct StoreConfig {
   // Pages first seen longer ago than this stop being matched, and merges drop their index
   // entries; 0 keeps every page. Seconds.
   std::uint64_t retention_seconds = 0;
+  // The index split by table and band (docs/scale-out.md): this store is shard `shard` of
+  // `shards` and holds the permuted tables t and the LSH bands b with t mod shards = shard and
+  // b mod shards = shard, and every page's document. 1: the whole index.
+  std::uint32_t shards = 1;
+  std::uint32_t shard = 0;
 
   bool operator==(const StoreConfig&) const = default;
 };

@@ -585,6 +585,21 @@ TEST(Config, RetentionIsADurationWithUnits) {
   EXPECT_THAT(to_yaml(parsed("store:\n  retention: 36h\n")), HasSubstr("retention: 36h\n"));
 }
 
+TEST(Config, AShardIsOneOfTheShardsAndSplitsOnlyWhatCanBeSplit) {
+  const Config c = parsed("store:\n  shards: 3\n  shard: 2\n");
+  EXPECT_EQ(c.store.shards, 3u);
+  EXPECT_EQ(c.store.shard, 2u);
+  EXPECT_EQ(Config{}.store.shards, 1u);
+  EXPECT_THAT(error_of("store:\n  shards: 3\n  shard: 3\n"),
+              HasSubstr("store.shard: must be below store.shards (3), got 3"));
+  EXPECT_THAT(error_of("store:\n  shards: 0\n"), HasSubstr("store.shards: must be 1..64"));
+  EXPECT_THAT(error_of("store:\n  shards: 2\ncontainment:\n  enabled: true\n"),
+              HasSubstr("containment.enabled: is not supported by an index split into shards"));
+  EXPECT_THAT(error_of("store:\n  shards: 2\nfeatures:\n  weighting: tfidf\n"),
+              HasSubstr("features.weighting: is not supported by an index split into shards"));
+  EXPECT_TRUE(parsed("containment:\n  enabled: true\n").containment.enabled);
+}
+
 TEST(SchemeId, IsStableForEqualConfigs) { EXPECT_EQ(scheme_id(Config{}), scheme_id(parsed(""))); }
 
 TEST(SchemeId, IsPinnedForAFixedConfig) {

@@ -249,6 +249,8 @@ void for_each_key(C& c, F&& f) {
   f(Key{.path = "store.sync"}, c.store.sync);
   f(Key{.path = "store.readahead"}, c.store.readahead);
   f(Key{.path = "store.retention", .duration = true}, c.store.retention_seconds);
+  f(Key{.path = "store.shards", .min = 1, .max = 64}, c.store.shards);
+  f(Key{.path = "store.shard", .max = 63}, c.store.shard);
 
   f(Key{.path = "pipeline.threads", .max = 1024}, c.pipeline.threads);
   f(Key{.path = "pipeline.max_in_flight", .min = 1}, c.pipeline.max_in_flight);

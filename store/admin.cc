@@ -22,7 +22,9 @@ IndexStats stats(StoreEnv& env, const Catalog& catalog) {
                .blocks = static_cast<std::uint32_t>(design.block_width.size()),
                .tables = static_cast<std::uint32_t>(design.tables()),
                .block_widths = design.block_width,
-               .format_version = records::kFormatVersion};
+               .format_version = records::kFormatVersion,
+               .shard = catalog.shard,
+               .shards = catalog.shards};
   s.bytes_on_disk = env.bytes_on_disk();
   s.map_size = env.map_size();
   auto read = env.begin_read();

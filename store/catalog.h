@@ -138,6 +138,15 @@ class Catalog {
   // Set at open, before any other thread sees the catalog, and unchanged after: read without
   // the mutex (stats() on any thread).
   TableDesign design;
+  // The share of an index split by table and band this store holds (StoreConfig::shards): the
+  // tables and bands numbered `shard` modulo `shards`. The rest of its columns stay empty.
+  std::uint32_t shard = 0, shards = 1;
+  bool owns(std::size_t table_or_band) const { return table_or_band % shards == shard; }
+  // The keys of the bands this store owns, in band order (common/sketch.h band_keys).
+  void band_keys(std::span<const std::uint16_t> sketch, std::uint32_t bands, std::uint32_t rows,
+                 std::vector<std::uint64_t>& out) const {
+    neardup::band_keys(sketch, bands, rows, out, shard, shards);
+  }
   std::uint32_t bucket_bits GUARDED_BY(mutex) = 20;
   std::map<std::string, std::uint32_t, std::less<>> scheme_numbers GUARDED_BY(mutex);
   std::vector<Scheme> schemes GUARDED_BY(mutex);  // by scheme number
@@ -178,7 +187,7 @@ void Catalog::for_each_entry(std::uint64_t doc, const records::DocRecord& record
   if (is_indexed(record)) {
     Scheme& scheme = schemes[record.scheme];
     for (std::size_t t = 0; t < scheme.tables.size(); ++t) {
-      if (doc > scheme.tables[t]->watermark()) {
+      if (owns(t) && doc > scheme.tables[t]->watermark()) {
         fn(*scheme.tables[t], {design.permute(t, record.fingerprint), doc});
       }
     }

@@ -95,7 +95,7 @@ class LmdbIndex final : public Index {
         }
       }
       std::vector<std::uint64_t> keys;
-      if (!page.sketch.empty()) band_keys(page.sketch, page.bands, page.rows, keys);
+      if (!page.sketch.empty()) catalog_.band_keys(page.sketch, page.bands, page.rows, keys);
       prober_.probe(catalog_, *scheme, page, keys, nullptr, found);
       if (scheme->passages && (!page.anchors.empty() || !page.paragraphs.empty())) {
         prober_.holders(catalog_, *scheme->passages, page, holders);

@@ -104,6 +104,7 @@ struct IndexStats {
   std::uint32_t design_k = 0, design_r = 0, blocks = 0, tables = 0;
   std::vector<std::uint32_t> block_widths;  // bits per block, most significant first
   std::uint32_t format_version = 0;  // as on disk (a read-only open leaves an older one)
+  std::uint32_t shard = 0, shards = 1;  // the share of the index it holds (StoreConfig::shards)
   struct Scheme {
     std::string id;
     std::uint32_t hashes = 0, bands = 0, rows = 0;  // the LSH design; 0 without MinHash

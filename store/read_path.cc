@@ -277,6 +277,7 @@ void Prober::probe(Catalog& catalog, Scheme& scheme, const PageRequest& page,
   const std::size_t id_probes = probes_.size();
   const auto k = static_cast<int>(page.max_distance);
   for (std::size_t t = 0; t < scheme.tables.size(); ++t) {
+    if (!catalog.owns(t)) continue;
     const std::uint64_t key = catalog.design.permute(t, page.fingerprint);
     scheme.tables[t]->start(key, probes_, [&](const Entry& e) {
       ++out.checked;

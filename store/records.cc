@@ -350,13 +350,21 @@ std::string DesignState::encode() const {
   put_fixed32(out, k);
   put_fixed32(out, r);
   put_fixed32(out, tables);
+  if (shards != 1) {
+    put_fixed32(out, shard);
+    put_fixed32(out, shards);
+  }
   return out;
 }
 
 std::optional<DesignState> DesignState::decode(std::string_view bytes) {
   ByteReader in(bytes);
   DesignState d{in.u32(), in.u32(), in.u32()};
-  if (!in.done()) return std::nullopt;
+  if (!in.done()) {
+    d.shard = in.u32();
+    d.shards = in.u32();
+    if (!in.done() || d.shards < 2 || d.shard >= d.shards) return std::nullopt;
+  }
   return d;
 }
 

@@ -126,9 +126,13 @@ struct SchemeState {
   bool operator==(const SchemeState&) const = default;
 };
 
-// meta "design": k, r, tables.
+// meta "design": k, r, tables; and for a shard of an index split by table and band
+// (StoreConfig::shards > 1), its number and the number of shards. A whole index writes the
+// first three alone, so a build that knows no shards refuses a shard's store (its design does
+// not decode) rather than reading its part as the whole.
 struct DesignState {
   std::uint32_t k = 0, r = 0, tables = 0;
+  std::uint32_t shard = 0, shards = 1;
   std::string encode() const;
   static std::optional<DesignState> decode(std::string_view bytes);
   bool operator==(const DesignState&) const = default;

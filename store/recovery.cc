@@ -12,6 +12,12 @@
 namespace neardup {
 namespace {
 
+// "the whole", or "shard 1 of 3".
+std::string share_name(std::uint32_t shard, std::uint32_t shards) {
+  if (shards == 1) return "the whole";
+  return "shard " + std::to_string(shard) + " of " + std::to_string(shards);
+}
+
 using Code = StoreError::Code;
 using records::DocRecord;
 
@@ -88,7 +94,8 @@ StoreResult<> Catalog::create_or_load(StoreEnv& env) {
         if (!meta) return std::unexpected(meta.error());
         tables.meta = *meta;
         const records::DesignState want{design.k, design.r,
-                                        static_cast<std::uint32_t>(design.tables())};
+                                        static_cast<std::uint32_t>(design.tables()), config.shard,
+                                        config.shards};
         std::uint32_t on_disk = 0;  // a store created now
         if (auto format = tables.meta.get(txn, "format"); !format) {
           if (format.error().code != MDB_NOTFOUND)
@@ -118,6 +125,16 @@ StoreResult<> Catalog::create_or_load(StoreEnv& env) {
                   " tables; store.design_k, store.tables, store.expected_documents): rebuild "
                   "the index or set store.design_k and store.tables to the stored design");
         }
+        if (stored->shard != want.shard || stored->shards != want.shards) {
+          return store_error(Code::kDesign,
+                             "the store holds " + share_name(stored->shard, stored->shards) +
+                                 " of the index, but the config asks for " +
+                                 share_name(want.shard, want.shards) +
+                                 " (store.shard, store.shards): open each shard's store with "
+                                 "its own shard number");
+        }
+        shard = want.shard;
+        shards = want.shards;
         return load_state(txn, tables, false);
       },
       [&] {
@@ -158,6 +175,8 @@ StoreResult<> Catalog::load_read_only(StoreEnv& env, lmdb::Txn& snapshot) {
     auto stored = records::DesignState::decode(tables.meta.get(*txn, "design").value_or(""));
     if (!stored) return corrupt("meta design");
     design = TableDesign::make(stored->k, stored->r);
+    shard = stored->shard;
+    shards = stored->shards;
     // Makes the handles opened in it usable by later transactions.
     if (auto committed = lift(txn->commit()); !committed) return committed;
   }
@@ -377,7 +396,7 @@ StoreResult<> Catalog::rebuild_deltas(const lmdb::Txn& txn, const StoreTables& t
     if (scheme.bands && doc > scheme.bands->watermark() && is_indexed(record)) {
       auto sketch = read_whole_sketch(txn, tables, doc, record, scheme.state.hashes);
       if (!sketch) return StoreResult<>(std::unexpected(sketch.error()));
-      if (!sketch->empty()) band_keys(*sketch, scheme.state.bands, scheme.state.rows, keys);
+      if (!sketch->empty()) this->band_keys(*sketch, scheme.state.bands, scheme.state.rows, keys);
     }
     add_entries(doc, record, keys);
     if (scheme.passages && doc > scheme.passages->watermark()) {

@@ -134,7 +134,7 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
     keys_[i].clear();
     if (const auto& page = items[i].page;
         page && !page->sketch.empty() && check_page(catalog_.design, *page)) {
-      band_keys(page->sketch, page->bands, page->rows, keys_[i]);
+      catalog_.band_keys(page->sketch, page->bands, page->rows, keys_[i]);
     }
   }
   const Documents docs(txn, tables, {}, catalog_.config.retention_seconds, now_ms_);
@@ -182,7 +182,7 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
       const bool finished = learner->finish(i, page);
       keys_[i].clear();
       if (!page.sketch.empty() && check_page(catalog_.design, page)) {
-        band_keys(page.sketch, page.bands, page.rows, keys_[i]);
+        catalog_.band_keys(page.sketch, page.bands, page.rows, keys_[i]);
       }
       auto decided = apply_page(docs, page, keys_[i]);
       if (!decided) return std::unexpected(decided.error());
@@ -236,7 +236,8 @@ void BatchWriter::prefetch(const IndexItem& item, const std::vector<std::uint64_
   catalog_.ids->delta().prefetch(id_hash);
   catalog_.id_filter.prefetch(id_hash);
   for (std::size_t t = 0; t < catalog_.design.tables(); ++t) {
-    scheme->tables[t]->prefetch(catalog_.design.permute(t, item.page->fingerprint));
+    if (catalog_.owns(t))
+      scheme->tables[t]->prefetch(catalog_.design.permute(t, item.page->fingerprint));
   }
   if (scheme->bands) {
     for (std::uint64_t key : band_keys) scheme->bands->prefetch(key);
@@ -341,7 +342,9 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
     record.similarity = records::quantize_similarity(verdict->similarity);
     auto full = cluster_well_indexed(docs, found.hits, found.matched_cluster);
     if (!full) return std::unexpected(full.error());
-    if (*full) record.flags |= DocRecord::kUnindexed;
+    // A shard's clusters are its own view (it sees its share of the matches), not the index's:
+    // it indexes every copy.
+    if (*full && catalog_.shards == 1) record.flags |= DocRecord::kUnindexed;
   }
   // The sketch goes in the document's own (compact) record: a new document is never numbered
   // before docs_compact_from.

@@ -1,0 +1,156 @@
+#include "message/shard_answer.h"
+
+#include <bit>
+#include <cstring>
+
+#include "common/coding.h"
+
+namespace neardup {
+namespace {
+
+constexpr std::string_view kMagic = "NDSA";
+
+bool is_page_verdict(const Verdict& v) {
+  return v.status == Verdict::Status::kUnique || v.status == Verdict::Status::kDuplicate;
+}
+
+// The root of the cluster of a decided page: its own id, or what it duplicates.
+const std::string& root_of(const std::string& id, const Decisions::Decided& decided) {
+  return decided.verdict.status == Verdict::Status::kDuplicate ? decided.verdict.duplicate_of : id;
+}
+
+// Whether match a (decided at order_a) goes before match b by the index's rule (store/verdict.h
+// Verdict::matched): a SimHash match before a MinHash one; among SimHash matches the nearest,
+// among MinHash ones the most similar; ties to the earliest.
+bool goes_before(const Verdict& a, std::uint64_t order_a, const Verdict& b, std::uint64_t order_b) {
+  const bool simhash_a = (a.method & Verdict::kSimHash) != 0;
+  const bool simhash_b = (b.method & Verdict::kSimHash) != 0;
+  if (simhash_a != simhash_b) return simhash_a;
+  if (simhash_a && a.distance != b.distance) return a.distance < b.distance;
+  if (!simhash_a && a.similarity != b.similarity) return a.similarity > b.similarity;
+  return order_a < order_b;
+}
+
+}  // namespace
+
+std::string encode_shard_answer(const ShardAnswer& answer) {
+  using namespace coding;
+  const Verdict& v = answer.verdict;
+  std::string out;
+  out.reserve(64 + answer.source_topic.size() + v.matched.size() + v.reason.size() +
+              v.detail.size() + answer.fingerprinted.size());
+  out.append(kMagic);
+  out.push_back(static_cast<char>(kShardAnswerVersion));
+  put_fixed32(out, answer.shard);
+  put_fixed32(out, answer.shards);
+  put_length_prefixed(out, answer.source_topic);
+  put_fixed32(out, static_cast<std::uint32_t>(answer.source_partition));
+  put_fixed64(out, static_cast<std::uint64_t>(answer.source_offset));
+  out.push_back(static_cast<char>(v.status));
+  put_length_prefixed(out, v.matched);
+  out.push_back(static_cast<char>(static_cast<std::uint8_t>(v.distance)));
+  out.push_back(static_cast<char>(v.method));
+  put_fixed64(out, std::bit_cast<std::uint64_t>(v.similarity));
+  out.push_back(static_cast<char>(v.replayed ? 1 : 0));
+  put_length_prefixed(out, v.reason);
+  put_length_prefixed(out, v.detail);
+  put_length_prefixed(out, answer.fingerprinted);
+  return out;
+}
+
+std::expected<ShardAnswer, std::string> decode_shard_answer(std::string_view bytes) {
+  coding::ByteReader in(bytes);
+  if (in.bytes(kMagic.size()) != kMagic) {
+    return std::unexpected("not a shard's answer (no NDSA magic)");
+  }
+  const std::uint8_t version = in.u8();
+  if (version != kShardAnswerVersion) {
+    return std::unexpected("shard answer version " + std::to_string(version) +
+                           ", this reader knows " + std::to_string(kShardAnswerVersion));
+  }
+  ShardAnswer answer;
+  answer.shard = in.u32();
+  answer.shards = in.u32();
+  answer.source_topic = in.length_prefixed();
+  answer.source_partition = static_cast<std::int32_t>(in.u32());
+  answer.source_offset = static_cast<std::int64_t>(in.u64());
+  Verdict& v = answer.verdict;
+  const std::uint8_t status = in.u8();
+  v.matched = in.length_prefixed();
+  v.distance = in.u8();
+  v.method = in.u8();
+  v.similarity = std::bit_cast<double>(in.u64());
+  v.replayed = in.u8() != 0;
+  v.reason = in.length_prefixed();
+  v.detail = in.length_prefixed();
+  answer.fingerprinted = in.length_prefixed();
+  if (!in.done()) return std::unexpected("truncated shard answer");
+  if (status > static_cast<std::uint8_t>(Verdict::Status::kDeadLetter)) {
+    return std::unexpected("shard answer with status " + std::to_string(status));
+  }
+  v.status = static_cast<Verdict::Status>(status);
+  if (answer.shards == 0 || answer.shard >= answer.shards) {
+    return std::unexpected("shard answer from shard " + std::to_string(answer.shard) + " of " +
+                           std::to_string(answer.shards));
+  }
+  if (v.method > Verdict::kBoth) {
+    return std::unexpected("shard answer with method " + std::to_string(v.method));
+  }
+  return answer;
+}
+
+const Decisions::Decided* Decisions::find(const std::string& id) const {
+  auto it = decided_.find(id);
+  return it == decided_.end() ? nullptr : &it->second;
+}
+
+void Decisions::record(const std::string& id, const Verdict& verdict) {
+  if (!is_page_verdict(verdict) || verdict.replayed) return;
+  Decided& decided = decided_[id];
+  decided.verdict = verdict;
+  decided.order = next_order_++;
+}
+
+Verdict merge_answers(const std::string& id, std::span<const ShardAnswer> answers,
+                      const Decisions& decisions) {
+  if (answers.empty()) return Verdict{};
+  // Skipped and dead-lettered records: every shard passed on what the record said (or what the
+  // store refused), alike.
+  for (const ShardAnswer& answer : answers) {
+    if (!is_page_verdict(answer.verdict)) return answer.verdict;
+  }
+  bool replayed = true;
+  for (const ShardAnswer& answer : answers) replayed = replayed && answer.verdict.replayed;
+  if (replayed) {
+    if (const Decisions::Decided* decided = decisions.find(id)) {
+      Verdict verdict = decided->verdict;
+      verdict.replayed = true;
+      return verdict;
+    }
+  }
+  const Verdict* best = nullptr;
+  const Decisions::Decided* best_decided = nullptr;
+  std::uint8_t method = Verdict::kNone;
+  for (const ShardAnswer& answer : answers) {
+    const Verdict& v = answer.verdict;
+    if (v.status != Verdict::Status::kDuplicate) continue;
+    const Decisions::Decided* decided = decisions.find(v.matched);
+    if (decided == nullptr) continue;  // not decided here yet
+    method |= v.method;
+    if (best == nullptr || goes_before(v, decided->order, *best, best_decided->order)) {
+      best = &v;
+      best_decided = decided;
+    }
+  }
+  Verdict verdict;
+  if (best == nullptr) return verdict;
+  verdict.status = Verdict::Status::kDuplicate;
+  verdict.method = method;
+  verdict.matched = best->matched;
+  verdict.distance = best->distance;
+  verdict.similarity = best->similarity;
+  verdict.duplicate_of = root_of(best->matched, *best_decided);
+  return verdict;
+}
+
+}  // namespace neardup
