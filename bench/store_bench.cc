@@ -2,7 +2,7 @@
 //
 //   store_bench --dir /tmp/nd-bench --stored 10000000 --measure 1000000 [--batch 1000]
 //               [--sync 0|1] [--readahead 0|1] [--k 3] [--tables 0] [--delta 2097152] [--dups 0.1] [--seed 1]
-//               [--minhash 1] [--passages 0]
+//               [--minhash 1] [--passages 0] [--shards 1 --shard 0]
 //
 // Fills the index to --stored pages (random fingerprints and, with --minhash 1, random
 // 128-value sketches in 42 x 3 bands; --dups of them near-duplicates of an earlier page: a few
@@ -14,7 +14,9 @@
 // --measure more and prints one line of results: items/s (wall and CPU time of the apply() and
 // trim_pending() calls, including merges and commits; generating the pages is not timed), per-item
 // lookup+insert latency p50/p99/p999/max measured inside the batch transaction, per-batch commit
-// time, merge time, and bytes on disk per page.
+// time, merge time, and bytes on disk per page. With --shards S --shard j the store is shard j of
+// an index split by table and band (docs/scale-out.md): it indexes its share of the tables and
+// bands of the same pages.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -43,6 +45,7 @@ struct Args {
   bool readahead = true;  // store.readahead
   bool minhash = true;
   double dups = 0.1;
+  std::uint32_t shards = 1, shard = 0;  // store.shards, store.shard
   std::uint32_t passages = 0;
   std::uint64_t seed = 1;
 };
@@ -177,6 +180,10 @@ int main(int argc, char** argv) {
       a.passages = static_cast<std::uint32_t>(std::stoul(v));
     else if (key == "--seed")
       a.seed = std::stoull(v);
+    else if (key == "--shards")
+      a.shards = static_cast<std::uint32_t>(std::stoul(v));
+    else if (key == "--shard")
+      a.shard = static_cast<std::uint32_t>(std::stoul(v));
     else {
       std::fprintf(stderr, "store_bench: unknown option %s\n", key.c_str());
       return 2;
@@ -190,6 +197,8 @@ int main(int argc, char** argv) {
   config.map_size = 1ull << 30;
   config.sync = false;
   config.readahead = a.readahead;
+  config.shards = a.shards;
+  config.shard = a.shard;
 
   Workload workload(a.seed, a.dups, a.minhash, a.passages);
   std::uint64_t done = 0;

@@ -101,6 +101,10 @@ int run(const Options& options, bool learn_only) {
   }
   config->store.path = options.store;
   config->store.sync = options.sync;
+  // One process, one store: the whole index, whatever share a daemon's config gives its store
+  // (store.shards), so that a sharded deployment's config gives the verdicts to compare with.
+  config->store.shards = 1;
+  config->store.shard = 0;
   auto input = RecordInput::open(options.in, options.warc, config->input, name);
   if (!input) {
     std::cerr << name << ": " << input.error() << "\n";

@@ -456,11 +456,13 @@ void check_across_keys(const Config& c, const std::map<std::string, Found>& foun
       {"input.fields.fetched_at", &c.input.fields.fetched_at},
   }};
   check_distinct(fields, found, errors);
-  const std::array<std::pair<std::string_view, const std::string*>, 4> topics = {{
+  const std::array<std::pair<std::string_view, const std::string*>, 6> topics = {{
       {"kafka.input_topic", &c.kafka.input_topic},
       {"kafka.output_topic", &c.kafka.output_topic},
       {"kafka.dead_letter_topic", &c.kafka.dead_letter_topic},
       {"kafka.fingerprint_topic", &c.kafka.fingerprint_topic},
+      {"kafka.candidates_topic", &c.kafka.candidates_topic},
+      {"kafka.documents_topic", &c.kafka.documents_topic},
   }};
   check_distinct(topics, found, errors);
 

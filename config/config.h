@@ -65,6 +65,10 @@ struct KafkaConfig {
   // Between the two roles of a scaled-out deployment (neardupd --role fingerprint|index,
   // daemon/README.md): fingerprinted pages, partition for partition of the input topic.
   std::string fingerprint_topic = "pages-fingerprinted";
+  // The index split into shards (store.shards > 1, docs/scale-out.md): the shards' answers to
+  // the merge stages, and the merge stages' decided pages (compacted, keyed by page id).
+  std::string candidates_topic = "pages-candidates";
+  std::string documents_topic = "pages-documents";
   // A secret the fingerprint workers sign their records with and the index role checks
   // (message/fingerprinted.h): records on the fingerprint topic without its signature are dead
   // letters. Empty: records are not signed, and the index trusts whoever can write to the topic.

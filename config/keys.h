@@ -163,6 +163,10 @@ void for_each_key(C& c, F&& f) {
     c.kafka.dead_letter_topic);
   f(Key{.path = "kafka.fingerprint_topic", .check = is_topic_name, .expect = kTopic},
     c.kafka.fingerprint_topic);
+  f(Key{.path = "kafka.candidates_topic", .check = is_topic_name, .expect = kTopic},
+    c.kafka.candidates_topic);
+  f(Key{.path = "kafka.documents_topic", .check = is_topic_name, .expect = kTopic},
+    c.kafka.documents_topic);
   f(Key{.path = "kafka.fingerprint_key"}, c.kafka.fingerprint_key);
   f(Key{.path = "kafka.exactly_once"}, c.kafka.exactly_once);
   f(Key{.path = "kafka.properties"}, c.kafka.properties);

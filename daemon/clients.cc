@@ -77,11 +77,13 @@ std::expected<kafka::Properties, std::string> producer_properties(const Config& 
   if (config.kafka.exactly_once) {
     std::string id = "neardupd-" + config.kafka.group_id;
     if (role == Role::kIndex) id += "-index";
-    // Workers come and go: each has its own id (KIP-447 fences a zombie by the group's
-    // generation, not by the id). A crashed worker's open transaction is aborted by the broker
-    // after transaction.timeout.ms.
-    if (role == Role::kFingerprint) {
-      id += "-fingerprint-" + host_name() + "-" + std::to_string(getpid());
+    if (role == Role::kShard) id += "-shard-" + std::to_string(config.store.shard);
+    // Workers and merge stages come and go: each has its own id (KIP-447 fences a zombie by the
+    // group's generation, not by the id). A crashed one's open transaction is aborted by the
+    // broker after transaction.timeout.ms.
+    if (role == Role::kFingerprint || role == Role::kMerge) {
+      id += std::string("-") + std::string(role_name(role)) + "-" + host_name() + "-" +
+            std::to_string(getpid());
     }
     properties.emplace_back("transactional.id", std::move(id));
   }

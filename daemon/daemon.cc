@@ -11,7 +11,7 @@ namespace {
 
 StoreError no_index() {
   return StoreError{StoreError::Code::kNotFound, 0,
-                    "a fingerprint worker has no index: ask the index role"};
+                    "this role has no index: ask the index role (or a shard)"};
 }
 
 std::unique_ptr<Stage> make_stage(Role role, StageContext context) {
@@ -20,6 +20,10 @@ std::unique_ptr<Stage> make_stage(Role role, StageContext context) {
       return make_fingerprint_stage(std::move(context));
     case Role::kIndex:
       return make_index_stage(std::move(context));
+    case Role::kShard:
+      return make_shard_stage(std::move(context));
+    case Role::kMerge:
+      return make_merge_stage(std::move(context));
     case Role::kSingle:
       break;
   }
@@ -46,6 +50,13 @@ std::expected<std::unique_ptr<Daemon>, StartError> Daemon::create(const ops::Con
         "them off for --role " +
             std::string(role_name(role)),
         true));
+  }
+  if ((role == Role::kShard || role == Role::kMerge) && !config->kafka.exactly_once) {
+    // A merge stage must see each shard's answer once, and publish a page's output with the
+    // decision it records in one transaction (docs/scale-out.md).
+    return std::unexpected(StartError("--role " + std::string(role_name(role)) +
+                                          " needs kafka.exactly_once: true",
+                                      true));
   }
   auto key = resolve_property(config->kafka.fingerprint_key);
   if (!key) return std::unexpected(StartError("kafka.fingerprint_key: " + key.error(), true));

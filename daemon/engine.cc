@@ -285,7 +285,20 @@ void Engine::publish(const std::vector<WorkPtr>& batch, const std::vector<Verdic
   }
   for (std::size_t i = 0; i < batch.size(); ++i) {
     if (!publisher_.publish(batch[i], verdicts[i], &pipeline_stop_)) break;
+    if (!publish_companions(*batch[i], verdicts[i])) break;
   }
+}
+
+bool Engine::publish_companions(const Work& work, const Verdict& verdict) {
+  for (const Outgoing& out : stage_->companions(work, verdict)) {
+    RdKafka::ErrorCode code = kafka::produce(*producer_, out.record(), nullptr, &pipeline_stop_);
+    if (code != RdKafka::ERR_NO_ERROR) {
+      fail("produce to " + out.topic + " failed source=" + source_position(work.source()) +
+           " error=" + kafka::error_name(code));
+      return false;
+    }
+  }
+  return true;
 }
 
 // Under exactly_once: one transaction holds a batch's outputs and its input offsets.
@@ -297,9 +310,11 @@ bool Engine::publish_transaction(const std::vector<WorkPtr>& batch,
   }
   for (std::size_t i = 0; i < batch.size(); ++i) {
     if (!publisher_.publish(batch[i], verdicts[i], &pipeline_stop_)) return false;
+    if (!publish_companions(*batch[i], verdicts[i])) return false;
   }
   std::map<PartitionId, std::int64_t> next;
   for (const WorkPtr& work : batch) next[work->input.partition] = work->input.offset + 1;
+  stage_->bound_commits(next);
   kafka::TopicPartitions offsets;
   for (const auto& [id, offset] : next) offsets.add(id.first, id.second, offset);
   std::unique_ptr<RdKafka::ConsumerGroupMetadata> group(input_->consumer().groupMetadata());

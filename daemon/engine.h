@@ -100,6 +100,8 @@ class Engine : public RdKafka::EventCb {
   // The batch's outputs, each with its verdict (in a transaction under exactly_once).
   void publish(const std::vector<WorkPtr>& batch, const std::vector<Verdict>& verdicts);
   bool publish_transaction(const std::vector<WorkPtr>& batch, const std::vector<Verdict>& verdicts);
+  // The role's companions of a record's output (Stage::companions); false after a failure.
+  bool publish_companions(const Work& work, const Verdict& verdict);
 
   const ops::ConfigHolder& holder_;
   // The config at start-up, for the keys that need a restart (kafka.*, store.*,

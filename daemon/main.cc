@@ -3,7 +3,9 @@
 //   neardupd --config F          run until SIGTERM/SIGINT (drain, commit, exit 0); SIGHUP
 //                                reloads F
 //   neardupd --config F --role R one role of a scaled-out deployment: fingerprint (any number)
-//                                or index (one, the store's owner); daemon/README.md
+//                                or index (one, the store's owner); daemon/README.md; or, the
+//                                index split into store.shards shards: shard (with --shard J:
+//                                one per shard) and merge (any number); docs/scale-out.md
 //   neardupd --check-config F    validate; print the effective config (exit 0) or the error (2)
 //
 // READY=1 goes to systemd once Daemon::readiness() first holds (index open, a broker reachable,
@@ -19,6 +21,7 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <optional>
 #include <chrono>
 #include <ctime>
 #include <iostream>
@@ -60,6 +63,21 @@ std::expected<void, std::string> check_kafka_properties(const neardup::Config& c
   return {};
 }
 
+// The config file as this process runs it: with --shard J, shard J's (store.shard = J, its store
+// in <store.path>/shard-J), at start and at every reload alike.
+std::expected<neardup::Config, std::string> load_for(const std::string& path,
+                                                     std::optional<std::uint32_t> shard) {
+  auto loaded = neardup::load_config_file(path);
+  if (!loaded || !shard) return loaded;
+  if (*shard >= loaded->store.shards) {
+    return std::unexpected("--shard " + std::to_string(*shard) + ": must be below store.shards (" +
+                           std::to_string(loaded->store.shards) + ")");
+  }
+  loaded->store.shard = *shard;
+  loaded->store.path += "/shard-" + std::to_string(*shard);
+  return loaded;
+}
+
 // Multi-line errors (one per bad key) as one log line.
 std::string one_line(std::string text) {
   std::ranges::replace(text, '\n', ';');
@@ -75,7 +93,8 @@ HTTP on metrics.listen: /metrics (Prometheus), /healthz (alive), /readyz (ready)
 // SIGHUP (docs/configuration.md, "Reload"): reads and validates the whole file; an accepted
 // config replaces the running one between pages, a rejected one leaves it as it was. Once the
 // daemon has been ready, systemd sees RELOADING=1 ... READY=1 whatever the outcome.
-void reload(const std::string& path, neardup::ops::ConfigHolder& holder,
+void reload(const std::string& path, std::optional<std::uint32_t> shard,
+            neardup::ops::ConfigHolder& holder,
             neardup::daemon::Daemon& daemon, neardup::ops::DaemonMetrics& metrics,
             spdlog::logger& log, bool notify) {
   using namespace neardup;
@@ -86,7 +105,7 @@ void reload(const std::string& path, neardup::ops::ConfigHolder& holder,
   // The open store's k bounds dedup.max_distance, whatever store.design_k the files say.
   std::uint32_t design_k = daemon.index_stats().design_k;
   if (design_k == 0) design_k = running->store.design_k;
-  auto plan = ops::plan_reload(*running, load_config_file(path), design_k);
+  auto plan = ops::plan_reload(*running, load_for(path, shard), design_k);
   if (!plan) {
     log.warn("reload rejected, the running config is kept: {}", one_line(plan.error()));
     metrics.reloads_rejected.inc();
@@ -169,9 +188,16 @@ int main(int argc, char** argv) {
   app.add_option("--role", role_text,
                  "single (default): the whole daemon; fingerprint: a worker publishing "
                  "fingerprinted pages to kafka.fingerprint_topic (any number); index: the "
-                 "store's one owner, consuming them")
+                 "store's one owner, consuming them; shard: shard --shard J of an index split "
+                 "into store.shards, consuming them; merge: a merge stage, publishing the "
+                 "outputs from the shards' answers (any number)")
       ->option_text("ROLE")
-      ->check(CLI::IsMember({"single", "fingerprint", "index"}));
+      ->check(CLI::IsMember({"single", "fingerprint", "index", "shard", "merge"}));
+  std::optional<std::uint32_t> shard;
+  app.add_option("--shard", shard,
+                 "with --role shard: which shard of store.shards this process holds (its store "
+                 "is <store.path>/shard-J)")
+      ->option_text("J");
   // For the build: the man page and completion script, generated from this help.
   app.add_option("--generate", generate)->group("")->check(CLI::IsMember({"man", "complete-bash"}));
   set_examples(&app, {"neardupd --check-config /etc/neardup/neardup.yaml",
@@ -207,7 +233,7 @@ int main(int argc, char** argv) {
   }
 
   const bool checking = !check_path.empty();
-  auto loaded = load_config_file(checking ? check_path : config_path);
+  auto loaded = load_for(checking ? check_path : config_path, shard);
   if (loaded) {
     if (auto checked = check_kafka_properties(*loaded); !checked) {
       loaded = std::unexpected(checked.error());
@@ -243,8 +269,12 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   const daemon::Role role = *daemon::parse_role(role_text);  // CLI11 checked the name
-  std::unique_ptr<Index> index;  // a fingerprint worker has none
-  if (role != daemon::Role::kFingerprint) {
+  if ((role == daemon::Role::kShard) != shard.has_value()) {
+    std::cerr << "neardupd: --shard J goes with --role shard, and only with it\n";
+    return kExitUsage;
+  }
+  std::unique_ptr<Index> index;  // a fingerprint worker and a merge stage have none
+  if (role != daemon::Role::kFingerprint && role != daemon::Role::kMerge) {
     auto opened = Index::open(config->store);
     if (!opened) {
       log->error("fatal error=\"cannot open the index at {}: {}\"", config->store.path,
@@ -266,7 +296,8 @@ int main(int argc, char** argv) {
   const ops::HealthCheck ready = [&daemon] { return daemon.readiness(); };
   std::unique_ptr<ops::MetricsServer> metrics_server;
   if (!config->metrics.listen.empty()) {
-    const bool queries = config->metrics.queries && role != daemon::Role::kFingerprint;
+    const bool queries = config->metrics.queries && role != daemon::Role::kFingerprint &&
+                         role != daemon::Role::kMerge;
     auto server = ops::MetricsServer::start(
         config->metrics.listen, registry, health, ready,
         queries ? daemon::query_handlers(daemon, holder) : ops::QueryHandlers{});
@@ -314,7 +345,7 @@ int main(int argc, char** argv) {
       daemon.request_stop();
     } else if (signal == SIGHUP) {
       log->info("reloading config={}", config_path);
-      reload(config_path, holder, daemon, metrics, *log, ready_sent);
+      reload(config_path, shard, holder, daemon, metrics, *log, ready_sent);
     }
     check_ready();
     // After READY=1 too, STATUS= says why the daemon is not ready (e.g. a partial assignment).

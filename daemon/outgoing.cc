@@ -1,16 +1,22 @@
 #include "daemon/outgoing.h"
 
 #include "message/fingerprinted.h"
+#include "message/shard_answer.h"
 
 namespace neardup::daemon {
 
 kafka::OutgoingRecord Outgoing::record() const {
   return kafka::OutgoingRecord{
-      .topic = topic, .partition = partition, .key = key, .value = value, .headers = headers};
+      .topic = topic,
+      .partition = partition,
+      .key = own_key ? &*own_key : key,
+      .value = value,
+      .headers = headers};
 }
 
 std::size_t Outgoing::size() const {
-  std::size_t bytes = value.size() + (key ? key->size() : 0);
+  const std::string* k = own_key ? &*own_key : key;
+  std::size_t bytes = value.size() + (k ? k->size() : 0);
   for (const auto& [name, header] : headers) bytes += name.size() + header.size();
   return bytes;
 }
@@ -66,6 +72,30 @@ Outgoing render_fingerprinted(const Work& work, const KafkaConfig& topics, bool 
     out.headers.emplace_back(kSignatureHeader,
                              fingerprinted_signature(signing_key, out.key, out.headers, out.value));
   }
+  return out;
+}
+
+Outgoing render_shard_answer(const Work& work, const Verdict& verdict, const KafkaConfig& topics,
+                             std::uint32_t shard, std::uint32_t shards, bool shrunk) {
+  const ConsumedRecord& source = work.source();
+  Outgoing out;
+  out.topic = topics.candidates_topic;
+  out.partition = source.partition.second;
+  out.label = "answered";
+  out.key = work.input.key ? &*work.input.key : nullptr;
+  ShardAnswer answer{.shard = shard,
+                     .shards = shards,
+                     .source_topic = source.partition.first,
+                     .source_partition = source.partition.second,
+                     .source_offset = source.offset,
+                     .verdict = verdict};
+  if (shard == 0) {
+    for (const auto& header : work.input.headers) {
+      if (header.first != kSignatureHeader) out.headers.push_back(header);
+    }
+    if (!shrunk) answer.fingerprinted = work.input.value;
+  }
+  out.value = encode_shard_answer(answer);
   return out;
 }
 

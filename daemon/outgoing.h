@@ -9,6 +9,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
 #include <string>
 
 #include "config/config.h"
@@ -20,11 +21,12 @@ namespace neardup::daemon {
 
 struct Outgoing {
   bool dead_letter = false;
-  std::string topic;
+  std::string topic;  // empty: nothing to publish for the record (Publisher::publish)
   std::int32_t partition = -1;  // -1: the partitioner chooses (from the key)
   // The metric label: an output's status, or a dead letter's reason code.
   std::string label;
   const std::string* key = nullptr;  // the input's key (owned by the Work), or none
+  std::optional<std::string> own_key;  // a key of the record's own, instead (companions)
   kafka::Headers headers;
   std::string value;
 
@@ -50,5 +52,13 @@ Outgoing render_outgoing(const Work& work, const Verdict& verdict, const KafkaCo
 // which the input's own headers never supply.
 Outgoing render_fingerprinted(const Work& work, const KafkaConfig& topics, bool shrunk,
                               std::string_view signing_key = {});
+
+// Shard `shard` of `shards`' answer for `work` and its verdict (message/shard_answer.h): to
+// kafka.candidates_topic, to the partition of the source's number, with the consumed record's
+// key; shard 0's also with its headers (but a signature) and its bytes, which the merge stage
+// renders the output from. Label "answered". `shrunk`: the topic refused it as too large, so it
+// goes without the record's bytes (the merge stage dead-letters the page: answer_too_large).
+Outgoing render_shard_answer(const Work& work, const Verdict& verdict, const KafkaConfig& topics,
+                             std::uint32_t shard, std::uint32_t shards, bool shrunk);
 
 }  // namespace neardup::daemon

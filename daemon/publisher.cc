@@ -39,6 +39,10 @@ bool Publisher::publish(const WorkPtr& work, const Verdict& verdict,
 bool Publisher::produce(const WorkPtr& work, const Verdict& verdict, bool shrunk,
                         const std::atomic<bool>* stop) {
   Outgoing out = render_(*work, verdict, topics_, shrunk);
+  if (out.topic.empty()) {  // nothing to publish for this record: done at once
+    callbacks_.delivered(*work);
+    return true;
+  }
   if (!shrunk) {
     auto limit = limits_.find(out.topic);
     if (limit != limits_.end() && out.size() + kBatchOverhead > limit->second) {
@@ -73,7 +77,14 @@ bool Publisher::produce(const WorkPtr& work, const Verdict& verdict, bool shrunk
 
 void Publisher::dr_cb(RdKafka::Message& message) {
   std::unique_ptr<Delivery> delivery(static_cast<Delivery*>(message.msg_opaque()));
-  if (!delivery) return;
+  if (!delivery) {
+    // A record that goes with an output (Stage::companions): not counted, but never lost.
+    if (message.err() != RdKafka::ERR_NO_ERROR) {
+      callbacks_.fail("delivery failed topic=" + message.topic_name() +
+                      " error=" + kafka::error_name(message.err()) + ": " + message.errstr());
+    }
+    return;
+  }
   const Work& work = *delivery->work;
   if (message.err() == RdKafka::ERR_MSG_SIZE_TOO_LARGE && !delivery->shrunk) {
     if (transactional_) {

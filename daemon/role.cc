@@ -29,6 +29,10 @@ std::string_view role_name(Role role) {
       return "fingerprint";
     case Role::kIndex:
       return "index";
+    case Role::kShard:
+      return "shard";
+    case Role::kMerge:
+      return "merge";
     case Role::kSingle:
       break;
   }
@@ -36,18 +40,39 @@ std::string_view role_name(Role role) {
 }
 
 std::optional<Role> parse_role(std::string_view name) {
-  for (Role role : {Role::kSingle, Role::kFingerprint, Role::kIndex}) {
+  for (Role role : {Role::kSingle, Role::kFingerprint, Role::kIndex, Role::kShard, Role::kMerge}) {
     if (role_name(role) == name) return role;
   }
   return std::nullopt;
 }
 
 std::string consumer_group(const Config& config, Role role) {
-  return role == Role::kIndex ? config.kafka.group_id + "-index" : config.kafka.group_id;
+  switch (role) {
+    case Role::kIndex:
+      return config.kafka.group_id + "-index";
+    case Role::kShard:
+      return config.kafka.group_id + "-shard-" + std::to_string(config.store.shard);
+    case Role::kMerge:
+      return config.kafka.group_id + "-merge";
+    case Role::kSingle:
+    case Role::kFingerprint:
+      break;
+  }
+  return config.kafka.group_id;
 }
 
 const std::string& consumed_topic(const Config& config, Role role) {
-  return role == Role::kIndex ? config.kafka.fingerprint_topic : config.kafka.input_topic;
+  switch (role) {
+    case Role::kIndex:
+    case Role::kShard:
+      return config.kafka.fingerprint_topic;
+    case Role::kMerge:
+      return config.kafka.candidates_topic;
+    case Role::kSingle:
+    case Role::kFingerprint:
+      break;
+  }
+  return config.kafka.input_topic;
 }
 
 }  // namespace neardup::daemon

@@ -9,7 +9,10 @@
 //   role_single.cc       kSingle       input topic -> pipeline -> index -> outputs (the default)
 //   role_fingerprint.cc  kFingerprint  input topic -> pipeline -> fingerprint topic (any number)
 //   role_index.cc        kIndex        fingerprint topic -> index -> outputs (the store's owner)
-// and index_stage.h holds what the two roles with a store share.
+//   role_shard.cc        kShard        fingerprint topic -> shard j of the index -> candidates
+//   role_merge.cc        kMerge        candidates -> the S answers of a page merged -> outputs
+// index_stage.h holds what the roles with a store share, and fingerprinted_stage.h what the
+// roles that read the workers' fingerprinted records share.
 #pragma once
 
 #include <librdkafka/rdkafkacpp.h>
@@ -17,6 +20,7 @@
 #include <atomic>
 #include <cstdint>
 #include <expected>
+#include <map>
 #include <memory>
 #include <optional>
 #include <set>
@@ -32,12 +36,17 @@
 
 namespace neardup::daemon {
 
-enum class Role { kSingle, kFingerprint, kIndex };
-std::string_view role_name(Role role);  // single, fingerprint, index
+// How long a role waits for a topic's metadata (check_cluster).
+inline constexpr int kMetadataMillis = 5000;
+
+enum class Role { kSingle, kFingerprint, kIndex, kShard, kMerge };
+std::string_view role_name(Role role);  // single, fingerprint, index, shard, merge
 std::optional<Role> parse_role(std::string_view name);
 
 // The consumer group and topic a role consumes: kafka.group_id and kafka.input_topic, but for
-// the index, "<group_id>-index" and kafka.fingerprint_topic.
+// the index, "<group_id>-index" and kafka.fingerprint_topic; for shard j (store.shard),
+// "<group_id>-shard-<j>" and kafka.fingerprint_topic; for the merge stages, "<group_id>-merge"
+// and kafka.candidates_topic.
 std::string consumer_group(const Config& config, Role role);
 const std::string& consumed_topic(const Config& config, Role role);
 
@@ -81,6 +90,18 @@ class Stage {
   virtual Outgoing render(const Work& work, const Verdict& verdict, const KafkaConfig& topics,
                           bool shrunk) const = 0;
 
+  // Records to publish besides render()'s, in the same transaction (the merge role's documents
+  // records); the ordered thread, after render(). Not counted as outputs.
+  virtual std::vector<Outgoing> companions(const Work& work, const Verdict& verdict) const {
+    (void)work;
+    (void)verdict;
+    return {};
+  }
+  // Under kafka.exactly_once, the offsets a batch's transaction commits (the next offset to
+  // consume, per partition): the role may lower one below a record it still holds (one whose
+  // outcome a later record decides: the merge role). The ordered thread.
+  virtual void bound_commits(std::map<PartitionId, std::int64_t>& next) const { (void)next; }
+
   // The consumer thread, at every turn of the consume loop, with the partitions assigned.
   virtual void poll(const std::set<PartitionId>& assigned) { (void)assigned; }
   // A consumed partition is committed up to `next`: from the consumer thread's commit callback,
@@ -115,5 +136,7 @@ struct StageContext {
 std::unique_ptr<Stage> make_single_stage(StageContext context);
 std::unique_ptr<Stage> make_fingerprint_stage(StageContext context);
 std::unique_ptr<Stage> make_index_stage(StageContext context);
+std::unique_ptr<Stage> make_shard_stage(StageContext context);
+std::unique_ptr<Stage> make_merge_stage(StageContext context);
 
 }  // namespace neardup::daemon

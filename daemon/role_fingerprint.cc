@@ -7,9 +7,6 @@
 namespace neardup::daemon {
 namespace {
 
-// How long the partition-count check waits for the cluster's metadata.
-constexpr int kMetadataMillis = 5000;
-
 class FingerprintStage final : public Stage {
  public:
   explicit FingerprintStage(StageContext context)

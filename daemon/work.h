@@ -15,6 +15,7 @@
 #include "daemon/offset_tracker.h"
 #include "kafka/client.h"
 #include "message/processing.h"
+#include "message/shard_answer.h"
 
 namespace neardup::daemon {
 
@@ -48,6 +49,13 @@ struct Work {
   ProcessedRecord processed;
   std::optional<ConsumedRecord> carried;  // index role: the record carried by `input`
   std::uint64_t digest = 0;               // record_digest(source().value), stored with its verdict
+  // Merge role: the shard's answer this record is (its verdict; shard 0's record bytes are
+  // read into `processed` and `carried` instead), or none when it is not one.
+  std::optional<ShardAnswer> answer;
+  // Merge role: set by decide() on the ordered thread, before the record is rendered on that
+  // thread, for the shard's answer that completes a page's answers: the answer that carries the
+  // page (shard 0's), whose source() and processed record the output is rendered from.
+  std::shared_ptr<const Work> carrier;
 };
 using WorkPtr = std::shared_ptr<Work>;
 

@@ -104,11 +104,92 @@ const Decisions::Decided* Decisions::find(const std::string& id) const {
   return it == decided_.end() ? nullptr : &it->second;
 }
 
-void Decisions::record(const std::string& id, const Verdict& verdict) {
+void Decisions::record(const std::string& id, const Verdict& verdict,
+                       const SourcePosition& source) {
   if (!is_page_verdict(verdict) || verdict.replayed) return;
-  Decided& decided = decided_[id];
+  auto [it, added] = decided_.try_emplace(id);
+  Decided& decided = it->second;
+  if (!added && decided.source == source && !source.topic.empty()) return;
   decided.verdict = verdict;
   decided.order = next_order_++;
+  decided.source = source;
+}
+
+namespace {
+
+constexpr std::string_view kDecidedMagic = "NDDC", kMarkMagic = "NDMK";
+constexpr std::uint8_t kDocumentsVersion = 1;
+const std::string kMarkPrefix("\0mark\0", 6);
+
+}  // namespace
+
+std::pair<std::string, std::string> encode_decided(const std::string& id,
+                                                   const SourcePosition& source,
+                                                   const Verdict& verdict) {
+  using namespace coding;
+  std::string out;
+  out.append(kDecidedMagic);
+  out.push_back(static_cast<char>(kDocumentsVersion));
+  put_length_prefixed(out, source.topic);
+  put_fixed32(out, static_cast<std::uint32_t>(source.partition));
+  put_fixed64(out, static_cast<std::uint64_t>(source.offset));
+  out.push_back(static_cast<char>(verdict.status));
+  put_length_prefixed(out, verdict.matched);
+  put_length_prefixed(out, verdict.duplicate_of);
+  out.push_back(static_cast<char>(static_cast<std::uint8_t>(verdict.distance)));
+  out.push_back(static_cast<char>(verdict.method));
+  put_fixed64(out, std::bit_cast<std::uint64_t>(verdict.similarity));
+  return {id, std::move(out)};
+}
+
+std::pair<std::string, std::string> encode_mark(const SourcePosition& source) {
+  std::string out;
+  out.append(kMarkMagic);
+  out.push_back(static_cast<char>(kDocumentsVersion));
+  coding::put_fixed64(out, static_cast<std::uint64_t>(source.offset));
+  return {kMarkPrefix + source.topic + "/" + std::to_string(source.partition), std::move(out)};
+}
+
+std::expected<DocumentsRecord, std::string> decode_documents_record(std::string_view key,
+                                                                    std::string_view value) {
+  coding::ByteReader in(value);
+  const std::string_view magic = in.bytes(4);
+  if (magic != kDecidedMagic && magic != kMarkMagic) {
+    return std::unexpected("not a documents record (no NDDC or NDMK magic)");
+  }
+  if (const std::uint8_t version = in.u8(); version != kDocumentsVersion) {
+    return std::unexpected("documents record version " + std::to_string(version) +
+                           ", this reader knows " + std::to_string(kDocumentsVersion));
+  }
+  DocumentsRecord record;
+  if (magic == kMarkMagic) {
+    record.mark = true;
+    const std::size_t slash = key.rfind('/');
+    if (!key.starts_with(kMarkPrefix) || slash == std::string_view::npos || slash < 6) {
+      return std::unexpected("a mark with a bad key");
+    }
+    record.source.topic = key.substr(6, slash - 6);
+    record.source.partition = std::atoi(std::string(key.substr(slash + 1)).c_str());
+    record.source.offset = static_cast<std::int64_t>(in.u64());
+  } else {
+    record.id = key;
+    record.source.topic = in.length_prefixed();
+    record.source.partition = static_cast<std::int32_t>(in.u32());
+    record.source.offset = static_cast<std::int64_t>(in.u64());
+    Verdict& v = record.verdict;
+    const std::uint8_t status = in.u8();
+    v.matched = in.length_prefixed();
+    v.duplicate_of = in.length_prefixed();
+    v.distance = in.u8();
+    v.method = in.u8();
+    v.similarity = std::bit_cast<double>(in.u64());
+    if (status > static_cast<std::uint8_t>(Verdict::Status::kDuplicate)) {
+      return std::unexpected("a decided page with status " + std::to_string(status));
+    }
+    v.status = static_cast<Verdict::Status>(status);
+  }
+  if (!in.done()) return std::unexpected("truncated documents record");
+  return record;
 }
 
 Verdict merge_answers(const std::string& id, std::span<const ShardAnswer> answers,

@@ -23,6 +23,15 @@
 //   merge stage renders the output from); empty from the other shards
 //
 // A newer version is refused by an older reader, never misread.
+//
+// A documents record (kafka.documents_topic, compacted): what a merge stage decided, for every
+// merge stage to follow. Two kinds, told apart by key:
+//   key: the page id;  value: "NDDC" u8 version (1), source topic (string) u32 partition
+//        u64 offset, u8 status, matched (string), duplicate_of (string), u8 distance, u8 method,
+//        f64 similarity               -- a page's decided verdict
+//   key: "\0mark\0" source topic "/" partition;  value: "NDMK" u8 version (1), u64 offset
+//                                    -- every record of that input partition up to the offset is
+//                                       decided (pages, skipped records and dead letters alike)
 #pragma once
 
 #include <cstdint>
@@ -31,6 +40,7 @@
 #include <string>
 #include <string_view>
 #include <unordered_map>
+#include <utility>
 
 #include "store/verdict.h"
 
@@ -53,6 +63,30 @@ std::string encode_shard_answer(const ShardAnswer& answer);
 // The answer, or why the bytes are not one.
 std::expected<ShardAnswer, std::string> decode_shard_answer(std::string_view bytes);
 
+// Where an input record was read: the crawler's topic, partition and offset.
+struct SourcePosition {
+  std::string topic;
+  std::int32_t partition = 0;
+  std::int64_t offset = 0;
+  bool operator==(const SourcePosition&) const = default;
+  auto operator<=>(const SourcePosition&) const = default;
+};
+
+// A documents record, decoded.
+struct DocumentsRecord {
+  bool mark = false;        // a mark: every record of source's partition up to its offset
+  std::string id;           // a page's: its id
+  SourcePosition source;    // (a mark's offset is the last decided)
+  Verdict verdict;          // a page's: status, matched, duplicate_of, distance, method, similarity
+};
+// Key and value of a page's record, and of a mark.
+std::pair<std::string, std::string> encode_decided(const std::string& id,
+                                                   const SourcePosition& source,
+                                                   const Verdict& verdict);
+std::pair<std::string, std::string> encode_mark(const SourcePosition& source);
+std::expected<DocumentsRecord, std::string> decode_documents_record(std::string_view key,
+                                                                    std::string_view value);
+
 // The verdicts a merge stage decided, by page id: the latest of each id (a re-crawl replaces
 // it), and its place in the order of decisions, which stands for the whole index's order of
 // storage (ties go to the earliest).
@@ -61,13 +95,15 @@ class Decisions {
   struct Decided {
     Verdict verdict;
     std::uint64_t order = 0;
+    SourcePosition source;  // where the page was read
   };
 
   // The page's decided verdict, if any.
   const Decided* find(const std::string& id) const;
   // Records a page's verdict as decided now (a unique or duplicate one that is not a replay;
-  // anything else is ignored).
-  void record(const std::string& id, const Verdict& verdict);
+  // anything else is ignored), read at `source`. The same decision recorded again (from the
+  // same source: a merge stage's own, read back from the documents topic) keeps its place.
+  void record(const std::string& id, const Verdict& verdict, const SourcePosition& source = {});
   std::size_t size() const { return decided_.size(); }
 
  private:

@@ -188,9 +188,10 @@ metrics:
 
 
 class Daemon:
-    def __init__(self, workdir, config, name="neardupd", env=None, role=None):
+    def __init__(self, workdir, config, name="neardupd", env=None, role=None, args=()):
         """`env`: variables added to (or, with value None, removed from) the environment;
-        `role`: neardupd --role (fingerprint or index; None runs the single process)."""
+        `role`: neardupd --role (fingerprint, index, shard or merge; None runs the single
+        process); `args`: more arguments (--shard J)."""
         self.log_path = workdir.file(f"{name}.log")
         self.log_start = os.path.getsize(self.log_path) if os.path.exists(self.log_path) else 0
         self.stderr = open(self.log_path, "a")
@@ -200,7 +201,7 @@ class Daemon:
                 environment.pop(key, None)
             else:
                 environment[key] = value
-        args = [NEARDUPD, "--config", config] + (["--role", role] if role else [])
+        args = [NEARDUPD, "--config", config] + (["--role", role] if role else []) + list(args)
         self.process = subprocess.Popen(args, stdin=subprocess.DEVNULL,
                                         stdout=subprocess.DEVNULL, stderr=self.stderr,
                                         env=environment, preexec_fn=kafka_broker.die_with_parent)

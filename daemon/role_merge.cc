@@ -1,0 +1,382 @@
+// A merge stage of the index split into shards (--role merge, any number: a consumer group over
+// kafka.candidates_topic; docs/scale-out.md). It waits until every shard has answered for an
+// input record, merges the answers into the verdict one whole index gives
+// (message/shard_answer.h, merge_answers), and publishes the tagged output (or dead letter),
+// with the decision on kafka.documents_topic, in one transaction with the answers' offsets.
+// Never a verdict from fewer than store.shards answers.
+//
+// What it keeps (the ordered thread's, but for what readiness() reads):
+// - the answers of records not yet answered by every shard (pending_); the offsets it commits
+//   stay below the first of them (bound_commits), so a restart reads them again;
+// - the pages decided (decisions_: by this stage, and by every other through the documents
+//   topic), and per input partition the last record decided (decided_through_): an answer for
+//   a record at or below it was merged before and is passed over;
+// - the documents topic is read to its end at start and again before the first record of a
+//   partition newly assigned here (which another stage may have been merging), and followed
+//   between batches.
+#include <librdkafka/rdkafkacpp.h>
+
+#include <chrono>
+#include <map>
+
+#include "common/log.h"
+#include "common/mutex.h"
+#include "daemon/clients.h"
+#include "daemon/fingerprinted_stage.h"
+#include "daemon/role.h"
+
+namespace neardup::daemon {
+namespace {
+
+using std::chrono::milliseconds;
+
+// How long a catch-up with the documents topic may take before the stage gives up (and stops):
+// a merge stage killed inside a transaction holds the topic's committed end until the broker
+// aborts it (transaction.timeout.ms, 60 s), as for the consumer's committed offsets.
+constexpr int kCatchUpMillis = 240000;
+// A record still waiting for a shard's answer after this long makes the stage not ready, with
+// the shards it waits for named (and a warning logged).
+constexpr int kWaitAlertMillis = 10000;
+// Documents records read between two batches, at most.
+constexpr int kFollowRecords = 10000;
+
+class MergeStage final : public Stage {
+ public:
+  explicit MergeStage(StageContext context)
+      : startup_config_(std::move(context.startup)),
+        log_(logger("daemon")),
+        shards_(startup_.store.shards) {}
+  ~MergeStage() override {
+    if (documents_) documents_->close();
+  }
+
+  Role role() const override { return Role::kMerge; }
+  std::vector<std::string> required_topics() const override {
+    const KafkaConfig& k = startup_.kafka;
+    return {k.candidates_topic, k.documents_topic, k.output_topic, k.dead_letter_topic};
+  }
+  // Merge stages share the candidates partitions: a partition's records need only each other
+  // and the documents topic.
+  bool owns_every_partition() const override { return false; }
+
+  // A reader of the whole documents topic (no group), read to its end before any record.
+  std::expected<void, std::string> attach(RdKafka::KafkaConsumer&) override {
+    auto settings = consumer_properties(startup_, Role::kMerge);
+    if (!settings) return std::unexpected(settings.error());
+    settings->emplace_back("group.id", consumer_group(startup_, Role::kMerge) + "-documents");
+    settings->emplace_back("enable.auto.commit", "false");
+    settings->emplace_back("enable.partition.eof", "true");
+    auto conf = kafka::make_conf(*settings);
+    if (!conf) return std::unexpected("kafka consumer: " + conf.error());
+    auto made = kafka::make_consumer(**conf);
+    if (!made) return std::unexpected(made.error());
+    documents_ = std::move(*made);
+    const std::string& topic = startup_.kafka.documents_topic;
+    auto partitions = kafka::topic_partitions(*documents_, topic, kMetadataMillis);
+    if (!partitions) return std::unexpected(partitions.error());
+    kafka::TopicPartitions wanted;
+    for (std::int32_t p : *partitions) {
+      wanted.add(topic, p, RdKafka::Topic::OFFSET_BEGINNING);
+      reached_[p] = 0;
+    }
+    if (RdKafka::ErrorCode code = documents_->assign(wanted.get()); code) {
+      return std::unexpected("assign " + topic + ": " + RdKafka::err2str(code));
+    }
+    const auto start = Clock::now();
+    if (auto caught = catch_up(); !caught) return caught;
+    log_->info("documents read topic={} pages={} partitions_decided={} seconds={:.1f}", topic,
+               decisions_.size(), decided_through_.size(),
+               std::chrono::duration<double>(Clock::now() - start).count());
+    return {};
+  }
+
+  void prepare(Work& work, const std::shared_ptr<const Config>& config,
+               const std::string& scheme) override {
+    auto answer = decode_shard_answer(work.input.value);
+    if (answer && answer->shards != shards_) {
+      answer = std::unexpected("an answer of shard " + std::to_string(answer->shard) + " of " +
+                               std::to_string(answer->shards) + ", but store.shards is " +
+                               std::to_string(shards_));
+    }
+    if (!answer) {
+      work.processed = ProcessedRecord{.config = config, .scheme = scheme};
+      work.processed.page = std::unexpected(RecordError{"bad_shard_answer", answer.error()});
+      return;
+    }
+    if (answer->shard == 0) {
+      // The page itself: read as the index role reads a fingerprinted record, standing for the
+      // crawler's record it carries (or, when it cannot be read, for its own bytes).
+      if (answer->fingerprinted.empty()) {
+        work.processed = ProcessedRecord{.config = config, .scheme = scheme};
+        work.processed.page = std::unexpected(RecordError{
+            "answer_too_large", "shard 0's answer came without the record: larger than " +
+                                    startup_.kafka.candidates_topic + " accepts"});
+      } else {
+        read_fingerprinted(work, answer->fingerprinted, answer->source_partition, config, scheme);
+      }
+      if (!work.carried) {
+        work.carried = ConsumedRecord{.partition = {answer->source_topic, answer->source_partition},
+                                      .offset = answer->source_offset,
+                                      .key = work.input.key,
+                                      .headers = work.input.headers,
+                                      .value = std::move(answer->fingerprinted)};
+      }
+      answer->fingerprinted.clear();
+      answer->fingerprinted.shrink_to_fit();
+    }
+    work.answer = std::move(*answer);
+  }
+
+  std::expected<std::vector<Verdict>, std::string> decide(const std::vector<WorkPtr>& batch,
+                                                          const Config&,
+                                                          const std::atomic<bool>&) override {
+    forget_revoked();
+    for (const WorkPtr& work : batch) {
+      if (!caught_up_.contains(work->input.partition)) {
+        if (auto caught = catch_up(); !caught) return std::unexpected(caught.error());
+        for (const WorkPtr& w : batch) caught_up_.insert(w->input.partition);
+        break;
+      }
+    }
+    std::vector<Verdict> verdicts(batch.size());
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      const WorkPtr& work = batch[i];
+      if (!work->answer) {
+        verdicts[i].status = Verdict::Status::kDeadLetter;
+        verdicts[i].reason = "bad_shard_answer";
+        continue;
+      }
+      const ShardAnswer& answer = *work->answer;
+      const SourcePosition source{answer.source_topic, answer.source_partition,
+                                  answer.source_offset};
+      const PartitionId input{source.topic, source.partition};
+      if (auto through = decided_through_.find(input);
+          through != decided_through_.end() && source.offset <= through->second) {
+        continue;  // merged before: its output is published
+      }
+      auto [set, added] = pending_.try_emplace(source);
+      if (added) set->second.since = Clock::now();
+      set->second.answers[answer.shard] = work;
+      if (set->second.answers.size() < shards_) continue;
+      verdicts[i] = merged(set->second, source);
+      work->carrier = set->second.answers.at(0);
+      decided_through_[input] = source.offset;
+      pending_.erase(set);
+    }
+    note_waiting();
+    return verdicts;
+  }
+
+  // Follows the documents topic; notes what is still waiting, for readiness().
+  void between_batches() override {
+    for (int n = 0; n < kFollowRecords; ++n) {
+      std::unique_ptr<RdKafka::Message> message(documents_->consume(0));
+      if (!read_document(*message)) break;
+    }
+    note_waiting();
+  }
+
+  Outgoing render(const Work& work, const Verdict& verdict, const KafkaConfig& topics,
+                  bool shrunk) const override {
+    if (!work.answer) return render_outgoing(work, verdict, topics, shrunk);  // not an answer
+    if (!work.carrier) return Outgoing{};  // waiting for other shards', or merged before
+    return render_outgoing(*work.carrier, verdict, topics, shrunk);
+  }
+
+  // With the output of a merged record: the page's decision and the partition's mark.
+  std::vector<Outgoing> companions(const Work& work, const Verdict& verdict) const override {
+    if (!work.answer || !work.carrier) return {};
+    const ShardAnswer& answer = *work.answer;
+    const SourcePosition source{answer.source_topic, answer.source_partition,
+                                answer.source_offset};
+    std::vector<Outgoing> out;
+    auto add = [&](std::pair<std::string, std::string> record) {
+      Outgoing& o = out.emplace_back();
+      o.topic = startup_.kafka.documents_topic;
+      o.label = "decided";
+      o.own_key = std::move(record.first);
+      o.value = std::move(record.second);
+    };
+    const auto& page = work.carrier->processed.page;
+    if (page && !verdict.replayed &&
+        (verdict.status == Verdict::Status::kUnique ||
+         verdict.status == Verdict::Status::kDuplicate)) {
+      add(encode_decided(page->id, source, verdict));
+    }
+    add(encode_mark(source));
+    return out;
+  }
+
+  void bound_commits(std::map<PartitionId, std::int64_t>& next) const override {
+    for (const auto& [source, set] : pending_) {
+      for (const auto& [shard, work] : set.answers) {
+        auto it = next.find(work->input.partition);
+        if (it != next.end()) it->second = std::min(it->second, work->input.offset);
+      }
+    }
+  }
+
+  // The consumer thread: partitions no longer assigned here (another stage merges them now).
+  void poll(const std::set<PartitionId>& assigned) override EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    for (const PartitionId& id : assigned_) {
+      if (!assigned.contains(id)) revoked_.insert(id);
+    }
+    assigned_ = assigned;
+  }
+
+  std::expected<void, std::string> readiness() const override EXCLUDES(mutex_) {
+    MutexLock lock(mutex_);
+    if (!waiting_.empty()) return std::unexpected(waiting_);
+    return {};
+  }
+
+ private:
+  struct Pending {
+    std::map<std::uint32_t, WorkPtr> answers;  // by shard
+    Clock::time_point since;
+  };
+
+  // The verdict of a record every shard has answered.
+  Verdict merged(const Pending& set, const SourcePosition& source) {
+    const WorkPtr& carrier = set.answers.at(0);
+    const ProcessedRecord& processed = carrier->processed;
+    if (!processed.page) {  // a dead letter, whatever the shards said
+      return Verdict{.status = Verdict::Status::kDeadLetter, .reason = processed.page.error().code};
+    }
+    std::vector<ShardAnswer> answers;
+    answers.reserve(set.answers.size());
+    for (const auto& [shard, work] : set.answers) {
+      answers.push_back(ShardAnswer{.shard = shard, .shards = shards_, .verdict = work->answer->verdict});
+    }
+    Verdict verdict = merge_answers(processed.page->id, answers, decisions_);
+    decisions_.record(processed.page->id, verdict, source);
+    return verdict;
+  }
+
+  // Reads the documents topic up to where each partition ended when called.
+  std::expected<void, std::string> catch_up() {
+    const std::string& topic = startup_.kafka.documents_topic;
+    std::map<std::int32_t, std::int64_t> ends;
+    for (const auto& [p, reached] : reached_) {
+      std::int64_t low = 0, high = 0;
+      if (RdKafka::ErrorCode code =
+              documents_->query_watermark_offsets(topic, p, &low, &high, kMetadataMillis);
+          code) {
+        return std::unexpected("the end of " + topic + "/" + std::to_string(p) +
+                               " unknown: " + RdKafka::err2str(code));
+      }
+      ends[p] = high;
+    }
+    const auto deadline = Clock::now() + milliseconds(kCatchUpMillis);
+    while (true) {
+      bool done = true;
+      for (const auto& [p, end] : ends) done = done && reached_[p] >= end;
+      if (done) return {};
+      if (Clock::now() > deadline) {
+        return std::unexpected("could not read " + topic + " to its end within " +
+                               std::to_string(kCatchUpMillis / 1000) + " s");
+      }
+      std::unique_ptr<RdKafka::Message> message(documents_->consume(100));
+      read_document(*message);
+    }
+  }
+
+  // One message of the documents reader; false when there was none.
+  bool read_document(RdKafka::Message& message) {
+    const std::int32_t p = message.partition();
+    switch (message.err()) {
+      case RdKafka::ERR_NO_ERROR:
+        break;
+      case RdKafka::ERR__PARTITION_EOF:
+        reached_[p] = std::max(reached_[p], message.offset());
+        return true;
+      case RdKafka::ERR__TIMED_OUT:
+        return false;
+      default:
+        log_->warn("documents topic error={}", message.errstr());
+        return false;
+    }
+    reached_[p] = std::max(reached_[p], message.offset() + 1);
+    const std::string_view key =
+        message.key() ? std::string_view(*message.key()) : std::string_view();
+    auto record = decode_documents_record(
+        key, std::string_view(static_cast<const char*>(message.payload()), message.len()));
+    if (!record) {
+      log_->warn("documents record {}/{}/{} skipped: {}", message.topic_name(), p,
+                 message.offset(), record.error());
+      return true;
+    }
+    const SourcePosition& source = record->source;
+    if (record->mark) {
+      std::int64_t& through = decided_through_[PartitionId{source.topic, source.partition}];
+      through = std::max(through, source.offset);
+    } else {
+      decisions_.record(record->id, record->verdict, source);
+    }
+    return true;
+  }
+
+  // Pending answers of partitions another stage merges now: that stage reads them again.
+  void forget_revoked() EXCLUDES(mutex_) {
+    std::set<PartitionId> revoked;
+    {
+      MutexLock lock(mutex_);
+      revoked.swap(revoked_);
+    }
+    if (revoked.empty()) return;
+    for (const PartitionId& id : revoked) caught_up_.erase(id);
+    std::erase_if(pending_, [&](const auto& entry) {
+      return revoked.contains(entry.second.answers.begin()->second->input.partition);
+    });
+  }
+
+  // Why the stage is not ready: the oldest record still waiting for a shard past
+  // kWaitAlertMillis, with the shards it waits for.
+  void note_waiting() EXCLUDES(mutex_) {
+    std::string waiting;
+    const auto now = Clock::now();
+    for (const auto& [source, set] : pending_) {
+      if (now - set.since < milliseconds(kWaitAlertMillis)) continue;
+      std::string missing;
+      for (std::uint32_t j = 0; j < shards_; ++j) {
+        if (!set.answers.contains(j)) missing += (missing.empty() ? "" : ", ") + std::to_string(j);
+      }
+      waiting = "waiting " +
+                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now - set.since).count()) +
+                " s for the answers of shard " + missing + " for " + source.topic + "/" +
+                std::to_string(source.partition) + "/" + std::to_string(source.offset) +
+                " (" + std::to_string(pending_.size()) + " records waiting): is that shard "
+                "running, and keeping up?";
+      break;
+    }
+    MutexLock lock(mutex_);
+    if (!waiting.empty() && waiting_.empty()) log_->warn("{}", waiting);
+    if (waiting.empty() && !waiting_.empty()) log_->info("every shard answers again");
+    waiting_ = std::move(waiting);
+  }
+
+  const std::shared_ptr<const Config> startup_config_;
+  const Config& startup_ = *startup_config_;
+  const std::shared_ptr<spdlog::logger> log_;
+  const std::uint32_t shards_;
+
+  std::unique_ptr<RdKafka::KafkaConsumer> documents_;
+  std::map<std::int32_t, std::int64_t> reached_;  // per documents partition: read up to here
+  Decisions decisions_;
+  std::map<PartitionId, std::int64_t> decided_through_;  // per input partition
+  std::map<SourcePosition, Pending> pending_;
+  std::set<PartitionId> caught_up_;  // candidates partitions read since the last catch-up
+
+  mutable Mutex mutex_;
+  std::set<PartitionId> assigned_ GUARDED_BY(mutex_), revoked_ GUARDED_BY(mutex_);
+  std::string waiting_ GUARDED_BY(mutex_);
+};
+
+}  // namespace
+
+std::unique_ptr<Stage> make_merge_stage(StageContext context) {
+  return std::make_unique<MergeStage>(std::move(context));
+}
+
+}  // namespace neardup::daemon

@@ -1,0 +1,150 @@
+#!/usr/bin/env python3
+"""The index split into shards (docs/scale-out.md): fingerprint workers, S shards and merge
+stages on Kafka give every page the verdict one process gives, exactly once, while they are
+killed.
+
+  test_shards.py [COUNT] [--partitions N] [--shards S] [--kills K] [--pages FILE]
+                 [--stop-shard SECONDS]
+
+Two workers (`neardupd --role fingerprint`), S shards (`--role shard --shard j`) and two merge
+stages (`--role merge`), all with kafka.exactly_once, over COUNT generated pages (or the JSONL
+pages of FILE) on N input partitions, all produced before they start. Meanwhile K kill -9s, each
+at the next step of the outputs' progress and spread over the roles in turn (worker, shard,
+merge, ...), each killed process started again. With --stop-shard, shard 1 is stopped (SIGTERM)
+for that many seconds once a third of the outputs are out: no record waiting for it may get an
+output meanwhile, the merge stages must say which shard they wait for (/readyz and the log), and
+it catches up after.
+
+At the end a read_committed consumer sees exactly one output per input, and every verdict equals
+`neardup dedup`'s over the same pages in the same order (pages of one cluster share a partition,
+so partitions cannot reorder what matters)."""
+import json
+import random
+import sys
+import time
+
+import harness as h
+
+OPTIONS = {"--partitions", "--shards", "--kills", "--pages", "--stop-shard"}
+ARGS = [a for i, a in enumerate(sys.argv[1:], 1)
+        if not a.startswith("--") and sys.argv[i - 1] not in OPTIONS]
+COUNT = int(ARGS[0]) if ARGS else 3000
+
+
+def option(name, default, kind=int):
+    return kind(sys.argv[sys.argv.index(name) + 1]) if name in sys.argv else default
+
+
+PARTITIONS = option("--partitions", 1)
+SHARDS = option("--shards", 3)
+KILLS = option("--kills", 6)
+PAGES = option("--pages", None, str)
+STOP_SHARD = option("--stop-shard", 0, float)
+
+
+def test(workdir):
+    rng = random.Random(int(time.time()))
+    broker = h.Broker(workdir, [f"pages:{PARTITIONS}", f"fingerprinted:{PARTITIONS}",
+                                f"candidates:{PARTITIONS}", "documents:4:cleanup.policy=compact",
+                                "tagged:8", "dead:1"])
+    if PAGES:
+        pages = PAGES
+        with open(pages) as f:
+            urls = [json.loads(line)["url"] for line in f]
+    else:
+        pages, urls = h.generate_pages(workdir, COUNT, seed=7, truncate_rate=0.2)
+    count = len(urls)
+    kafka_extra = ('  fingerprint_topic: "fingerprinted"\n  candidates_topic: "candidates"\n'
+                   '  documents_topic: "documents"\n  exactly_once: true\n')
+    config = h.write_config(workdir, broker.bootstrap, kafka_extra=kafka_extra,
+                            metrics_listen="127.0.0.1:0",
+                            extra="output:\n  include_body: false\n"
+                                  "pipeline:\n  threads: 1\n  batch_delay_ms: 5\n")
+    with open(config) as f:
+        text = f.read()
+    text = text.replace("  sync: false\n", f"  sync: false\n  shards: {SHARDS}\n")
+    with open(config, "w") as f:
+        f.write(text)
+    expected = h.dedup(workdir, config, pages)
+    # With --stop-shard the second half is produced while shard 1 is stopped.
+    first, second = h.split_pages(workdir, pages, count // 2) if STOP_SHARD else (pages, None)
+    h.produce(broker.bootstrap, "pages", first)
+
+    started = {"n": 0}
+
+    def start(role, shard=None):
+        started["n"] += 1
+        name = f"{role}{'' if shard is None else shard}-{started['n']}"
+        return h.Daemon(workdir, config, name=name, role=role,
+                        args=() if shard is None else ("--shard", str(shard)))
+
+    workers = [start("fingerprint"), start("fingerprint")]
+    shards = [start("shard", j) for j in range(SHARDS)]
+    merges = [start("merge"), start("merge")]
+    roles = ["worker", "shard", "merge"]
+    events = [roles[n % 3] for n in range(KILLS)]
+    rng.shuffle(events)
+    steps = events
+    done = []
+    start_time = time.monotonic()
+    if STOP_SHARD:
+        # Shard 1 stops once the first half is out; the second half comes while it is away:
+        # none of it may get an output, the merge stages must say they wait for shard 1, and
+        # it catches up once back.
+        h.wait_for_outputs(broker.bootstrap, "tagged", set(urls[:count // 2]), timeout=300)
+        shards[1].stop(timeout=30)
+        stopped = h.output_count(broker.bootstrap, "tagged", 8)
+        h.produce(broker.bootstrap, "pages", second)
+        time.sleep(STOP_SHARD - 5)
+        stalled = h.output_count(broker.bootstrap, "tagged", 8)
+        ready = [h.get(m.metrics_url() + "/readyz") for m in merges]
+        time.sleep(5)
+        last = h.output_count(broker.bootstrap, "tagged", 8)
+        h.check(stopped == stalled == last, f"outputs went on while shard 1 was stopped: "
+                                            f"{stopped}, {stalled}, {last}")
+        waiting = [m for m in merges if "for the answers of shard 1 for" in m.log_text()]
+        h.check(waiting, "no merge stage logged that it waits for shard 1")
+        h.check(any(code == 503 and "shard 1 for" in body for code, body in ready),
+                f"no merge stage's /readyz names shard 1: {ready}")
+        shards[1] = start("shard", 1)
+        back = time.monotonic()
+        h.wait_for_outputs(broker.bootstrap, "tagged", set(urls), timeout=300)
+        done.append(f"shard 1 stopped for {STOP_SHARD:.0f} s (no output meanwhile; /readyz "
+                    f"said: {[body for code, body in ready if code != 200][0]!r}), every page "
+                    f"out {time.monotonic() - back:.1f} s after it was back")
+        h.log(done[-1])
+    for n, event in enumerate(steps):
+        target = count * (n + 1 + rng.uniform(-0.3, 0.3)) / (len(steps) + 1)
+        h.wait_for(lambda: h.output_count(broker.bootstrap, "tagged", 8) >= target, 300,
+                   f"{target:.0f} outputs before '{event}'", interval=0.05)
+        if event == "worker":
+            i = rng.randrange(len(workers))
+            workers[i].kill9()
+            workers[i] = start("fingerprint")
+        elif event == "shard":
+            j = rng.randrange(SHARDS)
+            shards[j].kill9()
+            shards[j] = start("shard", j)
+        elif event == "merge":
+            i = rng.randrange(len(merges))
+            merges[i].kill9()
+            merges[i] = start("merge")
+        seen = h.output_count(broker.bootstrap, "tagged", 8)
+        done.append(f"{event} ({seen} outputs)")
+        h.log(f"{event}; {seen} outputs so far")
+    records = h.settled_outputs(broker.bootstrap, urls, expected, timeout=300, settle=2)
+    seconds = time.monotonic() - start_time
+    outputs = [r["value"]["url"] for r in records]
+    h.check(len(outputs) == len(set(outputs)) == count,
+            f"{len(records)} committed outputs for {count} inputs")
+    for daemon in workers + shards + merges:
+        daemon.stop(timeout=30)
+    duplicates = sum(1 for r in records if r["value"]["neardup"]["status"] == "duplicate")
+    h.log(f"broker={broker.kind}: {count} inputs on {PARTITIONS} partitions, {SHARDS} shards, "
+          f"2 workers, 2 merge stages; events: {', '.join(done) or 'none'}; {len(records)} "
+          f"committed outputs, {duplicates} duplicates, in {seconds:.1f} s; every verdict "
+          f"equal to neardup dedup's")
+
+
+if __name__ == "__main__":
+    h.run(test, "shards")
