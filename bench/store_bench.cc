@@ -1,7 +1,8 @@
 // store_bench: lookup+insert throughput and latency of the index at a given size.
 //
 //   store_bench --dir /tmp/nd-bench --stored 10000000 --measure 1000000 [--batch 1000]
-//               [--sync 0|1] [--readahead 0|1] [--k 3] [--tables 0] [--delta 2097152] [--dups 0.1] [--seed 1]
+//               [--sync 0|1] [--readahead 0|1] [--k 3] [--tables 0] [--delta 2097152] [--dups 0.1]
+//               [--seed 1]
 //               [--minhash 1] [--passages 0] [--shards 1 --shard 0]
 //
 // Fills the index to --stored pages (random fingerprints and, with --minhash 1, random

@@ -101,6 +101,9 @@ void InputConsumer::rebalance_cb(RdKafka::KafkaConsumer* kafka_consumer, RdKafka
     const std::string names = assignment_.add(partitions);
     assigned_count_ = assignment_.partitions().size();
     log_->info("assigned partitions={}", names);
+    std::vector<PartitionId> ids;
+    for (const auto* tp : partitions) ids.emplace_back(tp->topic(), tp->partition());
+    stage_.assigned(ids);
     update_coverage(*kafka_consumer);
     // librdkafka keeps a partition's pause state across a lost/re-assigned cycle; set it
     // explicitly, for the whole assignment, so that it matches the daemon's state.

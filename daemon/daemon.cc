@@ -34,6 +34,18 @@ std::unique_ptr<Stage> make_stage(Role role, StageContext context) {
 
 Daemon::Daemon(std::unique_ptr<Engine> engine) : engine_(std::move(engine)) {}
 
+std::expected<void, std::string> Daemon::check_cluster(const std::shared_ptr<const Config>& config,
+                                                       Role role) {
+  auto producer = make_daemon_producer(*config, role, nullptr, nullptr);
+  if (!producer) return std::unexpected(producer.error());
+  const std::unique_ptr<Stage> stage = make_stage(role, StageContext{.startup = config});
+  if (auto present = check_cluster_for(**producer, *stage, config->kafka.bootstrap_servers);
+      !present) {
+    return std::unexpected(present.error().message);
+  }
+  return {};
+}
+
 Daemon::~Daemon() = default;
 
 std::expected<std::unique_ptr<Daemon>, StartError> Daemon::create(const ops::ConfigHolder& holder,
@@ -54,9 +66,8 @@ std::expected<std::unique_ptr<Daemon>, StartError> Daemon::create(const ops::Con
   if ((role == Role::kShard || role == Role::kMerge) && !config->kafka.exactly_once) {
     // A merge stage must see each shard's answer once, and publish a page's output with the
     // decision it records in one transaction (docs/scale-out.md).
-    return std::unexpected(StartError("--role " + std::string(role_name(role)) +
-                                          " needs kafka.exactly_once: true",
-                                      true));
+    return std::unexpected(StartError(
+        "--role " + std::string(role_name(role)) + " needs kafka.exactly_once: true", true));
   }
   auto key = resolve_property(config->kafka.fingerprint_key);
   if (!key) return std::unexpected(StartError("kafka.fingerprint_key: " + key.error(), true));

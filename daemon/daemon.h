@@ -51,6 +51,11 @@ class Daemon {
       ops::DaemonMetrics* metrics = nullptr, Role role = Role::kSingle);
 
   Role role() const;
+  // What `role` needs of the cluster `config` names (its topics, their partition counts and
+  // settings: Stage::required_topics, check_cluster), checked without starting it (neardupd
+  // --check-config F --role R). The error says what is missing and how to mend it.
+  static std::expected<void, std::string> check_cluster(const std::shared_ptr<const Config>& config,
+                                                        Role role);
   ~Daemon();
 
   // Consumes until request_stop() or a fatal error, then drains, commits and closes. Returns

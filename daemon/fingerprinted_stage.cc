@@ -102,7 +102,8 @@ void FingerprintedStage::poll(const std::set<PartitionId>& assigned) {
     if (tp->err() != RdKafka::ERR_NO_ERROR || tp->offset() < 0) continue;
     std::int64_t low = 0, high = 0;
     if (consumer_->query_watermark_offsets(startup_.kafka.fingerprint_topic, tp->partition(), &low,
-                                           &high, kAssignmentCheckMillis) != RdKafka::ERR_NO_ERROR) {
+                                           &high,
+                                           kAssignmentCheckMillis) != RdKafka::ERR_NO_ERROR) {
       continue;
     }
     plans[tp->partition()] = TrimPlan{tp->offset(), high};

@@ -6,7 +6,8 @@
 //                                or index (one, the store's owner); daemon/README.md; or, the
 //                                index split into store.shards shards: shard (with --shard J:
 //                                one per shard) and merge (any number); docs/scale-out.md
-//   neardupd --check-config F    validate; print the effective config (exit 0) or the error (2)
+//   neardupd --check-config F    validate; print the effective config (exit 0) or the error (2);
+//                                with --role R, also check what R needs of the Kafka cluster
 //
 // READY=1 goes to systemd once Daemon::readiness() first holds (index open, a broker reachable,
 // partitions assigned); until then STATUS= says what it waits for, and /readyz answers 503.
@@ -21,10 +22,10 @@
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
-#include <optional>
 #include <chrono>
 #include <ctime>
 #include <iostream>
+#include <optional>
 #include <thread>
 
 #include "common/exit_codes.h"
@@ -94,9 +95,8 @@ HTTP on metrics.listen: /metrics (Prometheus), /healthz (alive), /readyz (ready)
 // config replaces the running one between pages, a rejected one leaves it as it was. Once the
 // daemon has been ready, systemd sees RELOADING=1 ... READY=1 whatever the outcome.
 void reload(const std::string& path, std::optional<std::uint32_t> shard,
-            neardup::ops::ConfigHolder& holder,
-            neardup::daemon::Daemon& daemon, neardup::ops::DaemonMetrics& metrics,
-            spdlog::logger& log, bool notify) {
+            neardup::ops::ConfigHolder& holder, neardup::daemon::Daemon& daemon,
+            neardup::ops::DaemonMetrics& metrics, spdlog::logger& log, bool notify) {
   using namespace neardup;
   if (notify) {
     if (auto sent = ops::notify_reloading(); !sent) log.warn("{}", sent.error());
@@ -146,15 +146,30 @@ class StatusReporter {
     last_time_ = now;
     last_done_ = done;
     const std::string prefix = waiting.empty() ? "" : "not ready: " + waiting + "; ";
-    auto sent = ops::notify_status(
-        daemon_.role() == daemon::Role::kFingerprint
-            ? fmt::format("{}fingerprint worker: {:.0f} pages/s; {} pages in, {} fingerprinted",
-                          prefix, rate, counts.pages_in, counts.outputs)
-            : fmt::format("{}{}{:.0f} pages/s; {} pages in, {} out, {} dead letters; index {} "
-                          "documents, {:.1f} MiB",
-                          prefix, daemon_.role() == daemon::Role::kIndex ? "index: " : "", rate,
-                          counts.pages_in, counts.outputs, counts.dead_letters, stats.documents,
-                          static_cast<double>(stats.bytes_on_disk) / (1 << 20)));
+    std::string line;
+    switch (daemon_.role()) {
+      case daemon::Role::kFingerprint:
+        line = fmt::format("{}fingerprint worker: {:.0f} pages/s; {} pages in, {} fingerprinted",
+                           prefix, rate, counts.pages_in, counts.outputs);
+        break;
+      case daemon::Role::kMerge:
+        line = fmt::format("{}merge: {:.0f} pages/s; {} answers in, {} out, {} dead letters",
+                           prefix, rate, counts.pages_in, counts.outputs, counts.dead_letters);
+        break;
+      default: {
+        std::string role;
+        if (daemon_.role() == daemon::Role::kIndex) role = "index: ";
+        if (daemon_.role() == daemon::Role::kShard) {
+          role = fmt::format("shard {} of {}: ", stats.shard, stats.shards);
+        }
+        line = fmt::format("{}{}{:.0f} pages/s; {} pages in, {} out, {} dead letters; index {} "
+                           "documents, {:.1f} MiB",
+                           prefix, role, rate, counts.pages_in, counts.outputs,
+                           counts.dead_letters, stats.documents,
+                           static_cast<double>(stats.bytes_on_disk) / (1 << 20));
+      }
+    }
+    auto sent = ops::notify_status(line);
     if (!sent) log.warn("{}", sent.error());
   }
 
@@ -251,6 +266,17 @@ int main(int argc, char** argv) {
   if (checking) {
     for (const std::string& warning : config_warnings(*loaded)) {
       std::cerr << "warning: " << warning << "\n";
+    }
+    if (app.count("--role") > 0) {
+      // With a role: what it needs of the cluster as well.
+      const auto role = *daemon::parse_role(role_text);
+      auto config = std::make_shared<const Config>(*loaded);
+      if (auto checked = daemon::Daemon::check_cluster(config, role); !checked) {
+        std::cerr << "neardupd: --role " << role_text << ": " << checked.error() << "\n";
+        return kExitUsage;
+      }
+      std::cerr << "neardupd: --role " << role_text << ": the topics it needs are on "
+                << loaded->kafka.bootstrap_servers << " and agree\n";
     }
     std::cout << to_yaml(*loaded);
     return kExitOk;

@@ -6,12 +6,11 @@
 namespace neardup::daemon {
 
 kafka::OutgoingRecord Outgoing::record() const {
-  return kafka::OutgoingRecord{
-      .topic = topic,
-      .partition = partition,
-      .key = own_key ? &*own_key : key,
-      .value = value,
-      .headers = headers};
+  return kafka::OutgoingRecord{.topic = topic,
+                               .partition = partition,
+                               .key = own_key ? &*own_key : key,
+                               .value = value,
+                               .headers = headers};
 }
 
 std::size_t Outgoing::size() const {

@@ -21,7 +21,7 @@ namespace neardup::daemon {
 
 struct Outgoing {
   bool dead_letter = false;
-  std::string topic;  // empty: nothing to publish for the record (Publisher::publish)
+  std::string topic;            // empty: nothing to publish for the record (Publisher::publish)
   std::int32_t partition = -1;  // -1: the partitioner chooses (from the key)
   // The metric label: an output's status, or a dead letter's reason code.
   std::string label;

@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "message/fingerprinted.h"
+#include "message/shard_answer.h"
 
 namespace neardup::daemon {
 namespace {
@@ -118,6 +119,52 @@ TEST(Outgoing, AWorkerPublishesTheFingerprintedRecordToThePartitionOfItsInputsNu
   EXPECT_TRUE(dropped->value.empty());
   ASSERT_TRUE(dropped->error);
   EXPECT_EQ(dropped->error->code, "fingerprinted_too_large");
+}
+
+TEST(Outgoing, AShardAnswersToTheCandidatesPartitionOfItsSourceAndShardZeroCarriesThePage) {
+  auto work = std::make_shared<Work>(ConsumedRecord{.partition = {"fingerprinted", 3},
+                                                    .offset = 40,
+                                                    .key = "cluster-1",
+                                                    .headers = {{"trace", "abc"},
+                                                                {"neardup-signature", "x"}},
+                                                    .value = "the fingerprinted record"});
+  work->carried = ConsumedRecord{.partition = {"pages", 3}, .offset = 17};
+  KafkaConfig kafka = topics();
+  kafka.candidates_topic = "candidates";
+  Verdict verdict{.status = Verdict::Status::kDuplicate, .matched = "https://a.example/", .distance = 2};
+  Outgoing zero = render_shard_answer(*work, verdict, kafka, 0, 3, false);
+  EXPECT_EQ(zero.topic, "candidates");
+  EXPECT_EQ(zero.partition, 3);
+  EXPECT_EQ(zero.label, "answered");
+  ASSERT_NE(zero.key, nullptr);
+  EXPECT_EQ(*zero.key, "cluster-1");
+  EXPECT_EQ(zero.headers, (kafka::Headers{{"trace", "abc"}}));  // never the signature
+  auto answer = decode_shard_answer(zero.value);
+  ASSERT_TRUE(answer) << answer.error();
+  EXPECT_EQ(answer->shard, 0u);
+  EXPECT_EQ(answer->shards, 3u);
+  EXPECT_EQ(answer->source_topic, "pages");
+  EXPECT_EQ(answer->source_offset, 17);
+  EXPECT_EQ(answer->verdict.matched, "https://a.example/");
+  EXPECT_EQ(answer->verdict.distance, 2);
+  EXPECT_EQ(answer->fingerprinted, "the fingerprinted record");
+
+  Outgoing two = render_shard_answer(*work, verdict, kafka, 2, 3, false);
+  EXPECT_TRUE(two.headers.empty());
+  answer = decode_shard_answer(two.value);
+  ASSERT_TRUE(answer);
+  EXPECT_EQ(answer->shard, 2u);
+  EXPECT_TRUE(answer->fingerprinted.empty());
+  answer = decode_shard_answer(render_shard_answer(*work, verdict, kafka, 0, 3, true).value);
+  ASSERT_TRUE(answer);
+  EXPECT_TRUE(answer->fingerprinted.empty());
+}
+
+TEST(Outgoing, ARecordWithAKeyOfItsOwnProducesThatKey) {
+  const std::string borrowed = "borrowed";
+  const Outgoing out{.key = &borrowed, .own_key = std::string(3, 'k'), .value = std::string(1, 'v')};
+  EXPECT_EQ(*out.record().key, "kkk");
+  EXPECT_EQ(out.size(), 4u);
 }
 
 TEST(Outgoing, TheIndexRolesOutputsAndDeadLettersNameTheCarriedInput) {

@@ -66,9 +66,9 @@ class Publisher : public RdKafka::DeliveryReportCb {
   void set_size_limit(const std::string& topic, std::uint64_t bytes) { limits_[topic] = bytes; }
 
   // Renders and produces the record of `work` with its verdict; a rendered record without a
-  // topic means there is nothing to publish, and the record is delivered at once. While the producer's queue is
-  // full it serves delivery reports and retries, until `stop` becomes true. Returns false (after
-  // calling the fail callback) when the record could not be enqueued.
+  // topic means there is nothing to publish, and the record is delivered at once. While the
+  // producer's queue is full it serves delivery reports and retries, until `stop` becomes true.
+  // Returns false (after calling the fail callback) when the record could not be enqueued.
   bool publish(const WorkPtr& work, const Verdict& verdict, const std::atomic<bool>* stop);
 
   PublishedCounts counts() const { return {outputs_.load(), dead_letters_.load()}; }

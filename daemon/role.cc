@@ -3,6 +3,7 @@
 #include <chrono>
 #include <utility>
 
+#include "kafka/admin.h"
 #include "message/processing.h"
 
 namespace neardup::daemon {
@@ -21,6 +22,23 @@ void run_pipeline(Work& work, const std::shared_ptr<const Config>& config,
   for (const auto& [stage, time] : stages) {
     if (time) metrics->stage(stage).observe(std::chrono::duration<double>(*time).count());
   }
+}
+
+std::expected<void, std::string> check_partitions_follow(
+    RdKafka::Handle& handle, std::pair<std::string_view, const std::string&> from,
+    std::pair<std::string_view, const std::string&> to) {
+  auto upstream = kafka::topic_partitions(handle, from.second, kMetadataMillis);
+  if (!upstream) return std::unexpected(upstream.error());
+  auto downstream = kafka::topic_partitions(handle, to.second, kMetadataMillis);
+  if (!downstream) return std::unexpected(downstream.error());
+  if (downstream->size() >= upstream->size()) return {};
+  return std::unexpected(std::string(to.first) + " " + to.second + " has " +
+                         std::to_string(downstream->size()) + " partitions, fewer than " +
+                         std::string(from.first) + " " + from.second + "'s " +
+                         std::to_string(upstream->size()) + ": the records of each partition of " +
+                         from.second + " go to the partition of the same number. Add partitions to " +
+                         to.second + " (kafka-topics.sh --alter --partitions " +
+                         std::to_string(upstream->size()) + ")");
 }
 
 std::string_view role_name(Role role) {

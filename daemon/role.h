@@ -102,6 +102,9 @@ class Stage {
   // outcome a later record decides: the merge role). The ordered thread.
   virtual void bound_commits(std::map<PartitionId, std::int64_t>& next) const { (void)next; }
 
+  // The consumer thread, when the group assigns these partitions to this process, before any of
+  // their records is consumed.
+  virtual void assigned(const std::vector<PartitionId>& partitions) { (void)partitions; }
   // The consumer thread, at every turn of the consume loop, with the partitions assigned.
   virtual void poll(const std::set<PartitionId>& assigned) { (void)assigned; }
   // A consumed partition is committed up to `next`: from the consumer thread's commit callback,
@@ -118,6 +121,13 @@ class Stage {
   // Records answered from stored state (a replayed offset or page); any thread.
   virtual std::uint64_t replayed() const { return 0; }
 };
+
+// That topic `to` has at least as many partitions as topic `from`, whose partition n's records
+// go to its partition n (each a config key and the topic it names); otherwise the error names
+// both counts and how to add partitions.
+std::expected<void, std::string> check_partitions_follow(
+    RdKafka::Handle& handle, std::pair<std::string_view, const std::string&> from,
+    std::pair<std::string_view, const std::string&> to);
 
 // The pure pipeline on a consumed record (prepare() of the roles that fingerprint): the record
 // parsed and fingerprinted under `config`, its stage times observed when `metrics` is set.

@@ -2,7 +2,6 @@
 // pipeline, each published as a fingerprinted record to the fingerprint partition of the same
 // number for the index role (daemon/README.md, "Scaled out: two roles"). No store.
 #include "daemon/role.h"
-#include "kafka/admin.h"
 
 namespace neardup::daemon {
 namespace {
@@ -22,19 +21,8 @@ class FingerprintStage final : public Stage {
   // fingerprint topic needs at least as many partitions.
   std::expected<void, std::string> check_cluster(RdKafka::Handle& handle) const override {
     const KafkaConfig& k = startup_.kafka;
-    auto input = kafka::topic_partitions(handle, k.input_topic, kMetadataMillis);
-    if (!input) return std::unexpected(input.error());
-    auto fingerprinted = kafka::topic_partitions(handle, k.fingerprint_topic, kMetadataMillis);
-    if (!fingerprinted) return std::unexpected(fingerprinted.error());
-    if (fingerprinted->size() >= input->size()) return {};
-    return std::unexpected(
-        "kafka.fingerprint_topic " + k.fingerprint_topic + " has " +
-        std::to_string(fingerprinted->size()) + " partitions, fewer than kafka.input_topic " +
-        k.input_topic + "'s " + std::to_string(input->size()) +
-        ": each input partition's pages go to the fingerprint partition of the same number. "
-        "Add partitions to " +
-        k.fingerprint_topic + " (kafka-topics.sh --alter --partitions " +
-        std::to_string(input->size()) + ")");
+    return check_partitions_follow(handle, {"kafka.input_topic", k.input_topic},
+                                   {"kafka.fingerprint_topic", k.fingerprint_topic});
   }
   // Workers share their input by design: each record is fingerprinted alone.
   bool owns_every_partition() const override { return false; }

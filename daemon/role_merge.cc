@@ -24,6 +24,7 @@
 #include "daemon/clients.h"
 #include "daemon/fingerprinted_stage.h"
 #include "daemon/role.h"
+#include "kafka/admin.h"
 
 namespace neardup::daemon {
 namespace {
@@ -54,6 +55,24 @@ class MergeStage final : public Stage {
   std::vector<std::string> required_topics() const override {
     const KafkaConfig& k = startup_.kafka;
     return {k.candidates_topic, k.documents_topic, k.output_topic, k.dead_letter_topic};
+  }
+  // The documents topic must be compacted (it holds every decided page: only the latest record
+  // of an id is needed), and the candidates topic must follow the fingerprint topic's partitions.
+  std::expected<void, std::string> check_cluster(RdKafka::Handle& handle) const override {
+    const KafkaConfig& k = startup_.kafka;
+    auto policy = kafka::topic_configs(handle, {k.documents_topic}, "cleanup.policy",
+                                       kMetadataMillis);
+    if (!policy) return std::unexpected(policy.error());
+    if (auto it = policy->find(k.documents_topic);
+        it != policy->end() && it->second.find("compact") == std::string::npos) {
+      return std::unexpected("kafka.documents_topic " + k.documents_topic +
+                             " has cleanup.policy=" + it->second +
+                             ": it must be compacted, or the decisions older than its retention "
+                             "are lost to a merge stage that starts (kafka-configs.sh --alter "
+                             "--add-config cleanup.policy=compact)");
+    }
+    return check_partitions_follow(handle, {"kafka.fingerprint_topic", k.fingerprint_topic},
+                                   {"kafka.candidates_topic", k.candidates_topic});
   }
   // Merge stages share the candidates partitions: a partition's records need only each other
   // and the documents topic.
@@ -130,14 +149,7 @@ class MergeStage final : public Stage {
   std::expected<std::vector<Verdict>, std::string> decide(const std::vector<WorkPtr>& batch,
                                                           const Config&,
                                                           const std::atomic<bool>&) override {
-    forget_revoked();
-    for (const WorkPtr& work : batch) {
-      if (!caught_up_.contains(work->input.partition)) {
-        if (auto caught = catch_up(); !caught) return std::unexpected(caught.error());
-        for (const WorkPtr& w : batch) caught_up_.insert(w->input.partition);
-        break;
-      }
-    }
+    if (auto caught = catch_up_with_fresh(); !caught) return std::unexpected(caught.error());
     std::vector<Verdict> verdicts(batch.size());
     for (std::size_t i = 0; i < batch.size(); ++i) {
       const WorkPtr& work = batch[i];
@@ -187,8 +199,7 @@ class MergeStage final : public Stage {
   std::vector<Outgoing> companions(const Work& work, const Verdict& verdict) const override {
     if (!work.answer || !work.carrier) return {};
     const ShardAnswer& answer = *work.answer;
-    const SourcePosition source{answer.source_topic, answer.source_partition,
-                                answer.source_offset};
+    const SourcePosition source{answer.source_topic, answer.source_partition, answer.source_offset};
     std::vector<Outgoing> out;
     auto add = [&](std::pair<std::string, std::string> record) {
       Outgoing& o = out.emplace_back();
@@ -216,13 +227,13 @@ class MergeStage final : public Stage {
     }
   }
 
-  // The consumer thread: partitions no longer assigned here (another stage merges them now).
-  void poll(const std::set<PartitionId>& assigned) override EXCLUDES(mutex_) {
+  // The consumer thread: partitions (newly, or again) assigned here. Another stage may have
+  // merged them meanwhile: before their first record this one reads the documents topic to its
+  // end, and forgets the answers it kept of them (the consumer reads them again from the
+  // committed offset, which lies below every one).
+  void assigned(const std::vector<PartitionId>& partitions) override EXCLUDES(mutex_) {
     MutexLock lock(mutex_);
-    for (const PartitionId& id : assigned_) {
-      if (!assigned.contains(id)) revoked_.insert(id);
-    }
-    assigned_ = assigned;
+    fresh_.insert(partitions.begin(), partitions.end());
   }
 
   std::expected<void, std::string> readiness() const override EXCLUDES(mutex_) {
@@ -247,7 +258,8 @@ class MergeStage final : public Stage {
     std::vector<ShardAnswer> answers;
     answers.reserve(set.answers.size());
     for (const auto& [shard, work] : set.answers) {
-      answers.push_back(ShardAnswer{.shard = shard, .shards = shards_, .verdict = work->answer->verdict});
+      answers.push_back(
+          ShardAnswer{.shard = shard, .shards = shards_, .verdict = work->answer->verdict});
     }
     Verdict verdict = merge_answers(processed.page->id, answers, decisions_);
     decisions_.record(processed.page->id, verdict, source);
@@ -303,8 +315,8 @@ class MergeStage final : public Stage {
     auto record = decode_documents_record(
         key, std::string_view(static_cast<const char*>(message.payload()), message.len()));
     if (!record) {
-      log_->warn("documents record {}/{}/{} skipped: {}", message.topic_name(), p,
-                 message.offset(), record.error());
+      log_->warn("documents record {}/{}/{} skipped: {}", message.topic_name(), p, message.offset(),
+                 record.error());
       return true;
     }
     const SourcePosition& source = record->source;
@@ -317,18 +329,22 @@ class MergeStage final : public Stage {
     return true;
   }
 
-  // Pending answers of partitions another stage merges now: that stage reads them again.
-  void forget_revoked() EXCLUDES(mutex_) {
-    std::set<PartitionId> revoked;
+  // After an assignment (assigned()): the documents topic read to its end, and the answers kept
+  // of the partitions assigned forgotten, before any of their records is merged.
+  std::expected<void, std::string> catch_up_with_fresh() EXCLUDES(mutex_) {
+    std::set<PartitionId> fresh;
     {
       MutexLock lock(mutex_);
-      revoked.swap(revoked_);
+      fresh.swap(fresh_);
     }
-    if (revoked.empty()) return;
-    for (const PartitionId& id : revoked) caught_up_.erase(id);
+    if (fresh.empty()) return {};
     std::erase_if(pending_, [&](const auto& entry) {
-      return revoked.contains(entry.second.answers.begin()->second->input.partition);
+      for (const auto& [shard, work] : entry.second.answers) {
+        if (fresh.contains(work->input.partition)) return true;
+      }
+      return false;
     });
+    return catch_up();
   }
 
   // Why the stage is not ready: the oldest record still waiting for a shard past
@@ -343,10 +359,12 @@ class MergeStage final : public Stage {
         if (!set.answers.contains(j)) missing += (missing.empty() ? "" : ", ") + std::to_string(j);
       }
       waiting = "waiting " +
-                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(now - set.since).count()) +
+                std::to_string(
+                    std::chrono::duration_cast<std::chrono::seconds>(now - set.since).count()) +
                 " s for the answers of shard " + missing + " for " + source.topic + "/" +
-                std::to_string(source.partition) + "/" + std::to_string(source.offset) +
-                " (" + std::to_string(pending_.size()) + " records waiting): is that shard "
+                std::to_string(source.partition) + "/" + std::to_string(source.offset) + " (" +
+                std::to_string(pending_.size()) +
+                " records waiting): is that shard "
                 "running, and keeping up?";
       break;
     }
@@ -366,10 +384,9 @@ class MergeStage final : public Stage {
   Decisions decisions_;
   std::map<PartitionId, std::int64_t> decided_through_;  // per input partition
   std::map<SourcePosition, Pending> pending_;
-  std::set<PartitionId> caught_up_;  // candidates partitions read since the last catch-up
 
   mutable Mutex mutex_;
-  std::set<PartitionId> assigned_ GUARDED_BY(mutex_), revoked_ GUARDED_BY(mutex_);
+  std::set<PartitionId> fresh_ GUARDED_BY(mutex_);  // assigned since the last catch-up
   std::string waiting_ GUARDED_BY(mutex_);
 };
 

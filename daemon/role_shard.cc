@@ -3,7 +3,6 @@
 // share of the index (store.shard of store.shards), and its answer for each published to
 // kafka.candidates_topic, where the merge stages wait for every shard's.
 #include "daemon/fingerprinted_stage.h"
-#include "kafka/admin.h"
 
 namespace neardup::daemon {
 namespace {
@@ -23,17 +22,8 @@ class ShardStage final : public FingerprintedStage {
   // Each fingerprint partition's answers go to the candidates partition of the same number.
   std::expected<void, std::string> check_cluster(RdKafka::Handle& handle) const override {
     const KafkaConfig& k = startup_.kafka;
-    auto fingerprinted = kafka::topic_partitions(handle, k.fingerprint_topic, kMetadataMillis);
-    if (!fingerprinted) return std::unexpected(fingerprinted.error());
-    auto candidates = kafka::topic_partitions(handle, k.candidates_topic, kMetadataMillis);
-    if (!candidates) return std::unexpected(candidates.error());
-    if (candidates->size() >= fingerprinted->size()) return {};
-    return std::unexpected("kafka.candidates_topic " + k.candidates_topic + " has " +
-                           std::to_string(candidates->size()) +
-                           " partitions, fewer than kafka.fingerprint_topic " +
-                           k.fingerprint_topic + "'s " + std::to_string(fingerprinted->size()) +
-                           ": each partition's answers go to the candidates partition of the "
-                           "same number. Add partitions to " + k.candidates_topic);
+    return check_partitions_follow(handle, {"kafka.fingerprint_topic", k.fingerprint_topic},
+                                   {"kafka.candidates_topic", k.candidates_topic});
   }
 
   Outgoing render(const Work& work, const Verdict& verdict, const KafkaConfig& topics,

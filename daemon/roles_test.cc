@@ -18,7 +18,7 @@ std::string property(const kafka::Properties& properties, const std::string& nam
 }
 
 TEST(Roles, NamesParseBack) {
-  for (Role role : {Role::kSingle, Role::kFingerprint, Role::kIndex}) {
+  for (Role role : {Role::kSingle, Role::kFingerprint, Role::kIndex, Role::kShard, Role::kMerge}) {
     EXPECT_EQ(parse_role(role_name(role)), role);
   }
   EXPECT_FALSE(parse_role("worker"));
@@ -33,6 +33,26 @@ TEST(Roles, EachRoleConsumesItsTopicInItsGroup) {
   EXPECT_EQ(property(*consumer_properties(config, Role::kSingle), "group.id"), "crawl");
   EXPECT_EQ(property(*consumer_properties(config, Role::kFingerprint), "group.id"), "crawl");
   EXPECT_EQ(property(*consumer_properties(config, Role::kIndex), "group.id"), "crawl-index");
+  // Each shard reads every fingerprinted page in a group of its own; the merge stages share one.
+  config.store.shards = 3;
+  config.store.shard = 2;
+  EXPECT_EQ(consumed_topic(config, Role::kShard), config.kafka.fingerprint_topic);
+  EXPECT_EQ(consumed_topic(config, Role::kMerge), config.kafka.candidates_topic);
+  EXPECT_EQ(property(*consumer_properties(config, Role::kShard), "group.id"), "crawl-shard-2");
+  EXPECT_EQ(property(*consumer_properties(config, Role::kMerge), "group.id"), "crawl-merge");
+}
+
+TEST(Roles, AShardHasOneTransactionalIdAndAMergeStageOneOfItsOwn) {
+  Config config;
+  config.kafka.group_id = "crawl";
+  config.kafka.exactly_once = true;
+  config.store.shards = 3;
+  config.store.shard = 1;
+  EXPECT_EQ(property(*producer_properties(config, Role::kShard), "transactional.id"),
+            "neardupd-crawl-shard-1");
+  const std::string merge = property(*producer_properties(config, Role::kMerge), "transactional.id");
+  EXPECT_TRUE(merge.starts_with("neardupd-crawl-merge-")) << merge;
+  EXPECT_TRUE(merge.ends_with(std::string(1, '-').append(std::to_string(getpid())))) << merge;
 }
 
 TEST(Roles, TransactionalIdsNeverCollideBetweenRolesOrWorkers) {

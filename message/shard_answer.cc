@@ -19,16 +19,17 @@ const std::string& root_of(const std::string& id, const Decisions::Decided& deci
   return decided.verdict.status == Verdict::Status::kDuplicate ? decided.verdict.duplicate_of : id;
 }
 
-// Whether match a (decided at order_a) goes before match b by the index's rule (store/verdict.h
+// Whether match a (read at a_at) goes before match b by the index's rule (store/verdict.h
 // Verdict::matched): a SimHash match before a MinHash one; among SimHash matches the nearest,
-// among MinHash ones the most similar; ties to the earliest.
-bool goes_before(const Verdict& a, std::uint64_t order_a, const Verdict& b, std::uint64_t order_b) {
+// among MinHash ones the most similar; ties to the earliest (Decisions).
+bool goes_before(const Verdict& a, const SourcePosition& a_at, const Verdict& b,
+                 const SourcePosition& b_at) {
   const bool simhash_a = (a.method & Verdict::kSimHash) != 0;
   const bool simhash_b = (b.method & Verdict::kSimHash) != 0;
   if (simhash_a != simhash_b) return simhash_a;
   if (simhash_a && a.distance != b.distance) return a.distance < b.distance;
   if (!simhash_a && a.similarity != b.similarity) return a.similarity > b.similarity;
-  return order_a < order_b;
+  return a_at < b_at;
 }
 
 }  // namespace
@@ -107,11 +108,8 @@ const Decisions::Decided* Decisions::find(const std::string& id) const {
 void Decisions::record(const std::string& id, const Verdict& verdict,
                        const SourcePosition& source) {
   if (!is_page_verdict(verdict) || verdict.replayed) return;
-  auto [it, added] = decided_.try_emplace(id);
-  Decided& decided = it->second;
-  if (!added && decided.source == source && !source.topic.empty()) return;
+  Decided& decided = decided_[id];
   decided.verdict = verdict;
-  decided.order = next_order_++;
   decided.source = source;
 }
 
@@ -218,7 +216,7 @@ Verdict merge_answers(const std::string& id, std::span<const ShardAnswer> answer
     const Decisions::Decided* decided = decisions.find(v.matched);
     if (decided == nullptr) continue;  // not decided here yet
     method |= v.method;
-    if (best == nullptr || goes_before(v, decided->order, *best, best_decided->order)) {
+    if (best == nullptr || goes_before(v, decided->source, *best, best_decided->source)) {
       best = &v;
       best_decided = decided;
     }

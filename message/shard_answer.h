@@ -74,10 +74,10 @@ struct SourcePosition {
 
 // A documents record, decoded.
 struct DocumentsRecord {
-  bool mark = false;        // a mark: every record of source's partition up to its offset
-  std::string id;           // a page's: its id
-  SourcePosition source;    // (a mark's offset is the last decided)
-  Verdict verdict;          // a page's: status, matched, duplicate_of, distance, method, similarity
+  bool mark = false;      // a mark: every record of source's partition up to its offset
+  std::string id;         // a page's: its id
+  SourcePosition source;  // (a mark's offset is the last decided)
+  Verdict verdict;        // a page's: status, matched, duplicate_of, distance, method, similarity
 };
 // Key and value of a page's record, and of a mark.
 std::pair<std::string, std::string> encode_decided(const std::string& id,
@@ -87,28 +87,27 @@ std::pair<std::string, std::string> encode_mark(const SourcePosition& source);
 std::expected<DocumentsRecord, std::string> decode_documents_record(std::string_view key,
                                                                     std::string_view value);
 
-// The verdicts a merge stage decided, by page id: the latest of each id (a re-crawl replaces
-// it), and its place in the order of decisions, which stands for the whole index's order of
-// storage (ties go to the earliest).
+// The verdicts the merge stages decided, by page id: the latest of each id (a re-crawl replaces
+// it), with where the page was read. That position stands for the whole index's order of
+// storage when two matches tie (ties go to the earliest): within an input partition it is the
+// order in which the pages were decided and stored; between partitions, which have no order,
+// the lower partition goes first (docs/scale-out.md, "Order across partitions").
 class Decisions {
  public:
   struct Decided {
     Verdict verdict;
-    std::uint64_t order = 0;
     SourcePosition source;  // where the page was read
   };
 
   // The page's decided verdict, if any.
   const Decided* find(const std::string& id) const;
-  // Records a page's verdict as decided now (a unique or duplicate one that is not a replay;
-  // anything else is ignored), read at `source`. The same decision recorded again (from the
-  // same source: a merge stage's own, read back from the documents topic) keeps its place.
-  void record(const std::string& id, const Verdict& verdict, const SourcePosition& source = {});
+  // Records a page's verdict as decided (a unique or duplicate one that is not a replay; anything
+  // else is ignored), read at `source`.
+  void record(const std::string& id, const Verdict& verdict, const SourcePosition& source);
   std::size_t size() const { return decided_.size(); }
 
  private:
   std::unordered_map<std::string, Decided> decided_;
-  std::uint64_t next_order_ = 1;
 };
 
 // The verdict of page `id` from its S shards' answers (one per shard, any order), against the

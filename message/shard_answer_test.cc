@@ -62,6 +62,9 @@ TEST(ShardAnswer, RefusesWhatIsNotOne) {
       HasSubstr("from shard 2 of 2"));
 }
 
+// Where the n-th page of one partition was read.
+SourcePosition at(std::int64_t n) { return SourcePosition{"pages", 0, n}; }
+
 ShardAnswer answer_of(std::uint32_t shard, Verdict v) {
   return ShardAnswer{.shard = shard, .shards = 3, .verdict = std::move(v)};
 }
@@ -76,11 +79,11 @@ Verdict match(std::string id, int distance, std::uint8_t method, double similari
 
 TEST(MergeAnswers, TakesTheBestDecidedMatchByTheIndexsRule) {
   Decisions decisions;
-  decisions.record("a", Verdict{});
-  decisions.record("b", Verdict{});
+  decisions.record("a", Verdict{}, at(1));
+  decisions.record("b", Verdict{}, at(2));
   Verdict c = match("a", 1, Verdict::kSimHash, 0.9);
   c.duplicate_of = "a";
-  decisions.record("c", c);
+  decisions.record("c", c, at(3));
   const std::vector<ShardAnswer> answers = {
       answer_of(0, match("b", 2, Verdict::kSimHash, 0.5)),
       answer_of(1, match("c", 2, Verdict::kSimHash, 0.7)),  // as near, decided later
@@ -115,7 +118,7 @@ TEST(MergeAnswers, TakesTheBestDecidedMatchByTheIndexsRule) {
 
 TEST(MergeAnswers, PassesOverMatchesNotYetDecided) {
   Decisions decisions;
-  decisions.record("a", Verdict{});
+  decisions.record("a", Verdict{}, at(1));
   Verdict v = merge_answers("d",
                             std::vector{answer_of(0, match("x", 0, Verdict::kSimHash, 1)),
                                         answer_of(1, match("a", 3, Verdict::kSimHash, 0.5))},
@@ -127,11 +130,11 @@ TEST(MergeAnswers, PassesOverMatchesNotYetDecided) {
 
 TEST(MergeAnswers, AnswersAPageSeenAgainWithItsDecidedVerdict) {
   Decisions decisions;
-  decisions.record("a", Verdict{});
-  decisions.record("b", Verdict{});
+  decisions.record("a", Verdict{}, at(1));
+  decisions.record("b", Verdict{}, at(2));
   Verdict first = match("a", 1, Verdict::kSimHash, -1);
   first.duplicate_of = "a";
-  decisions.record("c", first);
+  decisions.record("c", first, at(3));
   // A shard's own stored verdict of "c" names what it found then (here "b"): the merge's is
   // the one the page got.
   Verdict stored = match("b", 2, Verdict::kSimHash, -1);
@@ -142,13 +145,63 @@ TEST(MergeAnswers, AnswersAPageSeenAgainWithItsDecidedVerdict) {
   EXPECT_EQ(v.matched, "a");
   EXPECT_EQ(v.duplicate_of, "a");
   // Replays are not decisions: "c" keeps its place.
-  decisions.record("c", v);
-  EXPECT_EQ(decisions.find("c")->order, 3u);
+  decisions.record("c", v, at(4));
+  EXPECT_EQ(decisions.find("c")->source, at(3));
   // Skipped records pass through.
   const Verdict skipped{.status = Verdict::Status::kSkipped, .reason = "empty"};
   EXPECT_EQ(merge_answers("e", std::vector{answer_of(0, skipped), answer_of(1, skipped)}, decisions)
                 .reason,
             "empty");
+}
+
+TEST(DocumentsRecords, RoundTripAPagesDecisionAndAMark) {
+  Verdict verdict = match("https://a.example/1", 2, Verdict::kBoth, 0.75);
+  verdict.duplicate_of = "https://a.example/0";
+  const SourcePosition source{"pages", 3, 1234};
+  auto [key, value] = encode_decided("https://a.example/2", source, verdict);
+  EXPECT_EQ(key, "https://a.example/2");
+  auto back = decode_documents_record(key, value);
+  ASSERT_TRUE(back.has_value()) << back.error();
+  EXPECT_FALSE(back->mark);
+  EXPECT_EQ(back->id, "https://a.example/2");
+  EXPECT_EQ(back->source, source);
+  EXPECT_EQ(back->verdict.status, Verdict::Status::kDuplicate);
+  EXPECT_EQ(back->verdict.matched, "https://a.example/1");
+  EXPECT_EQ(back->verdict.duplicate_of, "https://a.example/0");
+  EXPECT_EQ(back->verdict.distance, 2);
+  EXPECT_EQ(back->verdict.method, Verdict::kBoth);
+  EXPECT_EQ(back->verdict.similarity, 0.75);
+
+  auto [mark_key, mark_value] = encode_mark(source);
+  EXPECT_EQ(mark_key[0], '\0');  // never a page id of a page read from JSON text
+  back = decode_documents_record(mark_key, mark_value);
+  ASSERT_TRUE(back.has_value()) << back.error();
+  EXPECT_TRUE(back->mark);
+  EXPECT_EQ(back->source, source);
+
+  EXPECT_THAT(decode_documents_record("x", "NDXX").error(), HasSubstr("not a documents record"));
+  EXPECT_THAT(decode_documents_record(key, value.substr(0, value.size() - 2)).error(),
+              HasSubstr("truncated"));
+}
+
+TEST(Decisions, TiesGoToTheEarliestReadThenToTheLowerPartition) {
+  Decisions decisions;
+  decisions.record("x", Verdict{}, SourcePosition{"pages", 1, 5});
+  decisions.record("y", Verdict{}, SourcePosition{"pages", 0, 9});
+  decisions.record("z", Verdict{}, SourcePosition{"pages", 1, 2});
+  const auto tied = [&](const char* first, const char* second) {
+    return merge_answers("p", std::vector{answer_of(0, match(first, 1, Verdict::kSimHash, 0.5)),
+                                          answer_of(1, match(second, 1, Verdict::kSimHash, 0.5))},
+                         decisions)
+        .matched;
+  };
+  EXPECT_EQ(tied("x", "z"), "z");  // one partition: the earlier
+  EXPECT_EQ(tied("z", "x"), "z");
+  EXPECT_EQ(tied("x", "y"), "y");  // two: the lower partition
+  // A re-crawl moves the id to where it was read again.
+  decisions.record("z", Verdict{}, SourcePosition{"pages", 1, 8});
+  EXPECT_EQ(tied("x", "z"), "x");
+  EXPECT_EQ(decisions.size(), 3u);
 }
 
 // Pages with both signatures: near and exact copies, copies found by one signature only,
@@ -229,7 +282,7 @@ TEST(MergeAnswers, ShardsMergedGiveTheWholeIndexsVerdicts) {
       }
       const std::string& id = items[i].page->id;
       const Verdict v = merge_answers(id, answers, decisions);
-      decisions.record(id, v);
+      decisions.record(id, v, at(static_cast<std::int64_t>(i)));
       const Verdict& want = expected[i];
       const bool same = v.status == want.status && v.matched == want.matched &&
                         v.duplicate_of == want.duplicate_of && v.distance == want.distance &&

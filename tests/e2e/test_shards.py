@@ -8,18 +8,21 @@ killed.
 
 Two workers (`neardupd --role fingerprint`), S shards (`--role shard --shard j`) and two merge
 stages (`--role merge`), all with kafka.exactly_once, over COUNT generated pages (or the JSONL
-pages of FILE) on N input partitions, all produced before they start. Meanwhile K kill -9s, each
-at the next step of the outputs' progress and spread over the roles in turn (worker, shard,
-merge, ...), each killed process started again. With --stop-shard, shard 1 is stopped (SIGTERM)
-for that many seconds once a third of the outputs are out: no record waiting for it may get an
-output meanwhile, the merge stages must say which shard they wait for (/readyz and the log), and
-it catches up after.
+pages of FILE) on N input partitions, produced before they start. Meanwhile K kill -9s, each at
+the next step of the outputs' progress and spread over the roles (worker, shard, merge, ...),
+each killed process started again. With --stop-shard, only the first half of the pages is
+produced first (the kills spread over its outputs); once it is out, shard 1 is stopped
+(SIGTERM) and the second half produced: for that many seconds no output may appear, the merge
+stages must say which shard they wait for (/readyz and the log), and once shard 1 is back every
+page comes out.
 
 At the end a read_committed consumer sees exactly one output per input, and every verdict equals
 `neardup dedup`'s over the same pages in the same order (pages of one cluster share a partition,
 so partitions cannot reorder what matters)."""
 import json
+import os
 import random
+import subprocess
 import sys
 import time
 
@@ -46,7 +49,7 @@ def test(workdir):
     rng = random.Random(int(time.time()))
     broker = h.Broker(workdir, [f"pages:{PARTITIONS}", f"fingerprinted:{PARTITIONS}",
                                 f"candidates:{PARTITIONS}", "documents:4:cleanup.policy=compact",
-                                "tagged:8", "dead:1"])
+                                "tagged:8", "dead:1", "kept:1"])
     if PAGES:
         pages = PAGES
         with open(pages) as f:
@@ -54,8 +57,11 @@ def test(workdir):
     else:
         pages, urls = h.generate_pages(workdir, COUNT, seed=7, truncate_rate=0.2)
     count = len(urls)
+    # A killed process's open transaction holds what reads committed records behind it until the
+    # broker aborts it: 10 s here rather than a minute.
     kafka_extra = ('  fingerprint_topic: "fingerprinted"\n  candidates_topic: "candidates"\n'
-                   '  documents_topic: "documents"\n  exactly_once: true\n')
+                   '  documents_topic: "documents"\n  exactly_once: true\n'
+                   '  producer_properties:\n    transaction.timeout.ms: "10000"\n')
     config = h.write_config(workdir, broker.bootstrap, kafka_extra=kafka_extra,
                             metrics_listen="127.0.0.1:0",
                             extra="output:\n  include_body: false\n"
@@ -65,6 +71,20 @@ def test(workdir):
     text = text.replace("  sync: false\n", f"  sync: false\n  shards: {SHARDS}\n")
     with open(config, "w") as f:
         f.write(text)
+    # --check-config with a role checks what the role needs of the cluster.
+    for role in (["--role", "shard", "--shard", "2"], ["--role", "merge"]):
+        checked = subprocess.run([h.NEARDUPD, "--check-config", config] + role,
+                                 stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+        h.check(checked.returncode == 0 and "the topics it needs are on" in checked.stderr,
+                f"--check-config {' '.join(role)}: exit {checked.returncode}: {checked.stderr}")
+    uncompacted = workdir.file("uncompacted.yaml")
+    with open(uncompacted, "w") as f:
+        f.write(text.replace('documents_topic: "documents"', 'documents_topic: "kept"'))
+    checked = subprocess.run([h.NEARDUPD, "--check-config", uncompacted, "--role", "merge"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+    h.check(checked.returncode == 2 and "must be compacted" in checked.stderr,
+            f"a documents topic that is not compacted: exit {checked.returncode}: "
+            f"{checked.stderr}")
     expected = h.dedup(workdir, config, pages)
     # With --stop-shard the second half is produced while shard 1 is stopped.
     first, second = h.split_pages(workdir, pages, count // 2) if STOP_SHARD else (pages, None)
@@ -84,9 +104,29 @@ def test(workdir):
     roles = ["worker", "shard", "merge"]
     events = [roles[n % 3] for n in range(KILLS)]
     rng.shuffle(events)
-    steps = events
     done = []
     start_time = time.monotonic()
+    # The kills spread over the first half's outputs when a shard is stopped for the second.
+    spread = count // 2 if STOP_SHARD else count
+    for n, event in enumerate(events):
+        target = spread * (n + 1 + rng.uniform(-0.3, 0.3)) / (len(events) + 1)
+        h.wait_for(lambda: h.output_count(broker.bootstrap, "tagged", 8) >= target, 300,
+                   f"{target:.0f} outputs before '{event}'", interval=0.05)
+        if event == "worker":
+            i = rng.randrange(len(workers))
+            workers[i].kill9()
+            workers[i] = start("fingerprint")
+        elif event == "shard":
+            j = rng.randrange(SHARDS)
+            shards[j].kill9()
+            shards[j] = start("shard", j)
+        else:
+            i = rng.randrange(len(merges))
+            merges[i].kill9()
+            merges[i] = start("merge")
+        seen = h.output_count(broker.bootstrap, "tagged", 8)
+        done.append(f"kill -9 {event} ({seen} outputs)")
+        h.log(f"kill -9 {event}; {seen} outputs so far")
     if STOP_SHARD:
         # Shard 1 stops once the first half is out; the second half comes while it is away:
         # none of it may get an output, the merge stages must say they wait for shard 1, and
@@ -97,9 +137,9 @@ def test(workdir):
         h.produce(broker.bootstrap, "pages", second)
         time.sleep(STOP_SHARD - 5)
         stalled = h.output_count(broker.bootstrap, "tagged", 8)
-        ready = [h.get(m.metrics_url() + "/readyz") for m in merges]
         time.sleep(5)
         last = h.output_count(broker.bootstrap, "tagged", 8)
+        ready = [h.get(m.metrics_url() + "/readyz") for m in merges]
         h.check(stopped == stalled == last, f"outputs went on while shard 1 was stopped: "
                                             f"{stopped}, {stalled}, {last}")
         waiting = [m for m in merges if "for the answers of shard 1 for" in m.log_text()]
@@ -113,37 +153,29 @@ def test(workdir):
                     f"said: {[body for code, body in ready if code != 200][0]!r}), every page "
                     f"out {time.monotonic() - back:.1f} s after it was back")
         h.log(done[-1])
-    for n, event in enumerate(steps):
-        target = count * (n + 1 + rng.uniform(-0.3, 0.3)) / (len(steps) + 1)
-        h.wait_for(lambda: h.output_count(broker.bootstrap, "tagged", 8) >= target, 300,
-                   f"{target:.0f} outputs before '{event}'", interval=0.05)
-        if event == "worker":
-            i = rng.randrange(len(workers))
-            workers[i].kill9()
-            workers[i] = start("fingerprint")
-        elif event == "shard":
-            j = rng.randrange(SHARDS)
-            shards[j].kill9()
-            shards[j] = start("shard", j)
-        elif event == "merge":
-            i = rng.randrange(len(merges))
-            merges[i].kill9()
-            merges[i] = start("merge")
-        seen = h.output_count(broker.bootstrap, "tagged", 8)
-        done.append(f"{event} ({seen} outputs)")
-        h.log(f"{event}; {seen} outputs so far")
     records = h.settled_outputs(broker.bootstrap, urls, expected, timeout=300, settle=2)
     seconds = time.monotonic() - start_time
     outputs = [r["value"]["url"] for r in records]
     h.check(len(outputs) == len(set(outputs)) == count,
             f"{len(records)} committed outputs for {count} inputs")
+    # CPU seconds of the processes, by role, when none was killed or stopped: what each role
+    # costs a page.
+    ticks = os.sysconf("SC_CLK_TCK")
+    cpu = {}
+    for role, daemons in (("workers", workers), ("shards", shards), ("merge stages", merges)):
+        for daemon in daemons:
+            with open(f"/proc/{daemon.process.pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+            cpu[role] = cpu.get(role, 0) + (int(fields[11]) + int(fields[12])) / ticks
     for daemon in workers + shards + merges:
         daemon.stop(timeout=30)
     duplicates = sum(1 for r in records if r["value"]["neardup"]["status"] == "duplicate")
     h.log(f"broker={broker.kind}: {count} inputs on {PARTITIONS} partitions, {SHARDS} shards, "
           f"2 workers, 2 merge stages; events: {', '.join(done) or 'none'}; {len(records)} "
           f"committed outputs, {duplicates} duplicates, in {seconds:.1f} s; every verdict "
-          f"equal to neardup dedup's")
+          f"equal to neardup dedup's" +
+          ("" if KILLS or STOP_SHARD else "; CPU: " + ", ".join(
+              f"{role} {c:.1f} s ({1e3 * c / count:.2f} ms a page)" for role, c in cpu.items())))
 
 
 if __name__ == "__main__":
