@@ -77,7 +77,9 @@ std::expected<kafka::Properties, std::string> producer_properties(const Config& 
   if (config.kafka.exactly_once) {
     std::string id = "neardupd-" + config.kafka.group_id;
     if (role == Role::kIndex) id += "-index";
-    if (role == Role::kShard) id += "-shard-" + std::to_string(config.store.shard);
+    if (role == Role::kShard) {
+      id += "-" + config.kafka.candidates_topic + "-shard-" + std::to_string(config.store.shard);
+    }
     // Workers and merge stages come and go: each has its own id (KIP-447 fences a zombie by the
     // group's generation, not by the id). A crashed one's open transaction is aborted by the
     // broker after transaction.timeout.ms.

@@ -162,11 +162,11 @@ class StatusReporter {
         if (daemon_.role() == daemon::Role::kShard) {
           role = fmt::format("shard {} of {}: ", stats.shard, stats.shards);
         }
-        line = fmt::format("{}{}{:.0f} pages/s; {} pages in, {} out, {} dead letters; index {} "
-                           "documents, {:.1f} MiB",
-                           prefix, role, rate, counts.pages_in, counts.outputs,
-                           counts.dead_letters, stats.documents,
-                           static_cast<double>(stats.bytes_on_disk) / (1 << 20));
+        line = fmt::format(
+            "{}{}{:.0f} pages/s; {} pages in, {} out, {} dead letters; index {} "
+            "documents, {:.1f} MiB",
+            prefix, role, rate, counts.pages_in, counts.outputs, counts.dead_letters,
+            stats.documents, static_cast<double>(stats.bytes_on_disk) / (1 << 20));
       }
     }
     auto sent = ops::notify_status(line);

@@ -122,16 +122,17 @@ TEST(Outgoing, AWorkerPublishesTheFingerprintedRecordToThePartitionOfItsInputsNu
 }
 
 TEST(Outgoing, AShardAnswersToTheCandidatesPartitionOfItsSourceAndShardZeroCarriesThePage) {
-  auto work = std::make_shared<Work>(ConsumedRecord{.partition = {"fingerprinted", 3},
-                                                    .offset = 40,
-                                                    .key = "cluster-1",
-                                                    .headers = {{"trace", "abc"},
-                                                                {"neardup-signature", "x"}},
-                                                    .value = "the fingerprinted record"});
+  auto work = std::make_shared<Work>(
+      ConsumedRecord{.partition = {"fingerprinted", 3},
+                     .offset = 40,
+                     .key = "cluster-1",
+                     .headers = {{"trace", "abc"}, {"neardup-signature", "x"}},
+                     .value = "the fingerprinted record"});
   work->carried = ConsumedRecord{.partition = {"pages", 3}, .offset = 17};
   KafkaConfig kafka = topics();
   kafka.candidates_topic = "candidates";
-  Verdict verdict{.status = Verdict::Status::kDuplicate, .matched = "https://a.example/", .distance = 2};
+  Verdict verdict{
+      .status = Verdict::Status::kDuplicate, .matched = "https://a.example/", .distance = 2};
   Outgoing zero = render_shard_answer(*work, verdict, kafka, 0, 3, false);
   EXPECT_EQ(zero.topic, "candidates");
   EXPECT_EQ(zero.partition, 3);
@@ -162,7 +163,8 @@ TEST(Outgoing, AShardAnswersToTheCandidatesPartitionOfItsSourceAndShardZeroCarri
 
 TEST(Outgoing, ARecordWithAKeyOfItsOwnProducesThatKey) {
   const std::string borrowed = "borrowed";
-  const Outgoing out{.key = &borrowed, .own_key = std::string(3, 'k'), .value = std::string(1, 'v')};
+  const Outgoing out{
+      .key = &borrowed, .own_key = std::string(3, 'k'), .value = std::string(1, 'v')};
   EXPECT_EQ(*out.record().key, "kkk");
   EXPECT_EQ(out.size(), 4u);
 }

@@ -32,13 +32,12 @@ std::expected<void, std::string> check_partitions_follow(
   auto downstream = kafka::topic_partitions(handle, to.second, kMetadataMillis);
   if (!downstream) return std::unexpected(downstream.error());
   if (downstream->size() >= upstream->size()) return {};
-  return std::unexpected(std::string(to.first) + " " + to.second + " has " +
-                         std::to_string(downstream->size()) + " partitions, fewer than " +
-                         std::string(from.first) + " " + from.second + "'s " +
-                         std::to_string(upstream->size()) + ": the records of each partition of " +
-                         from.second + " go to the partition of the same number. Add partitions to " +
-                         to.second + " (kafka-topics.sh --alter --partitions " +
-                         std::to_string(upstream->size()) + ")");
+  return std::unexpected(
+      std::string(to.first) + " " + to.second + " has " + std::to_string(downstream->size()) +
+      " partitions, fewer than " + std::string(from.first) + " " + from.second + "'s " +
+      std::to_string(upstream->size()) + ": the records of each partition of " + from.second +
+      " go to the partition of the same number. Add partitions to " + to.second +
+      " (kafka-topics.sh --alter --partitions " + std::to_string(upstream->size()) + ")");
 }
 
 std::string_view role_name(Role role) {
@@ -69,9 +68,10 @@ std::string consumer_group(const Config& config, Role role) {
     case Role::kIndex:
       return config.kafka.group_id + "-index";
     case Role::kShard:
-      return config.kafka.group_id + "-shard-" + std::to_string(config.store.shard);
+      return config.kafka.group_id + "-" + config.kafka.candidates_topic + "-shard-" +
+             std::to_string(config.store.shard);
     case Role::kMerge:
-      return config.kafka.group_id + "-merge";
+      return config.kafka.group_id + "-" + config.kafka.candidates_topic + "-merge";
     case Role::kSingle:
     case Role::kFingerprint:
       break;

@@ -45,8 +45,10 @@ std::optional<Role> parse_role(std::string_view name);
 
 // The consumer group and topic a role consumes: kafka.group_id and kafka.input_topic, but for
 // the index, "<group_id>-index" and kafka.fingerprint_topic; for shard j (store.shard),
-// "<group_id>-shard-<j>" and kafka.fingerprint_topic; for the merge stages, "<group_id>-merge"
-// and kafka.candidates_topic.
+// "<group_id>-<candidates_topic>-shard-<j>" and kafka.fingerprint_topic; for the merge stages,
+// "<group_id>-<candidates_topic>-merge" and kafka.candidates_topic. A set of shards is named by
+// the candidates topic it answers on, so that a new one (resharding: docs/scale-out.md) starts
+// from the fingerprint topic's beginning beside the old.
 std::string consumer_group(const Config& config, Role role);
 const std::string& consumed_topic(const Config& config, Role role);
 

@@ -45,6 +45,7 @@ class MergeStage final : public Stage {
  public:
   explicit MergeStage(StageContext context)
       : startup_config_(std::move(context.startup)),
+        metrics_(context.metrics),
         log_(logger("daemon")),
         shards_(startup_.store.shards) {}
   ~MergeStage() override {
@@ -60,8 +61,8 @@ class MergeStage final : public Stage {
   // of an id is needed), and the candidates topic must follow the fingerprint topic's partitions.
   std::expected<void, std::string> check_cluster(RdKafka::Handle& handle) const override {
     const KafkaConfig& k = startup_.kafka;
-    auto policy = kafka::topic_configs(handle, {k.documents_topic}, "cleanup.policy",
-                                       kMetadataMillis);
+    auto policy =
+        kafka::topic_configs(handle, {k.documents_topic}, "cleanup.policy", kMetadataMillis);
     if (!policy) return std::unexpected(policy.error());
     if (auto it = policy->find(k.documents_topic);
         it != policy->end() && it->second.find("compact") == std::string::npos) {
@@ -352,21 +353,27 @@ class MergeStage final : public Stage {
   void note_waiting() EXCLUDES(mutex_) {
     std::string waiting;
     const auto now = Clock::now();
+    std::vector<double> oldest(shards_, 0.0);  // per shard, seconds
     for (const auto& [source, set] : pending_) {
-      if (now - set.since < milliseconds(kWaitAlertMillis)) continue;
+      const double age = std::chrono::duration<double>(now - set.since).count();
+      for (std::uint32_t j = 0; j < shards_; ++j) {
+        if (!set.answers.contains(j)) oldest[j] = std::max(oldest[j], age);
+      }
+      if (!waiting.empty() || age * 1000 < kWaitAlertMillis) continue;
       std::string missing;
       for (std::uint32_t j = 0; j < shards_; ++j) {
         if (!set.answers.contains(j)) missing += (missing.empty() ? "" : ", ") + std::to_string(j);
       }
-      waiting = "waiting " +
-                std::to_string(
-                    std::chrono::duration_cast<std::chrono::seconds>(now - set.since).count()) +
+      waiting = "waiting " + std::to_string(static_cast<std::int64_t>(age)) +
                 " s for the answers of shard " + missing + " for " + source.topic + "/" +
                 std::to_string(source.partition) + "/" + std::to_string(source.offset) + " (" +
                 std::to_string(pending_.size()) +
-                " records waiting): is that shard "
-                "running, and keeping up?";
-      break;
+                " records waiting): is that shard running, and keeping up?";
+    }
+    if (metrics_) {
+      for (std::uint32_t j = 0; j < shards_; ++j) {
+        metrics_->merge_wait.labels({std::to_string(j)}).set(oldest[j]);
+      }
     }
     MutexLock lock(mutex_);
     if (!waiting.empty() && waiting_.empty()) log_->warn("{}", waiting);
@@ -376,6 +383,7 @@ class MergeStage final : public Stage {
 
   const std::shared_ptr<const Config> startup_config_;
   const Config& startup_ = *startup_config_;
+  ops::DaemonMetrics* const metrics_;  // may be null
   const std::shared_ptr<spdlog::logger> log_;
   const std::uint32_t shards_;
 

@@ -38,8 +38,10 @@ TEST(Roles, EachRoleConsumesItsTopicInItsGroup) {
   config.store.shard = 2;
   EXPECT_EQ(consumed_topic(config, Role::kShard), config.kafka.fingerprint_topic);
   EXPECT_EQ(consumed_topic(config, Role::kMerge), config.kafka.candidates_topic);
-  EXPECT_EQ(property(*consumer_properties(config, Role::kShard), "group.id"), "crawl-shard-2");
-  EXPECT_EQ(property(*consumer_properties(config, Role::kMerge), "group.id"), "crawl-merge");
+  EXPECT_EQ(property(*consumer_properties(config, Role::kShard), "group.id"),
+            "crawl-pages-candidates-shard-2");
+  EXPECT_EQ(property(*consumer_properties(config, Role::kMerge), "group.id"),
+            "crawl-pages-candidates-merge");
 }
 
 TEST(Roles, AShardHasOneTransactionalIdAndAMergeStageOneOfItsOwn) {
@@ -49,8 +51,9 @@ TEST(Roles, AShardHasOneTransactionalIdAndAMergeStageOneOfItsOwn) {
   config.store.shards = 3;
   config.store.shard = 1;
   EXPECT_EQ(property(*producer_properties(config, Role::kShard), "transactional.id"),
-            "neardupd-crawl-shard-1");
-  const std::string merge = property(*producer_properties(config, Role::kMerge), "transactional.id");
+            "neardupd-crawl-pages-candidates-shard-1");
+  const std::string merge =
+      property(*producer_properties(config, Role::kMerge), "transactional.id");
   EXPECT_TRUE(merge.starts_with("neardupd-crawl-merge-")) << merge;
   EXPECT_TRUE(merge.ends_with(std::string(1, '-').append(std::to_string(getpid())))) << merge;
 }

@@ -190,8 +190,9 @@ TEST(Decisions, TiesGoToTheEarliestReadThenToTheLowerPartition) {
   decisions.record("y", Verdict{}, SourcePosition{"pages", 0, 9});
   decisions.record("z", Verdict{}, SourcePosition{"pages", 1, 2});
   const auto tied = [&](const char* first, const char* second) {
-    return merge_answers("p", std::vector{answer_of(0, match(first, 1, Verdict::kSimHash, 0.5)),
-                                          answer_of(1, match(second, 1, Verdict::kSimHash, 0.5))},
+    return merge_answers("p",
+                         std::vector{answer_of(0, match(first, 1, Verdict::kSimHash, 0.5)),
+                                     answer_of(1, match(second, 1, Verdict::kSimHash, 0.5))},
                          decisions)
         .matched;
   };

@@ -205,6 +205,10 @@ DaemonMetrics::DaemonMetrics(MetricsRegistry& r)
       store_blocked(store_blocked_family.get()),
       consumer_lag(r.gauge("neardup_consumer_lag", "Records behind the partition's high watermark.",
                            {"group", "topic", "partition"})),
+      merge_wait(
+          r.gauge("neardup_merge_wait_seconds",
+                  "Age of the merge stage's oldest record still waiting for the shard's answer.",
+                  {"shard"})),
       partial_assignment_family(r.gauge(
           "neardup_partial_assignment",
           "Input partitions assigned to other members of the group; consumption paused if > 0.")),

@@ -246,7 +246,8 @@ struct DaemonMetrics {
 
   // neardup_build_info{version}: always 1; the labels say which build runs.
   Family<Gauge>& build_info;
-  // neardup_role{role}: 1 for the role this process runs (single, fingerprint or index).
+  // neardup_role{role}: 1 for the role this process runs (single, fingerprint, index, shard or
+  // merge).
   Family<Gauge>& role;
   // neardup_ready: 1 while the daemon is ready (GET /readyz answers 200), else 0.
   Family<Gauge>& ready_family;
@@ -285,6 +286,10 @@ struct DaemonMetrics {
   // neardup_consumer_lag{group,topic,partition}: high watermark minus the consumer position.
   // Set per assigned partition; remove() the child on revoke.
   Family<Gauge>& consumer_lag;
+
+  // neardup_merge_wait_seconds{shard}: a merge stage's oldest record still waiting for that
+  // shard's answer, in seconds (0: none waits for it).
+  Family<Gauge>& merge_wait;
 
   // neardup_partial_assignment: input partitions assigned to other members of the group at the
   // last rebalance (0 while this daemon owns them all; consumption is paused otherwise).

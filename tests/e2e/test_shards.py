@@ -14,7 +14,9 @@ each killed process started again. With --stop-shard, only the first half of the
 produced first (the kills spread over its outputs); once it is out, shard 1 is stopped
 (SIGTERM) and the second half produced: for that many seconds no output may appear, the merge
 stages must say which shard they wait for (/readyz and the log), and once shard 1 is back every
-page comes out.
+page comes out. With --reshard S2, the map changes from S shards to S2 during the run
+(docs/scale-out.md, "Resharding"): the pages come in thirds, the new shards start after the
+first, the merge stages are replaced by the new map's during the second.
 
 At the end a read_committed consumer sees exactly one output per input, and every verdict equals
 `neardup dedup`'s over the same pages in the same order (pages of one cluster share a partition,
@@ -22,13 +24,14 @@ so partitions cannot reorder what matters)."""
 import json
 import os
 import random
+import re
 import subprocess
 import sys
 import time
 
 import harness as h
 
-OPTIONS = {"--partitions", "--shards", "--kills", "--pages", "--stop-shard"}
+OPTIONS = {"--partitions", "--shards", "--kills", "--pages", "--stop-shard", "--reshard"}
 ARGS = [a for i, a in enumerate(sys.argv[1:], 1)
         if not a.startswith("--") and sys.argv[i - 1] not in OPTIONS]
 COUNT = int(ARGS[0]) if ARGS else 3000
@@ -43,13 +46,15 @@ SHARDS = option("--shards", 3)
 KILLS = option("--kills", 6)
 PAGES = option("--pages", None, str)
 STOP_SHARD = option("--stop-shard", 0, float)
+RESHARD = option("--reshard", 0)
 
 
 def test(workdir):
     rng = random.Random(int(time.time()))
     broker = h.Broker(workdir, [f"pages:{PARTITIONS}", f"fingerprinted:{PARTITIONS}",
                                 f"candidates:{PARTITIONS}", "documents:4:cleanup.policy=compact",
-                                "tagged:8", "dead:1", "kept:1"])
+                                "tagged:8", "dead:1", "kept:1"] +
+                       ([f"candidates-{RESHARD}:{PARTITIONS}"] if RESHARD else []))
     if PAGES:
         pages = PAGES
         with open(pages) as f:
@@ -71,8 +76,15 @@ def test(workdir):
     text = text.replace("  sync: false\n", f"  sync: false\n  shards: {SHARDS}\n")
     with open(config, "w") as f:
         f.write(text)
+    if RESHARD:
+        # The new map: its own candidates topic (which names its groups) and stores.
+        resharded = workdir.file("resharded.yaml")
+        with open(resharded, "w") as f:
+            f.write(text.replace(f"shards: {SHARDS}\n", f"shards: {RESHARD}\n")
+                    .replace('candidates_topic: "candidates"', f'candidates_topic: "candidates-{RESHARD}"')
+                    .replace(workdir.file("store"), workdir.file("store-resharded")))
     # --check-config with a role checks what the role needs of the cluster.
-    for role in (["--role", "shard", "--shard", "2"], ["--role", "merge"]):
+    for role in (["--role", "shard", "--shard", str(SHARDS - 1)], ["--role", "merge"]):
         checked = subprocess.run([h.NEARDUPD, "--check-config", config] + role,
                                  stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
         h.check(checked.returncode == 0 and "the topics it needs are on" in checked.stderr,
@@ -86,13 +98,17 @@ def test(workdir):
             f"a documents topic that is not compacted: exit {checked.returncode}: "
             f"{checked.stderr}")
     expected = h.dedup(workdir, config, pages)
-    # With --stop-shard the second half is produced while shard 1 is stopped.
+    # With --stop-shard the second half is produced while shard 1 is stopped; with --reshard,
+    # each third at a step of the change of maps.
     first, second = h.split_pages(workdir, pages, count // 2) if STOP_SHARD else (pages, None)
+    if RESHARD:
+        first, rest = h.split_pages(workdir, pages, count // 3)
+        second, third = h.split_pages(workdir, rest, count // 3, names=("2.jsonl", "3.jsonl"))
     h.produce(broker.bootstrap, "pages", first)
 
     started = {"n": 0}
 
-    def start(role, shard=None):
+    def start(role, shard=None, config=config):
         started["n"] += 1
         name = f"{role}{'' if shard is None else shard}-{started['n']}"
         return h.Daemon(workdir, config, name=name, role=role,
@@ -106,6 +122,9 @@ def test(workdir):
     rng.shuffle(events)
     done = []
     start_time = time.monotonic()
+    h.wait_for(lambda: h.output_count(broker.bootstrap, "tagged", 8) > 0, 120, "a first output",
+               interval=0.05)
+    first_output = time.monotonic()
     # The kills spread over the first half's outputs when a shard is stopped for the second.
     spread = count // 2 if STOP_SHARD else count
     for n, event in enumerate(events):
@@ -153,8 +172,33 @@ def test(workdir):
                     f"said: {[body for code, body in ready if code != 200][0]!r}), every page "
                     f"out {time.monotonic() - back:.1f} s after it was back")
         h.log(done[-1])
-    records = h.settled_outputs(broker.bootstrap, urls, expected, timeout=300, settle=2)
+    if RESHARD:
+        # S -> S': the new shards build their stores from the fingerprint topic's beginning
+        # beside the old ones; the old merge stages stop (each input partition's mark on the
+        # documents topic is where they stopped); the new ones pass over every record up to it
+        # and merge the rest from the new shards' answers. No record is merged from a mix.
+        h.wait_for_outputs(broker.bootstrap, "tagged", set(urls[:count // 3]), timeout=300)
+        new_shards = [start("shard", j, resharded) for j in range(RESHARD)]
+        h.produce(broker.bootstrap, "pages", second)
+        # The switch while the second third is on its way.
+        h.wait_for(lambda: h.output_count(broker.bootstrap, "tagged", 8) >= count * 5 // 12, 300,
+                   "a quarter of the second third's outputs", interval=0.02)
+        for merge in merges:
+            merge.stop(timeout=30)
+        switched = h.output_count(broker.bootstrap, "tagged", 8)
+        merges = [start("merge", config=resharded), start("merge", config=resharded)]
+        h.produce(broker.bootstrap, "pages", third)
+        h.wait_for_outputs(broker.bootstrap, "tagged", set(urls), timeout=300)
+        for shard in shards:
+            shard.stop(timeout=30)
+        shards = new_shards
+        done.append(f"resharded {SHARDS} -> {RESHARD}: the old merge stages stopped at "
+                    f"{switched} outputs (records and markers)")
+        h.log(done[-1])
+    h.wait_for_outputs(broker.bootstrap, "tagged", set(urls), timeout=300)
     seconds = time.monotonic() - start_time
+    rate = count / (time.monotonic() - first_output)
+    records = h.settled_outputs(broker.bootstrap, urls, expected, timeout=300, settle=2)
     outputs = [r["value"]["url"] for r in records]
     h.check(len(outputs) == len(set(outputs)) == count,
             f"{len(records)} committed outputs for {count} inputs")
@@ -169,12 +213,19 @@ def test(workdir):
             cpu[role] = cpu.get(role, 0) + (int(fields[11]) + int(fields[12])) / ticks
     for daemon in workers + shards + merges:
         daemon.stop(timeout=30)
+    if RESHARD:
+        # The new merge stages published what came after the switch.
+        published = sum(int(m) for merge in merges
+                        for m in re.findall(r"stopped pages_in=\d+ outputs=(\d+)", merge.log_text()))
+        h.check(published > 0, "the new merge stages published nothing")
+        done.append(f"{published} outputs from the new merge stages")
     duplicates = sum(1 for r in records if r["value"]["neardup"]["status"] == "duplicate")
     h.log(f"broker={broker.kind}: {count} inputs on {PARTITIONS} partitions, {SHARDS} shards, "
           f"2 workers, 2 merge stages; events: {', '.join(done) or 'none'}; {len(records)} "
-          f"committed outputs, {duplicates} duplicates, in {seconds:.1f} s; every verdict "
+          f"committed outputs, {duplicates} duplicates, in {seconds:.1f} s ({rate:.0f} pages/s "
+          f"from the first output to the last); every verdict "
           f"equal to neardup dedup's" +
-          ("" if KILLS or STOP_SHARD else "; CPU: " + ", ".join(
+          ("" if KILLS or STOP_SHARD or RESHARD else "; CPU: " + ", ".join(
               f"{role} {c:.1f} s ({1e3 * c / count:.2f} ms a page)" for role, c in cpu.items())))
 
 
