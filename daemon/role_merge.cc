@@ -172,7 +172,12 @@ class MergeStage final : public Stage {
       set->second.answers[answer.shard] = work;
       if (set->second.answers.size() < shards_) continue;
       verdicts[i] = merged(set->second, source);
-      work->carrier = set->second.answers.at(0);
+      const WorkPtr& carrier = set->second.answers.at(0);
+      // Shard 0's own answer completing the set carries itself: a pointer that does not own
+      // (aliasing an empty one), or the work would keep itself alive.
+      work->carrier = carrier == work ? std::shared_ptr<const Work>(std::shared_ptr<const Work>(),
+                                                                    work.get())
+                                      : carrier;
       decided_through_[input] = source.offset;
       pending_.erase(set);
     }

@@ -54,7 +54,8 @@ struct Work {
   std::optional<ShardAnswer> answer;
   // Merge role: set by decide() on the ordered thread, before the record is rendered on that
   // thread, for the shard's answer that completes a page's answers: the answer that carries the
-  // page (shard 0's), whose source() and processed record the output is rendered from.
+  // page (shard 0's), whose source() and processed record the output is rendered from. When that
+  // answer is this record's own, the pointer does not own it.
   std::shared_ptr<const Work> carrier;
 };
 using WorkPtr = std::shared_ptr<Work>;
