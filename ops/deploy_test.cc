@@ -78,6 +78,36 @@ TEST_F(Deploy, InitServiceCreatesEveryTopicTheDaemonUses) {
   }
 }
 
+TEST_F(Deploy, TheShardedProfileRunsEveryRoleOnOneExactlyOnceConfig) {
+  auto loaded = load_config_file((kSource / "deploy/neardup.sharded.yaml").string());
+  ASSERT_TRUE(loaded) << loaded.error();
+  const Config& sharded = *loaded;
+  EXPECT_TRUE(sharded.kafka.exactly_once);  // the shards and merge stages refuse to start without
+  ASSERT_EQ(sharded.store.shards, 3u);
+  const auto args = [&](const std::string& service) {
+    YAML::Node command = services_[service]["command"];
+    return command.IsSequence() ? command.as<std::vector<std::string>>()
+                                : std::vector<std::string>{};
+  };
+  for (std::uint32_t j = 0; j < sharded.store.shards; ++j) {
+    EXPECT_EQ(args("neardup-shard-" + std::to_string(j)),
+              (std::vector<std::string>{"--config", "/etc/neardup/neardup.yaml", "--role", "shard",
+                                        "--shard", std::to_string(j)}));
+  }
+  for (const char* service : {"neardup-merge-1", "neardup-merge-2"}) {
+    EXPECT_EQ(args(service), (std::vector<std::string>{"--config", "/etc/neardup/neardup.yaml",
+                                                       "--role", "merge"}))
+        << service;
+  }
+  const std::string script = services_["kafka-init"]["command"][0].as<std::string>();
+  const auto loop = script.substr(0, script.find(';'));
+  EXPECT_NE(loop.find(" " + sharded.kafka.candidates_topic), std::string::npos) << script;
+  EXPECT_NE(loop.find(" " + sharded.kafka.fingerprint_topic), std::string::npos) << script;
+  const auto documents = script.find("--topic " + sharded.kafka.documents_topic + " ");
+  ASSERT_NE(documents, std::string::npos) << script;
+  EXPECT_NE(script.find("cleanup.policy=compact", documents), std::string::npos) << script;
+}
+
 TEST_F(Deploy, DaemonMountsItsConfigAndStateAndPublishesMetrics) {
   YAML::Node daemon = services_["neardupd"];
   ASSERT_TRUE(daemon.IsMap());

@@ -2,7 +2,7 @@
 # Builds the tree with AddressSanitizer and UndefinedBehaviorSanitizer (scripts/sanitized-build.sh)
 # and runs the test suite there; any sanitizer report fails the run. With --fuzz SECONDS it then
 # runs every fuzz target that long, two at a time (scripts/fuzz.sh). The tree is build-sanitize/,
-# or $NEARDUP_SANITIZE_DIR. ctest's test `sanitized_suite` runs `--fuzz 30` in build/sanitize.
+# or $NEARDUP_SANITIZE_DIR. ctest's test `sanitized_suite` runs `--fuzz 10` in build/sanitize.
 #
 #   scripts/sanitize.sh                 # every test but the end-to-end ones
 #   scripts/sanitize.sh --all           # the end-to-end tests too (a real broker per test)
