@@ -212,6 +212,10 @@ struct StoreConfig {
   // b mod shards = shard, and every page's document. 1: the whole index.
   std::uint32_t shards = 1;
   std::uint32_t shard = 0;
+  // A standby replica of shard `shard` (neardupd --replica; not a key of the file): it builds
+  // the same store from the same records under a consumer group of its own and publishes
+  // nothing, so that a primary can be started on its store at once (docs/scale-out.md).
+  bool replica = false;
 
   bool operator==(const StoreConfig&) const = default;
 };

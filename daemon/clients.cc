@@ -79,6 +79,7 @@ std::expected<kafka::Properties, std::string> producer_properties(const Config& 
     if (role == Role::kIndex) id += "-index";
     if (role == Role::kShard) {
       id += "-" + config.kafka.candidates_topic + "-shard-" + std::to_string(config.store.shard);
+      if (config.store.replica) id += "-replica";  // never fences its primary, nor is fenced
     }
     // Workers and merge stages come and go: each has its own id (KIP-447 fences a zombie by the
     // group's generation, not by the id). A crashed one's open transaction is aborted by the

@@ -176,6 +176,7 @@ void InputConsumer::offset_commit_cb(RdKafka::ErrorCode err,
 // meanwhile (a rebalance) it starts such a partition at auto.offset.reset, and every page of it
 // would be processed again. consumer.committed() waits for stable offsets instead. A partition
 // without a committed offset keeps OFFSET_INVALID: librdkafka then applies auto.offset.reset.
+// The stage may then start a partition lower (Stage::start_offsets).
 // While waiting the loop counts as polling (health()): it is waiting on Kafka, not stuck.
 std::expected<void, std::string> InputConsumer::start_offsets(
     RdKafka::KafkaConsumer& kafka_consumer, std::vector<RdKafka::TopicPartition*>& partitions) {
@@ -194,6 +195,10 @@ std::expected<void, std::string> InputConsumer::start_offsets(
     }
     if (code == RdKafka::ERR_NO_ERROR) {
       if (warned) log_->info("committed offsets read; consuming");
+      std::map<PartitionId, std::int64_t> start;
+      for (const auto* tp : partitions) start[{tp->topic(), tp->partition()}] = tp->offset();
+      stage_.start_offsets(start);
+      for (auto* tp : partitions) tp->set_offset(start.at({tp->topic(), tp->partition()}));
       return {};
     }
     last_poll_ = Clock::now().time_since_epoch().count();

@@ -43,6 +43,13 @@ void read_fingerprinted(Work& work, std::string_view bytes, std::int32_t partiti
   work.processed = processed_from(std::move(*record), std::move(config), scheme);
 }
 
+std::int64_t store_start(std::int64_t committed, std::optional<std::int64_t> position,
+                         bool store_new) {
+  if (committed < 0) return committed;
+  if (position) return std::min(committed, *position + 1);
+  return store_new ? RdKafka::Topic::OFFSET_BEGINNING : committed;
+}
+
 FingerprintedStage::FingerprintedStage(StageContext context)
     : IndexStage(context), key_(std::move(context.fingerprint_key)) {}
 

@@ -9,6 +9,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <string_view>
@@ -27,6 +28,16 @@ namespace neardup::daemon {
 void read_fingerprinted(Work& work, std::string_view bytes, std::int32_t partition,
                         std::shared_ptr<const Config> config, const std::string& scheme,
                         const std::optional<std::string>& signature_error = std::nullopt);
+
+// Where a shard starts consuming a fingerprint partition (Stage::start_offsets): from the
+// group's committed offset `committed` (negative: none, auto.offset.reset), or lower where its
+// store stands lower: after `position`, the last offset the store applied of the partition
+// (Index::applied_offset, kept by IndexStage's record_positions_), or from the first record
+// kept (RdKafka::Topic::OFFSET_BEGINNING) for a store that has applied nothing (`store_new`).
+// A store that holds pages but no position (written before positions were kept) starts at
+// `committed`.
+std::int64_t store_start(std::int64_t committed, std::optional<std::int64_t> position,
+                         bool store_new);
 
 class FingerprintedStage : public IndexStage {
  public:

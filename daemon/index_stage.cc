@@ -1,6 +1,7 @@
 #include "daemon/index_stage.h"
 
 #include <chrono>
+#include <map>
 #include <thread>
 
 #include "message/processing.h"
@@ -64,6 +65,7 @@ std::expected<std::vector<Verdict>, std::string> IndexStage::decide(
         work->processed, SourceOffset{partition_key(source.partition), source.offset, work->digest},
         source.timestamp_ms));
   }
+  if (record_positions_) add_positions(batch, items, records);
   const auto apply_start = Clock::now();
   auto verdicts = apply(items, records, stop);
   if (metrics_) {
@@ -71,6 +73,7 @@ std::expected<std::vector<Verdict>, std::string> IndexStage::decide(
         .observe(std::chrono::duration<double>(Clock::now() - apply_start).count());
   }
   if (!verdicts) return std::unexpected("index: " + verdicts.error().message);
+  verdicts->resize(batch.size());  // the positions' own verdicts are of no record
   for (std::size_t i = 0; i < batch.size(); ++i) {
     const Verdict& verdict = (*verdicts)[i];
     if (verdict.replayed) replayed_ += 1;
@@ -89,6 +92,24 @@ std::expected<std::vector<Verdict>, std::string> IndexStage::decide(
     }
   }
   return std::move(*verdicts);
+}
+
+// One item per consumed partition of the batch, after its last record, keyed by that record's
+// own offset: a skipped item the store records like any other (and trims once committed), so
+// that the partition's applied offset is where the store stands in the consumed topic. A
+// partition whose last record is keyed by its own offset already (a dead letter) needs none.
+void IndexStage::add_positions(const std::vector<WorkPtr>& batch, std::vector<IndexItem>& items,
+                               std::vector<const ProcessedRecord*>& records) const {
+  static const ProcessedRecord kPosition;
+  std::map<PartitionId, const Work*> last;
+  for (const WorkPtr& work : batch) last[work->input.partition] = work.get();
+  for (const auto& [partition, work] : last) {
+    if (!work->carried) continue;
+    items.push_back(
+        IndexItem{.decided = Verdict{.status = Verdict::Status::kSkipped, .reason = "position"},
+                  .source = SourceOffset{partition_key(partition), work->input.offset, 0}});
+    records.push_back(&kPosition);
+  }
 }
 
 StoreResult<std::vector<Verdict>> IndexStage::apply(

@@ -49,12 +49,20 @@ class IndexStage : public Stage {
   const Config& startup_ = *startup_config_;
   ops::DaemonMetrics* const metrics_;
   const std::shared_ptr<spdlog::logger> log_;
+  // Whether each batch also records, in its transaction, how far the store has applied each
+  // consumed partition (position_key(); Index::applied_offset then reads it): for a store whose
+  // items are keyed by another topic's offsets (a shard's, by the crawler's).
+  bool record_positions_ = false;
 
  private:
   // Index::apply, waiting out a store without space until `stop`.
   StoreResult<std::vector<Verdict>> apply(const std::vector<IndexItem>& items,
                                           const std::vector<const ProcessedRecord*>& records,
                                           const std::atomic<bool>& stop) EXCLUDES(blocked_mutex_);
+
+  // Appends to a batch's items (and records) the positions record_positions_ asks for.
+  void add_positions(const std::vector<WorkPtr>& batch, std::vector<IndexItem>& items,
+                     std::vector<const ProcessedRecord*>& records) const;
 
   const std::unique_ptr<Index> index_;
   Learning learning_;  // the ordered thread's

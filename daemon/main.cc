@@ -65,11 +65,18 @@ std::expected<void, std::string> check_kafka_properties(const neardup::Config& c
 }
 
 // The config file as this process runs it: with --shard J, shard J's (store.shard = J, its store
-// in <store.path>/shard-J), at start and at every reload alike.
+// in <store.path>/shard-J; with --replica, a standby replica of it), at start and at every
+// reload alike.
+struct ShardFlags {
+  std::optional<std::uint32_t> shard;  // --shard J
+  bool replica = false;                // --replica
+};
 std::expected<neardup::Config, std::string> load_for(const std::string& path,
-                                                     std::optional<std::uint32_t> shard) {
+                                                     const ShardFlags& flags) {
   auto loaded = neardup::load_config_file(path);
+  const std::optional<std::uint32_t>& shard = flags.shard;
   if (!loaded || !shard) return loaded;
+  loaded->store.replica = flags.replica;
   if (*shard >= loaded->store.shards) {
     return std::unexpected("--shard " + std::to_string(*shard) + ": must be below store.shards (" +
                            std::to_string(loaded->store.shards) + ")");
@@ -94,9 +101,9 @@ HTTP on metrics.listen: /metrics (Prometheus), /healthz (alive), /readyz (ready)
 // SIGHUP (docs/configuration.md, "Reload"): reads and validates the whole file; an accepted
 // config replaces the running one between pages, a rejected one leaves it as it was. Once the
 // daemon has been ready, systemd sees RELOADING=1 ... READY=1 whatever the outcome.
-void reload(const std::string& path, std::optional<std::uint32_t> shard,
-            neardup::ops::ConfigHolder& holder, neardup::daemon::Daemon& daemon,
-            neardup::ops::DaemonMetrics& metrics, spdlog::logger& log, bool notify) {
+void reload(const std::string& path, const ShardFlags& shard, neardup::ops::ConfigHolder& holder,
+            neardup::daemon::Daemon& daemon, neardup::ops::DaemonMetrics& metrics,
+            spdlog::logger& log, bool notify) {
   using namespace neardup;
   if (notify) {
     if (auto sent = ops::notify_reloading(); !sent) log.warn("{}", sent.error());
@@ -129,8 +136,10 @@ void reload(const std::string& path, std::optional<std::uint32_t> shard,
 // Pages per second since the previous call, the index gauges, and systemd's STATUS= line.
 class StatusReporter {
  public:
-  StatusReporter(neardup::daemon::Daemon& daemon, neardup::ops::DaemonMetrics& metrics)
-      : daemon_(daemon), metrics_(metrics), last_time_(Clock::now()) {}
+  // `replica`: a shard's standby replica, which publishes nothing (its rate counts pages in).
+  StatusReporter(neardup::daemon::Daemon& daemon, neardup::ops::DaemonMetrics& metrics,
+                 bool replica)
+      : daemon_(daemon), metrics_(metrics), replica_(replica), last_time_(Clock::now()) {}
 
   // `waiting`: why the daemon is not ready (empty while it is).
   void report(spdlog::logger& log, const std::string& waiting) {
@@ -139,7 +148,7 @@ class StatusReporter {
     metrics_.index_documents.set(static_cast<double>(stats.documents));
     metrics_.index_bytes.set(static_cast<double>(stats.bytes_on_disk));
     const daemon::DaemonCounts counts = daemon_.counts();
-    const std::uint64_t done = counts.outputs + counts.dead_letters;
+    const std::uint64_t done = replica_ ? counts.pages_in : counts.outputs + counts.dead_letters;
     const auto now = Clock::now();
     const double elapsed = std::chrono::duration<double>(now - last_time_).count();
     const double rate = elapsed > 0 ? static_cast<double>(done - last_done_) / elapsed : 0;
@@ -160,7 +169,8 @@ class StatusReporter {
         std::string role;
         if (daemon_.role() == daemon::Role::kIndex) role = "index: ";
         if (daemon_.role() == daemon::Role::kShard) {
-          role = fmt::format("shard {} of {}: ", stats.shard, stats.shards);
+          role = fmt::format("shard {} of {}{}: ", stats.shard, stats.shards,
+                             replica_ ? " (replica)" : "");
         }
         line = fmt::format(
             "{}{}{:.0f} pages/s; {} pages in, {} out, {} dead letters; index {} "
@@ -176,6 +186,7 @@ class StatusReporter {
  private:
   neardup::daemon::Daemon& daemon_;
   neardup::ops::DaemonMetrics& metrics_;
+  const bool replica_;
   Clock::time_point last_time_;
   std::uint64_t last_done_ = 0;
 };
@@ -208,11 +219,15 @@ int main(int argc, char** argv) {
                  "outputs from the shards' answers (any number)")
       ->option_text("ROLE")
       ->check(CLI::IsMember({"single", "fingerprint", "index", "shard", "merge"}));
-  std::optional<std::uint32_t> shard;
-  app.add_option("--shard", shard,
+  ShardFlags shard;
+  app.add_option("--shard", shard.shard,
                  "with --role shard: which shard of store.shards this process holds (its store "
                  "is <store.path>/shard-J)")
       ->option_text("J");
+  app.add_flag("--replica", shard.replica,
+               "with --shard J: a standby replica of shard J, building the same store under a "
+               "consumer group of its own and publishing nothing; a primary started on its "
+               "store takes over at once (docs/scale-out.md)");
   // For the build: the man page and completion script, generated from this help.
   app.add_option("--generate", generate)->group("")->check(CLI::IsMember({"man", "complete-bash"}));
   set_examples(&app, {"neardupd --check-config /etc/neardup/neardup.yaml",
@@ -295,8 +310,12 @@ int main(int argc, char** argv) {
   pthread_sigmask(SIG_BLOCK, &signals, nullptr);
 
   const daemon::Role role = *daemon::parse_role(role_text);  // CLI11 checked the name
-  if ((role == daemon::Role::kShard) != shard.has_value()) {
+  if ((role == daemon::Role::kShard) != shard.shard.has_value()) {
     std::cerr << "neardupd: --shard J goes with --role shard, and only with it\n";
+    return kExitUsage;
+  }
+  if (shard.replica && !shard.shard) {
+    std::cerr << "neardupd: --replica goes with --role shard --shard J, and only with it\n";
     return kExitUsage;
   }
   std::unique_ptr<Index> index;  // a fingerprint worker and a merge stage have none
@@ -341,7 +360,7 @@ int main(int argc, char** argv) {
     name_this_thread("nd:consume");
     ran = daemon.run();
   });
-  StatusReporter status(daemon, metrics);
+  StatusReporter status(daemon, metrics, shard.replica);
   bool ready_sent = false;
   // READY=1 once, the first time the daemon is ready; STATUS= says why not until then.
   auto check_ready = [&] {

@@ -69,7 +69,7 @@ std::string consumer_group(const Config& config, Role role) {
       return config.kafka.group_id + "-index";
     case Role::kShard:
       return config.kafka.group_id + "-" + config.kafka.candidates_topic + "-shard-" +
-             std::to_string(config.store.shard);
+             std::to_string(config.store.shard) + (config.store.replica ? "-replica" : "");
     case Role::kMerge:
       return config.kafka.group_id + "-" + config.kafka.candidates_topic + "-merge";
     case Role::kSingle:

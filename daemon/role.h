@@ -45,7 +45,8 @@ std::optional<Role> parse_role(std::string_view name);
 
 // The consumer group and topic a role consumes: kafka.group_id and kafka.input_topic, but for
 // the index, "<group_id>-index" and kafka.fingerprint_topic; for shard j (store.shard),
-// "<group_id>-<candidates_topic>-shard-<j>" and kafka.fingerprint_topic; for the merge stages,
+// "<group_id>-<candidates_topic>-shard-<j>" (a replica's: "...-shard-<j>-replica") and
+// kafka.fingerprint_topic; for the merge stages,
 // "<group_id>-<candidates_topic>-merge" and kafka.candidates_topic. A set of shards is named by
 // the candidates topic it answers on, so that a new one (resharding: docs/scale-out.md) starts
 // from the fingerprint topic's beginning beside the old.
@@ -104,6 +105,12 @@ class Stage {
   // outcome a later record decides: the merge role). The ordered thread.
   virtual void bound_commits(std::map<PartitionId, std::int64_t>& next) const { (void)next; }
 
+  // The consumer thread, when the group assigns partitions to this process: `start` holds each
+  // one's committed offset (RdKafka::Topic::OFFSET_INVALID: none, auto.offset.reset applies),
+  // where consuming starts; the role may move a start lower (OFFSET_BEGINNING: the first
+  // record kept), when its state stands below the group's commits (a shard's store built by a
+  // replica, restored, or new).
+  virtual void start_offsets(std::map<PartitionId, std::int64_t>& start) { (void)start; }
   // The consumer thread, when the group assigns these partitions to this process, before any of
   // their records is consumed.
   virtual void assigned(const std::vector<PartitionId>& partitions) { (void)partitions; }

@@ -8,21 +8,24 @@
 // What it keeps (the ordered thread's, but for what readiness() reads):
 // - the answers of records not yet answered by every shard (pending_); the offsets it commits
 //   stay below the first of them (bound_commits), so a restart reads them again;
-// - the pages decided (decisions_: by this stage, and by every other through the documents
-//   topic), and per input partition the last record decided (decided_through_): an answer for
-//   a record at or below it was merged before and is passed over;
-// - the documents topic is read to its end at start and again before the first record of a
-//   partition newly assigned here (which another stage may have been merging), and followed
-//   between batches.
+// - the pages decided (state_, daemon/merge_state.h: by this stage, and by every other through
+//   the documents topic, on disk), and per input partition the last record decided
+//   (decided_through_): an answer for a record at or below it was merged before and is passed
+//   over;
+// - the documents topic is read to its end at start (from where the state had read it) and
+//   again before the first record of a partition newly assigned here (which another stage may
+//   have been merging), and followed between batches.
 #include <librdkafka/rdkafkacpp.h>
 
 #include <chrono>
+#include <limits>
 #include <map>
 
 #include "common/log.h"
 #include "common/mutex.h"
 #include "daemon/clients.h"
 #include "daemon/fingerprinted_stage.h"
+#include "daemon/merge_state.h"
 #include "daemon/role.h"
 #include "kafka/admin.h"
 
@@ -38,8 +41,13 @@ constexpr int kCatchUpMillis = 240000;
 // A record still waiting for a shard's answer after this long makes the stage not ready, with
 // the shards it waits for named (and a warning logged).
 constexpr int kWaitAlertMillis = 10000;
+// Records waiting for other shards' answers whose page (shard 0's answer) is held in memory, at
+// most; the pages of the others wait on disk (MergeState::keep).
+constexpr std::size_t kHeldInMemory = 512;
 // Documents records read between two batches, at most.
 constexpr int kFollowRecords = 10000;
+// How often what was read of the documents topic is written to the state, at most.
+constexpr int kFlushMillis = 1000;
 
 class MergeStage final : public Stage {
  public:
@@ -49,6 +57,7 @@ class MergeStage final : public Stage {
         log_(logger("daemon")),
         shards_(startup_.store.shards) {}
   ~MergeStage() override {
+    if (state_) flush();
     if (documents_) documents_->close();
   }
 
@@ -92,21 +101,40 @@ class MergeStage final : public Stage {
     if (!made) return std::unexpected(made.error());
     documents_ = std::move(*made);
     const std::string& topic = startup_.kafka.documents_topic;
+    auto opened = MergeState::open(startup_.store.path, topic);
+    if (!opened) return std::unexpected(opened.error());
+    state_ = std::move(*opened);
     auto partitions = kafka::topic_partitions(*documents_, topic, kMetadataMillis);
     if (!partitions) return std::unexpected(partitions.error());
-    kafka::TopicPartitions wanted;
     for (std::int32_t p : *partitions) {
-      wanted.add(topic, p, RdKafka::Topic::OFFSET_BEGINNING);
-      reached_[p] = 0;
+      auto end = end_of(p);
+      if (!end) return std::unexpected(end.error());
+      if (state_->next(p) > *end) {  // the topic was made anew: its offsets start again
+        log_->warn(
+            "{} ends at {} in partition {}, before where the state {} had read it ({}): "
+            "reading it again from its beginning",
+            topic, *end, p, state_->path(), state_->next(p));
+        if (auto cleared = state_->clear(); !cleared) return cleared;
+        break;
+      }
     }
+    kafka::TopicPartitions wanted;
+    for (std::int32_t p : *partitions) wanted.add(topic, p, state_->next(p));
+    documents_partitions_ = *partitions;
+    for (const auto& [input, offset] : state_->marks()) {
+      decided_through_[PartitionId{input.first, input.second}] = offset;
+    }
+    const std::uint64_t kept = state_->stored();
     if (RdKafka::ErrorCode code = documents_->assign(wanted.get()); code) {
       return std::unexpected("assign " + topic + ": " + RdKafka::err2str(code));
     }
     const auto start = Clock::now();
     if (auto caught = catch_up(); !caught) return caught;
-    log_->info("documents read topic={} pages={} partitions_decided={} seconds={:.1f}", topic,
-               decisions_.size(), decided_through_.size(),
-               std::chrono::duration<double>(Clock::now() - start).count());
+    log_->info(
+        "documents read topic={} state={} pages_kept={} pages={} partitions_decided={} "
+        "seconds={:.1f}",
+        topic, state_->path(), kept, state_->stored(), decided_through_.size(),
+        std::chrono::duration<double>(Clock::now() - start).count());
     return {};
   }
 
@@ -168,16 +196,30 @@ class MergeStage final : public Stage {
         continue;  // merged before: its output is published
       }
       auto [set, added] = pending_.try_emplace(source);
-      if (added) set->second.since = Clock::now();
-      set->second.answers[answer.shard] = work;
-      if (set->second.answers.size() < shards_) continue;
-      verdicts[i] = merged(set->second, source);
-      const WorkPtr& carrier = set->second.answers.at(0);
+      Pending& pending = set->second;
+      if (added) {
+        pending.since = Clock::now();
+        pending.partition = work->input.partition;
+      }
+      pending.answers[answer.shard] = answer.verdict;
+      pending.first = std::min(pending.first, work->input.offset);
+      if (pending.answers.size() < shards_) {
+        if (answer.shard == 0) {
+          if (auto held = hold(pending, work); !held) return std::unexpected(held.error());
+        }
+        continue;
+      }
       // Shard 0's own answer completing the set carries itself: a pointer that does not own
       // (aliasing an empty one), or the work would keep itself alive.
-      work->carrier = carrier == work ? std::shared_ptr<const Work>(std::shared_ptr<const Work>(),
-                                                                    work.get())
-                                      : carrier;
+      if (answer.shard == 0) {
+        release(pending);
+        work->carrier = std::shared_ptr<const Work>(std::shared_ptr<const Work>(), work.get());
+      } else {
+        auto carrier = carrier_of(pending);
+        if (!carrier) return std::unexpected(carrier.error());
+        work->carrier = std::move(*carrier);
+      }
+      verdicts[i] = merged(pending, *work->carrier, source);
       decided_through_[input] = source.offset;
       pending_.erase(set);
     }
@@ -191,6 +233,7 @@ class MergeStage final : public Stage {
       std::unique_ptr<RdKafka::Message> message(documents_->consume(0));
       if (!read_document(*message)) break;
     }
+    if (Clock::now() - last_flush_ >= milliseconds(kFlushMillis)) flush();
     note_waiting();
   }
 
@@ -226,10 +269,8 @@ class MergeStage final : public Stage {
 
   void bound_commits(std::map<PartitionId, std::int64_t>& next) const override {
     for (const auto& [source, set] : pending_) {
-      for (const auto& [shard, work] : set.answers) {
-        auto it = next.find(work->input.partition);
-        if (it != next.end()) it->second = std::min(it->second, work->input.offset);
-      }
+      auto it = next.find(set.partition);
+      if (it != next.end()) it->second = std::min(it->second, set.first);
     }
   }
 
@@ -249,48 +290,122 @@ class MergeStage final : public Stage {
   }
 
  private:
+  // The answers of a record not yet answered by every shard.
   struct Pending {
-    std::map<std::uint32_t, WorkPtr> answers;  // by shard
+    std::map<std::uint32_t, Verdict> answers;  // by shard
+    PartitionId partition;                     // the candidates partition they were read from
+    std::int64_t first = std::numeric_limits<std::int64_t>::max();  // their lowest offset there
+    // Shard 0's answer, which carries the page: in memory (at most kHeldInMemory of them), or
+    // else kept in the state's waiting environment under `kept` with what prepare() needs.
+    WorkPtr carrier;
+    std::string kept;
+    std::shared_ptr<const Config> config;
+    std::string scheme;
     Clock::time_point since;
   };
 
-  // The verdict of a record every shard has answered.
-  Verdict merged(const Pending& set, const SourcePosition& source) {
-    const WorkPtr& carrier = set.answers.at(0);
-    const ProcessedRecord& processed = carrier->processed;
+  // Holds shard 0's answer until the other shards' come: in memory while fewer than
+  // kHeldInMemory are, else on disk (the consumed record, read again by prepare() later).
+  std::expected<void, std::string> hold(Pending& pending, const WorkPtr& work) {
+    release(pending);
+    if (held_in_memory_ < kHeldInMemory) {
+      pending.carrier = work;
+      held_in_memory_ += 1;
+      return {};
+    }
+    pending.kept = source_position(work->input);
+    if (auto kept = state_->keep(pending.kept, encode_consumed(work->input)); !kept) {
+      return std::unexpected(kept.error());
+    }
+    pending.config = work->processed.config;
+    pending.scheme = work->processed.scheme;
+    return {};
+  }
+
+  // Forgets what a record holds of shard 0's answer.
+  void release(Pending& pending) {
+    if (pending.carrier) {
+      pending.carrier.reset();
+      held_in_memory_ -= 1;
+    }
+    if (!pending.kept.empty()) {
+      if (auto taken = state_->take(pending.kept); !taken) log_->warn("{}", taken.error());
+      pending.kept.clear();
+    }
+  }
+
+  // Shard 0's answer to a record whose answers are all there, taken from where it was held.
+  std::expected<WorkPtr, std::string> carrier_of(Pending& pending) {
+    if (pending.carrier) {
+      WorkPtr carrier = pending.carrier;
+      release(pending);
+      return carrier;
+    }
+    auto bytes = state_->take(pending.kept);
+    pending.kept.clear();
+    if (!bytes) return std::unexpected(bytes.error());
+    auto record = decode_consumed(*bytes);
+    if (!record)
+      return std::unexpected("merge state: a record kept while waiting: " + record.error());
+    auto carrier = std::make_shared<Work>(std::move(*record));
+    prepare(*carrier, pending.config, pending.scheme);
+    return carrier;
+  }
+
+  // The verdict of a record every shard has answered; `carrier` is shard 0's answer.
+  Verdict merged(const Pending& set, const Work& carrier, const SourcePosition& source) {
+    const ProcessedRecord& processed = carrier.processed;
     if (!processed.page) {  // a dead letter, whatever the shards said
       return Verdict{.status = Verdict::Status::kDeadLetter, .reason = processed.page.error().code};
     }
     std::vector<ShardAnswer> answers;
     answers.reserve(set.answers.size());
-    for (const auto& [shard, work] : set.answers) {
-      answers.push_back(
-          ShardAnswer{.shard = shard, .shards = shards_, .verdict = work->answer->verdict});
+    for (const auto& [shard, verdict] : set.answers) {
+      answers.push_back(ShardAnswer{.shard = shard, .shards = shards_, .verdict = verdict});
     }
-    Verdict verdict = merge_answers(processed.page->id, answers, decisions_);
-    decisions_.record(processed.page->id, verdict, source);
+    Verdict verdict = merge_answers(processed.page->id, answers, *state_);
+    state_->decide(processed.page->id, verdict, source);
     return verdict;
+  }
+
+  // The end (high watermark) of a documents partition.
+  std::expected<std::int64_t, std::string> end_of(std::int32_t p) {
+    const std::string& topic = startup_.kafka.documents_topic;
+    std::int64_t low = 0, high = 0;
+    if (RdKafka::ErrorCode code =
+            documents_->query_watermark_offsets(topic, p, &low, &high, kMetadataMillis);
+        code) {
+      return std::unexpected("the end of " + topic + "/" + std::to_string(p) +
+                             " unknown: " + RdKafka::err2str(code));
+    }
+    return high;
+  }
+
+  // Writes what was read of the documents topic to the state; on failure it stays in memory.
+  void flush() {
+    last_flush_ = Clock::now();
+    if (auto flushed = state_->flush(); !flushed) {
+      log_->warn("{} (kept in memory: {} pages)", flushed.error(), state_->unflushed());
+    }
   }
 
   // Reads the documents topic up to where each partition ended when called.
   std::expected<void, std::string> catch_up() {
     const std::string& topic = startup_.kafka.documents_topic;
     std::map<std::int32_t, std::int64_t> ends;
-    for (const auto& [p, reached] : reached_) {
-      std::int64_t low = 0, high = 0;
-      if (RdKafka::ErrorCode code =
-              documents_->query_watermark_offsets(topic, p, &low, &high, kMetadataMillis);
-          code) {
-        return std::unexpected("the end of " + topic + "/" + std::to_string(p) +
-                               " unknown: " + RdKafka::err2str(code));
-      }
-      ends[p] = high;
+    for (std::int32_t p : documents_partitions_) {
+      auto end = end_of(p);
+      if (!end) return std::unexpected(end.error());
+      ends[p] = *end;
     }
     const auto deadline = Clock::now() + milliseconds(kCatchUpMillis);
     while (true) {
       bool done = true;
-      for (const auto& [p, end] : ends) done = done && reached_[p] >= end;
-      if (done) return {};
+      for (const auto& [p, end] : ends) done = done && state_->next(p) >= end;
+      if (done) {
+        flush();
+        return {};
+      }
       if (Clock::now() > deadline) {
         return std::unexpected("could not read " + topic + " to its end within " +
                                std::to_string(kCatchUpMillis / 1000) + " s");
@@ -307,7 +422,7 @@ class MergeStage final : public Stage {
       case RdKafka::ERR_NO_ERROR:
         break;
       case RdKafka::ERR__PARTITION_EOF:
-        reached_[p] = std::max(reached_[p], message.offset());
+        state_->reached(p, message.offset());
         return true;
       case RdKafka::ERR__TIMED_OUT:
         return false;
@@ -315,7 +430,7 @@ class MergeStage final : public Stage {
         log_->warn("documents topic error={}", message.errstr());
         return false;
     }
-    reached_[p] = std::max(reached_[p], message.offset() + 1);
+    state_->reached(p, message.offset() + 1);
     const std::string_view key =
         message.key() ? std::string_view(*message.key()) : std::string_view();
     auto record = decode_documents_record(
@@ -329,9 +444,8 @@ class MergeStage final : public Stage {
     if (record->mark) {
       std::int64_t& through = decided_through_[PartitionId{source.topic, source.partition}];
       through = std::max(through, source.offset);
-    } else {
-      decisions_.record(record->id, record->verdict, source);
     }
+    state_->read(p, message.offset(), *record);
     return true;
   }
 
@@ -344,12 +458,14 @@ class MergeStage final : public Stage {
       fresh.swap(fresh_);
     }
     if (fresh.empty()) return {};
-    std::erase_if(pending_, [&](const auto& entry) {
-      for (const auto& [shard, work] : entry.second.answers) {
-        if (fresh.contains(work->input.partition)) return true;
+    for (auto it = pending_.begin(); it != pending_.end();) {
+      if (!fresh.contains(it->second.partition)) {
+        ++it;
+        continue;
       }
-      return false;
-    });
+      release(it->second);
+      it = pending_.erase(it);
+    }
     return catch_up();
   }
 
@@ -372,8 +488,9 @@ class MergeStage final : public Stage {
       waiting = "waiting " + std::to_string(static_cast<std::int64_t>(age)) +
                 " s for the answers of shard " + missing + " for " + source.topic + "/" +
                 std::to_string(source.partition) + "/" + std::to_string(source.offset) + " (" +
-                std::to_string(pending_.size()) +
-                " records waiting): is that shard running, and keeping up?";
+                std::to_string(pending_.size()) + " records waiting, the pages of " +
+                std::to_string(state_->kept()) +
+                " of them on disk): is that shard running, and keeping up?";
     }
     if (metrics_) {
       for (std::uint32_t j = 0; j < shards_; ++j) {
@@ -393,10 +510,12 @@ class MergeStage final : public Stage {
   const std::uint32_t shards_;
 
   std::unique_ptr<RdKafka::KafkaConsumer> documents_;
-  std::map<std::int32_t, std::int64_t> reached_;  // per documents partition: read up to here
-  Decisions decisions_;
+  std::vector<std::int32_t> documents_partitions_;
+  std::unique_ptr<MergeState> state_;  // what was read of the documents topic, and how far
+  Clock::time_point last_flush_;
   std::map<PartitionId, std::int64_t> decided_through_;  // per input partition
   std::map<SourcePosition, Pending> pending_;
+  std::size_t held_in_memory_ = 0;  // records of pending_ holding shard 0's answer in memory
 
   mutable Mutex mutex_;
   std::set<PartitionId> fresh_ GUARDED_BY(mutex_);  // assigned since the last catch-up

@@ -3,6 +3,7 @@
 
 #include "daemon/clients.h"
 #include "daemon/daemon.h"
+#include "daemon/fingerprinted_stage.h"
 #include "daemon/role.h"
 #include "ops/reload.h"
 
@@ -42,6 +43,10 @@ TEST(Roles, EachRoleConsumesItsTopicInItsGroup) {
             "crawl-pages-candidates-shard-2");
   EXPECT_EQ(property(*consumer_properties(config, Role::kMerge), "group.id"),
             "crawl-pages-candidates-merge");
+  // A standby replica of the shard reads them in a group of its own beside the primary's.
+  config.store.replica = true;
+  EXPECT_EQ(property(*consumer_properties(config, Role::kShard), "group.id"),
+            "crawl-pages-candidates-shard-2-replica");
 }
 
 TEST(Roles, AShardHasOneTransactionalIdAndAMergeStageOneOfItsOwn) {
@@ -52,6 +57,10 @@ TEST(Roles, AShardHasOneTransactionalIdAndAMergeStageOneOfItsOwn) {
   config.store.shard = 1;
   EXPECT_EQ(property(*producer_properties(config, Role::kShard), "transactional.id"),
             "neardupd-crawl-pages-candidates-shard-1");
+  config.store.replica = true;  // its replica neither fences it nor is fenced by it
+  EXPECT_EQ(property(*producer_properties(config, Role::kShard), "transactional.id"),
+            "neardupd-crawl-pages-candidates-shard-1-replica");
+  config.store.replica = false;
   const std::string merge =
       property(*producer_properties(config, Role::kMerge), "transactional.id");
   EXPECT_TRUE(merge.starts_with("neardupd-crawl-merge-")) << merge;
@@ -96,6 +105,19 @@ TEST(Roles, TheSplitRolesRefuseASchemeThatLearnsAsAConfigurationError) {
           << daemon.error().message;
     }
   }
+}
+
+// A shard's store may stand below its group's commits: built by a replica, restored, or new.
+TEST(Roles, AShardStartsWhereItsStoreStandsWhenThatIsLower) {
+  EXPECT_EQ(store_start(500, 799, false), 500);  // the store is ahead: its commits lead
+  EXPECT_EQ(store_start(500, 299, false), 300);  // behind: from after its last applied record
+  EXPECT_EQ(store_start(500, 499, false), 500);
+  EXPECT_EQ(store_start(500, std::nullopt, true), RdKafka::Topic::OFFSET_BEGINNING);  // new
+  // Pages but no position (kept since this build): the commits are all there is to go by.
+  EXPECT_EQ(store_start(500, std::nullopt, false), 500);
+  // No commit: auto.offset.reset (the beginning), whatever the store holds.
+  EXPECT_EQ(store_start(RdKafka::Topic::OFFSET_INVALID, 299, false),
+            RdKafka::Topic::OFFSET_INVALID);
 }
 
 }  // namespace

@@ -15,7 +15,7 @@ bool is_page_verdict(const Verdict& v) {
 }
 
 // The root of the cluster of a decided page: its own id, or what it duplicates.
-const std::string& root_of(const std::string& id, const Decisions::Decided& decided) {
+const std::string& root_of(const std::string& id, const Decided& decided) {
   return decided.verdict.status == Verdict::Status::kDuplicate ? decided.verdict.duplicate_of : id;
 }
 
@@ -100,17 +100,26 @@ std::expected<ShardAnswer, std::string> decode_shard_answer(std::string_view byt
   return answer;
 }
 
-const Decisions::Decided* Decisions::find(const std::string& id) const {
+bool is_decision(const Verdict& verdict) { return is_page_verdict(verdict) && !verdict.replayed; }
+
+std::optional<Decided> Decisions::find(const std::string& id) const {
   auto it = decided_.find(id);
-  return it == decided_.end() ? nullptr : &it->second;
+  if (it == decided_.end()) return std::nullopt;
+  return it->second;
 }
 
 void Decisions::record(const std::string& id, const Verdict& verdict,
                        const SourcePosition& source) {
-  if (!is_page_verdict(verdict) || verdict.replayed) return;
+  if (!is_decision(verdict)) return;
   Decided& decided = decided_[id];
   decided.verdict = verdict;
   decided.source = source;
+}
+
+void Decisions::forget(const std::string& id, const SourcePosition& source) {
+  if (auto it = decided_.find(id); it != decided_.end() && it->second.source == source) {
+    decided_.erase(it);
+  }
 }
 
 namespace {
@@ -191,7 +200,7 @@ std::expected<DocumentsRecord, std::string> decode_documents_record(std::string_
 }
 
 Verdict merge_answers(const std::string& id, std::span<const ShardAnswer> answers,
-                      const Decisions& decisions) {
+                      const DecidedPages& decisions) {
   if (answers.empty()) return Verdict{};
   // Skipped and dead-lettered records: every shard passed on what the record said (or what the
   // store refused), alike.
@@ -201,24 +210,24 @@ Verdict merge_answers(const std::string& id, std::span<const ShardAnswer> answer
   bool replayed = true;
   for (const ShardAnswer& answer : answers) replayed = replayed && answer.verdict.replayed;
   if (replayed) {
-    if (const Decisions::Decided* decided = decisions.find(id)) {
+    if (const std::optional<Decided> decided = decisions.find(id)) {
       Verdict verdict = decided->verdict;
       verdict.replayed = true;
       return verdict;
     }
   }
   const Verdict* best = nullptr;
-  const Decisions::Decided* best_decided = nullptr;
+  std::optional<Decided> best_decided;
   std::uint8_t method = Verdict::kNone;
   for (const ShardAnswer& answer : answers) {
     const Verdict& v = answer.verdict;
     if (v.status != Verdict::Status::kDuplicate) continue;
-    const Decisions::Decided* decided = decisions.find(v.matched);
-    if (decided == nullptr) continue;  // not decided here yet
+    std::optional<Decided> decided = decisions.find(v.matched);
+    if (!decided) continue;  // not decided here yet
     method |= v.method;
     if (best == nullptr || goes_before(v, decided->source, *best, best_decided->source)) {
       best = &v;
-      best_decided = decided;
+      best_decided = std::move(decided);
     }
   }
   Verdict verdict;

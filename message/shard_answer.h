@@ -36,6 +36,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <optional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -87,23 +88,37 @@ std::pair<std::string, std::string> encode_mark(const SourcePosition& source);
 std::expected<DocumentsRecord, std::string> decode_documents_record(std::string_view key,
                                                                     std::string_view value);
 
-// The verdicts the merge stages decided, by page id: the latest of each id (a re-crawl replaces
-// it), with where the page was read. That position stands for the whole index's order of
-// storage when two matches tie (ties go to the earliest): within an input partition it is the
-// order in which the pages were decided and stored; between partitions, which have no order,
-// the lower partition goes first (docs/scale-out.md, "Order across partitions").
-class Decisions {
- public:
-  struct Decided {
-    Verdict verdict;
-    SourcePosition source;  // where the page was read
-  };
+// A page's decided verdict (a unique or duplicate one that is not a replay), with where the page
+// was read. That position stands for the whole index's order of storage when two matches tie
+// (ties go to the earliest): within an input partition it is the order in which the pages were
+// decided and stored; between partitions, which have no order, the lower partition goes first
+// (docs/scale-out.md, "Order across partitions").
+struct Decided {
+  Verdict verdict;
+  SourcePosition source;  // where the page was read
+};
 
+// Whether a verdict is one a page is decided by: unique or duplicate, and not a replay.
+bool is_decision(const Verdict& verdict);
+
+// What merge_answers reads of the pages the merge stages decided: by page id, the latest of
+// each id (a re-crawl replaces it).
+class DecidedPages {
+ public:
+  virtual ~DecidedPages() = default;
   // The page's decided verdict, if any.
-  const Decided* find(const std::string& id) const;
-  // Records a page's verdict as decided (a unique or duplicate one that is not a replay; anything
-  // else is ignored), read at `source`.
+  virtual std::optional<Decided> find(const std::string& id) const = 0;
+};
+
+// Decided pages in memory.
+class Decisions final : public DecidedPages {
+ public:
+  std::optional<Decided> find(const std::string& id) const override;
+  // Records a page's verdict as decided when it is a decision (is_decision; anything else is
+  // ignored), read at `source`.
   void record(const std::string& id, const Verdict& verdict, const SourcePosition& source);
+  // Forgets a page's verdict if it is the one decided at `source`.
+  void forget(const std::string& id, const SourcePosition& source);
   std::size_t size() const { return decided_.size(); }
 
  private:
@@ -121,6 +136,6 @@ class Decisions {
 //   partitions"), with the signatures that found any such match, and duplicate_of the root of
 //   the match's cluster. None: unique.
 Verdict merge_answers(const std::string& id, std::span<const ShardAnswer> answers,
-                      const Decisions& decisions);
+                      const DecidedPages& decisions);
 
 }  // namespace neardup

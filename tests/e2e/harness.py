@@ -244,6 +244,11 @@ class Daemon:
         self.process.kill()
         self.process.wait()
 
+    def rss_kib(self):
+        """The process's resident memory now, KiB (VmRSS)."""
+        with open(f"/proc/{self.process.pid}/status") as f:
+            return int(re.search(r"VmRSS:\s+(\d+)", f.read()).group(1))
+
     def terminate(self, timeout=15):
         """SIGTERM; returns (exit code, seconds to exit)."""
         start = time.monotonic()

@@ -4,7 +4,7 @@ stages on Kafka give every page the verdict one process gives, exactly once, whi
 killed.
 
   test_shards.py [COUNT] [--partitions N] [--shards S] [--kills K] [--pages FILE]
-                 [--stop-shard SECONDS]
+                 [--stop-shard SECONDS] [--reshard S2] [--replica live|lagging|rebuild]
 
 Two workers (`neardupd --role fingerprint`), S shards (`--role shard --shard j`) and two merge
 stages (`--role merge`), all with kafka.exactly_once, over COUNT generated pages (or the JSONL
@@ -16,7 +16,15 @@ produced first (the kills spread over its outputs); once it is out, shard 1 is s
 stages must say which shard they wait for (/readyz and the log), and once shard 1 is back every
 page comes out. With --reshard S2, the map changes from S shards to S2 during the run
 (docs/scale-out.md, "Resharding"): the pages come in thirds, the new shards start after the
-first, the merge stages are replaced by the new map's during the second.
+first, the merge stages are replaced by the new map's during the second. With --replica, a
+standby replica of shard 1 (`--shard 1 --replica`, a store of its own) runs from the start, the
+pages come in a half and two quarters, and once the third quarter is out shard 1 is lost
+(kill -9, its store removed) and the last quarter produced. Then, with `live`, the replica is
+stopped and a shard 1 started on its store takes over; with `lagging`, the same, but the
+replica was killed (kill -9) once the first half was out, so that its store stands below the
+primary's commits, as a lagging replica's would: the new primary must start there; with
+`rebuild` there is no replica, and shard 1 starts on a new, empty store, which it builds from
+the fingerprint topic's beginning (the time a replica saves).
 
 At the end a read_committed consumer sees exactly one output per input, and every verdict equals
 `neardup dedup`'s over the same pages in the same order (pages of one cluster share a partition,
@@ -31,7 +39,8 @@ import time
 
 import harness as h
 
-OPTIONS = {"--partitions", "--shards", "--kills", "--pages", "--stop-shard", "--reshard"}
+OPTIONS = {"--partitions", "--shards", "--kills", "--pages", "--stop-shard", "--reshard",
+           "--replica"}
 ARGS = [a for i, a in enumerate(sys.argv[1:], 1)
         if not a.startswith("--") and sys.argv[i - 1] not in OPTIONS]
 COUNT = int(ARGS[0]) if ARGS else 3000
@@ -47,6 +56,7 @@ KILLS = option("--kills", 6)
 PAGES = option("--pages", None, str)
 STOP_SHARD = option("--stop-shard", 0, float)
 RESHARD = option("--reshard", 0)
+REPLICA = option("--replica", "", str)
 
 
 def test(workdir):
@@ -83,6 +93,11 @@ def test(workdir):
             f.write(text.replace(f"shards: {SHARDS}\n", f"shards: {RESHARD}\n")
                     .replace('candidates_topic: "candidates"', f'candidates_topic: "candidates-{RESHARD}"')
                     .replace(workdir.file("store"), workdir.file("store-resharded")))
+    if REPLICA:
+        # A standby replica of shard 1, on a store of its own (another machine's).
+        replica_config = workdir.file("replica.yaml")
+        with open(replica_config, "w") as f:
+            f.write(text.replace(workdir.file("store"), workdir.file("store-replica")))
     # --check-config with a role checks what the role needs of the cluster.
     for role in (["--role", "shard", "--shard", str(SHARDS - 1)], ["--role", "merge"]):
         checked = subprocess.run([h.NEARDUPD, "--check-config", config] + role,
@@ -100,7 +115,10 @@ def test(workdir):
     expected = h.dedup(workdir, config, pages)
     # With --stop-shard the second half is produced while shard 1 is stopped; with --reshard,
     # each third at a step of the change of maps.
-    first, second = h.split_pages(workdir, pages, count // 2) if STOP_SHARD else (pages, None)
+    halves = STOP_SHARD or REPLICA
+    first, second = h.split_pages(workdir, pages, count // 2) if halves else (pages, None)
+    if REPLICA:
+        third, fourth = h.split_pages(workdir, second, count // 4, names=("3.jsonl", "4.jsonl"))
     if RESHARD:
         first, rest = h.split_pages(workdir, pages, count // 3)
         second, third = h.split_pages(workdir, rest, count // 3, names=("2.jsonl", "3.jsonl"))
@@ -108,15 +126,18 @@ def test(workdir):
 
     started = {"n": 0}
 
-    def start(role, shard=None, config=config):
+    def start(role, shard=None, config=config, replica=False):
         started["n"] += 1
-        name = f"{role}{'' if shard is None else shard}-{started['n']}"
+        name = f"{role}{'' if shard is None else shard}{'r' if replica else ''}-{started['n']}"
+        args = () if shard is None else ("--shard", str(shard))
         return h.Daemon(workdir, config, name=name, role=role,
-                        args=() if shard is None else ("--shard", str(shard)))
+                        args=args + (("--replica",) if replica else ()))
 
     workers = [start("fingerprint"), start("fingerprint")]
     shards = [start("shard", j) for j in range(SHARDS)]
     merges = [start("merge"), start("merge")]
+    replica = (start("shard", 1, replica_config, replica=True)
+               if REPLICA in ("live", "lagging") else None)
     roles = ["worker", "shard", "merge"]
     events = [roles[n % 3] for n in range(KILLS)]
     rng.shuffle(events)
@@ -126,7 +147,7 @@ def test(workdir):
                interval=0.05)
     first_output = time.monotonic()
     # The kills spread over the first half's outputs when a shard is stopped for the second.
-    spread = count // 2 if STOP_SHARD else count
+    spread = count // 2 if halves else count
     for n, event in enumerate(events):
         target = spread * (n + 1 + rng.uniform(-0.3, 0.3)) / (len(events) + 1)
         h.wait_for(lambda: h.output_count(broker.bootstrap, "tagged", 8) >= target, 300,
@@ -165,12 +186,51 @@ def test(workdir):
         h.check(waiting, "no merge stage logged that it waits for shard 1")
         h.check(any(code == 503 and "shard 1 for" in body for code, body in ready),
                 f"no merge stage's /readyz names shard 1: {ready}")
+        # Past 512 records waiting, a merge stage keeps their pages on disk, not in memory.
+        for code, body in ready:
+            held = re.search(r"\((\d+) records waiting, the pages of (\d+) of them on disk", body)
+            h.check(code == 200 or held, f"/readyz: {body}")
+            if held and int(held.group(1)) > 640:
+                h.check(int(held.group(2)) > 0, f"every page of {held.group(1)} records waiting "
+                                                f"held in memory: {body}")
+        rss = [m.rss_kib() for m in merges]
         shards[1] = start("shard", 1)
         back = time.monotonic()
         h.wait_for_outputs(broker.bootstrap, "tagged", set(urls), timeout=300)
         done.append(f"shard 1 stopped for {STOP_SHARD:.0f} s (no output meanwhile; /readyz "
-                    f"said: {[body for code, body in ready if code != 200][0]!r}), every page "
-                    f"out {time.monotonic() - back:.1f} s after it was back")
+                    f"said: {[body for code, body in ready if code != 200][0]!r}; merge stages' "
+                    f"RSS then {rss} KiB), every page out {time.monotonic() - back:.1f} s after "
+                    f"it was back")
+        h.log(done[-1])
+    if REPLICA:
+        # Shard 1 is lost with its store three quarters in; it starts again on the replica's
+        # store, or on a new one.
+        h.wait_for_outputs(broker.bootstrap, "tagged", set(urls[:count // 2]), timeout=300)
+        if REPLICA == "lagging":
+            replica.kill9()
+        h.produce(broker.bootstrap, "pages", third)
+        h.wait_for_outputs(broker.bootstrap, "tagged", set(urls[:count * 3 // 4]), timeout=300)
+        shards[1].kill9()
+        subprocess.run(["rm", "-rf", workdir.file("store") + "/shard-1"], check=True)
+        h.produce(broker.bootstrap, "pages", fourth)
+        time.sleep(3)
+        lost = h.output_count(broker.bootstrap, "tagged", 8)
+        if replica:
+            if REPLICA == "live":
+                replica.stop(timeout=30)
+            shards[1] = start("shard", 1, replica_config)
+        else:
+            shards[1] = start("shard", 1)
+        back = time.monotonic()
+        h.wait_for_outputs(broker.bootstrap, "tagged", set(urls), timeout=300)
+        took = time.monotonic() - back
+        lowered = re.findall(r"partition=\S+ starts at (\S+ ?\S*) below the group's committed "
+                             r"offset (\d+)", shards[1].log_text())
+        h.check(lowered or REPLICA == "live", "the shard on a store behind its group's commits "
+                "started at those commits: " + shards[1].log_text()[-2000:])
+        done.append(f"shard 1 lost with its store at {lost} outputs; started on "
+                    f"{'the replica' if replica else 'a new'} store (starts: {lowered}), every "
+                    f"page out {took:.1f} s after")
         h.log(done[-1])
     if RESHARD:
         # S -> S': the new shards build their stores from the fingerprint topic's beginning
