@@ -59,6 +59,7 @@ class MergeStage final : public Stage {
   ~MergeStage() override {
     if (state_) flush();
     if (documents_) documents_->close();
+    if (ends_) ends_->close();
   }
 
   Role role() const override { return Role::kMerge; }
@@ -100,6 +101,16 @@ class MergeStage final : public Stage {
     auto made = kafka::make_consumer(**conf);
     if (!made) return std::unexpected(made.error());
     documents_ = std::move(*made);
+    // The topic's end as written, open transactions included (a read_committed client's
+    // ListOffsets answers the last stable offset instead): end_of().
+    for (auto& [name, value] : *settings) {
+      if (name == "isolation.level") value = "read_uncommitted";
+    }
+    auto ends_conf = kafka::make_conf(*settings);
+    if (!ends_conf) return std::unexpected("kafka consumer: " + ends_conf.error());
+    auto ends = kafka::make_consumer(**ends_conf);
+    if (!ends) return std::unexpected(ends.error());
+    ends_ = std::move(*ends);
     const std::string& topic = startup_.kafka.documents_topic;
     auto opened = MergeState::open(startup_.store.path, topic);
     if (!opened) return std::unexpected(opened.error());
@@ -368,12 +379,16 @@ class MergeStage final : public Stage {
     return verdict;
   }
 
-  // The end (high watermark) of a documents partition.
+  // The end of a documents partition as written (its high watermark), transactions still open
+  // included: a catch-up reads past it only once every transaction written below it has ended,
+  // so it sees every decision committed before it began. (Up to the last stable offset, the
+  // end a read_committed client is told, it would miss the decisions other stages committed
+  // after a killed stage's transaction that is not yet aborted.)
   std::expected<std::int64_t, std::string> end_of(std::int32_t p) {
     const std::string& topic = startup_.kafka.documents_topic;
     std::int64_t low = 0, high = 0;
     if (RdKafka::ErrorCode code =
-            documents_->query_watermark_offsets(topic, p, &low, &high, kMetadataMillis);
+            ends_->query_watermark_offsets(topic, p, &low, &high, kMetadataMillis);
         code) {
       return std::unexpected("the end of " + topic + "/" + std::to_string(p) +
                              " unknown: " + RdKafka::err2str(code));
@@ -510,6 +525,7 @@ class MergeStage final : public Stage {
   const std::uint32_t shards_;
 
   std::unique_ptr<RdKafka::KafkaConsumer> documents_;
+  std::unique_ptr<RdKafka::KafkaConsumer> ends_;  // read_uncommitted: end_of()
   std::vector<std::int32_t> documents_partitions_;
   std::unique_ptr<MergeState> state_;  // what was read of the documents topic, and how far
   Clock::time_point last_flush_;
