@@ -347,6 +347,16 @@ def consume(bootstrap, topic, count=0, timeout=5.0, committed=True):
     return [json.loads(line) for line in result.stdout.splitlines() if line.strip()]
 
 
+def at_progress_steps(bootstrap, total, events, rng, timeout):
+    """Each of `events` in turn, once the outputs on "tagged" reach its step of `total` (step
+    n + 1 of len(events) + 1, a little jittered): kills and joins spread over a run."""
+    for n, event in enumerate(events):
+        target = total * (n + 1 + rng.uniform(-0.3, 0.3)) / (len(events) + 1)
+        wait_for(lambda: output_count(bootstrap, "tagged", 8) >= target, timeout,
+                 f"{target:.0f} outputs before '{event}'", interval=0.05)
+        yield event
+
+
 def output_count(bootstrap, topic, partitions):
     """Records in a topic's `partitions` partitions (their high watermarks; kcat on PATH),
     without reading them: cheap enough to poll."""

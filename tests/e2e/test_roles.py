@@ -83,11 +83,8 @@ def test(workdir):
     events.insert(rng.randint(events.index("join worker") + 1, len(events)), "leave worker")
     third = None
     done = []
-    for n, event in enumerate(events):
-        # Step n + 1 of the progress, a little jittered; restarted processes catch up meanwhile.
-        target = COUNT * (n + 1 + rng.uniform(-0.3, 0.3)) / (len(events) + 1)
-        h.wait_for(lambda: h.output_count(broker.bootstrap, "tagged", 8) >= target, 240,
-                   f"{target:.0f} outputs before '{event}'", interval=0.05)
+    # Restarted processes catch up between the steps.
+    for event in h.at_progress_steps(broker.bootstrap, COUNT, events, rng, 240):
         if event == "kill worker":
             n = rng.randrange(len(workers))
             workers[n].kill9()

@@ -148,10 +148,7 @@ def test(workdir):
     first_output = time.monotonic()
     # The kills spread over the first half's outputs when a shard is stopped for the second.
     spread = count // 2 if halves else count
-    for n, event in enumerate(events):
-        target = spread * (n + 1 + rng.uniform(-0.3, 0.3)) / (len(events) + 1)
-        h.wait_for(lambda: h.output_count(broker.bootstrap, "tagged", 8) >= target, 300,
-                   f"{target:.0f} outputs before '{event}'", interval=0.05)
+    for event in h.at_progress_steps(broker.bootstrap, spread, events, rng, 300):
         if event == "worker":
             i = rng.randrange(len(workers))
             workers[i].kill9()
