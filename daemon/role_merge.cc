@@ -490,10 +490,13 @@ class MergeStage final : public Stage {
     std::string waiting;
     const auto now = Clock::now();
     std::vector<double> oldest(shards_, 0.0);  // per shard, seconds
+    std::vector<double> records(shards_, 0.0);  // per shard, records waiting for it
     for (const auto& [source, set] : pending_) {
       const double age = std::chrono::duration<double>(now - set.since).count();
       for (std::uint32_t j = 0; j < shards_; ++j) {
-        if (!set.answers.contains(j)) oldest[j] = std::max(oldest[j], age);
+        if (set.answers.contains(j)) continue;
+        oldest[j] = std::max(oldest[j], age);
+        records[j] += 1;
       }
       if (!waiting.empty() || age * 1000 < kWaitAlertMillis) continue;
       std::string missing;
@@ -510,7 +513,9 @@ class MergeStage final : public Stage {
     if (metrics_) {
       for (std::uint32_t j = 0; j < shards_; ++j) {
         metrics_->merge_wait.labels({std::to_string(j)}).set(oldest[j]);
+        metrics_->merge_waiting.labels({std::to_string(j)}).set(records[j]);
       }
+      metrics_->merge_pages_on_disk.set(static_cast<double>(state_->kept()));
     }
     MutexLock lock(mutex_);
     if (!waiting.empty() && waiting_.empty()) log_->warn("{}", waiting);

@@ -209,6 +209,13 @@ DaemonMetrics::DaemonMetrics(MetricsRegistry& r)
           r.gauge("neardup_merge_wait_seconds",
                   "Age of the merge stage's oldest record still waiting for the shard's answer.",
                   {"shard"})),
+      merge_waiting(r.gauge("neardup_merge_waiting_records",
+                            "Records of the merge stage still waiting for the shard's answer.",
+                            {"shard"})),
+      merge_pages_on_disk_family(
+          r.gauge("neardup_merge_pages_on_disk",
+                  "Pages of records waiting for a shard that the merge stage keeps on disk.")),
+      merge_pages_on_disk(merge_pages_on_disk_family.get()),
       partial_assignment_family(r.gauge(
           "neardup_partial_assignment",
           "Input partitions assigned to other members of the group; consumption paused if > 0.")),

@@ -290,6 +290,13 @@ struct DaemonMetrics {
   // neardup_merge_wait_seconds{shard}: a merge stage's oldest record still waiting for that
   // shard's answer, in seconds (0: none waits for it).
   Family<Gauge>& merge_wait;
+  // neardup_merge_waiting_records{shard}: a merge stage's records still waiting for that shard's
+  // answer (the shard's lag as the merge stage sees it).
+  Family<Gauge>& merge_waiting;
+  // neardup_merge_pages_on_disk: pages of waiting records a merge stage keeps on disk (past the
+  // ones it holds in memory).
+  Family<Gauge>& merge_pages_on_disk_family;
+  Gauge& merge_pages_on_disk;
 
   // neardup_partial_assignment: input partitions assigned to other members of the group at the
   // last rebalance (0 while this daemon owns them all; consumption is paused otherwise).

@@ -191,13 +191,24 @@ def test(workdir):
                 h.check(int(held.group(2)) > 0, f"every page of {held.group(1)} records waiting "
                                                 f"held in memory: {body}")
         rss = [m.rss_kib() for m in merges]
+        # The metrics say the same, per shard.
+        waiting_metric = 0
+        for m in merges:
+            metrics = h.get(m.metrics_url() + "/metrics")[1]
+            found = re.search(r'neardup_merge_waiting_records\{shard="1"\} (\d+)', metrics)
+            h.check(found and re.search(r'neardup_merge_waiting_records\{shard="0"\} 0\b', metrics),
+                    f"neardup_merge_waiting_records per shard: {metrics[-3000:]}")
+            waiting_metric += int(found.group(1))
+        h.check(waiting_metric > 0, "neardup_merge_waiting_records{shard=\"1\"} is 0 while it is "
+                                    "stopped")
         shards[1] = start("shard", 1)
         back = time.monotonic()
         h.wait_for_outputs(broker.bootstrap, "tagged", set(urls), timeout=300)
         done.append(f"shard 1 stopped for {STOP_SHARD:.0f} s (no output meanwhile; /readyz "
-                    f"said: {[body for code, body in ready if code != 200][0]!r}; merge stages' "
-                    f"RSS then {rss} KiB), every page out {time.monotonic() - back:.1f} s after "
-                    f"it was back")
+                    f"said: {[body for code, body in ready if code != 200][0]!r}; "
+                    f"neardup_merge_waiting_records{{shard=\"1\"}} {waiting_metric}; merge "
+                    f"stages' RSS then {rss} KiB), every page out "
+                    f"{time.monotonic() - back:.1f} s after it was back")
         h.log(done[-1])
     if REPLICA:
         # Shard 1 is lost with its store three quarters in; it starts again on the replica's
