@@ -178,12 +178,19 @@ std::expected<void, std::string> MergeState::load(const std::string& topic) {
 std::optional<Decided> MergeState::find(const std::string& id) const {
   if (auto own = own_.find(id)) return own;
   if (auto read = unflushed_.find(id)) return read;
+  auto fail = [&](const std::string& what) {
+    if (failure_.empty()) failure_ = path_ + ": looking up " + id + ": " + what;
+    return std::nullopt;
+  };
   auto txn = lmdb::Txn::begin(env_, MDB_RDONLY);
-  if (!txn) return std::nullopt;
+  if (!txn) return fail(txn.error().message);
   auto value = decided_db_.get(*txn, id);
-  if (!value) return std::nullopt;
+  if (!value) {
+    if (value.error().code == MDB_NOTFOUND) return std::nullopt;
+    return fail(value.error().message);
+  }
   auto record = decode_documents_record(id, *value);
-  if (!record) return std::nullopt;
+  if (!record) return fail("a decided record that does not decode: " + record.error());
   return Decided{.verdict = std::move(record->verdict), .source = std::move(record->source)};
 }
 

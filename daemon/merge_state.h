@@ -53,8 +53,13 @@ class MergeState final : public DecidedPages {
   static std::expected<std::unique_ptr<MergeState>, std::string> open(const std::string& dir,
                                                                       const std::string& topic);
 
-  // This stage's decisions first, then what was read.
+  // This stage's decisions first, then what was read. A lookup that fails (the read transaction
+  // cannot begin, the record cannot be read or decoded) answers nothing and is kept in
+  // failure(): the caller must not use a verdict made meanwhile.
   std::optional<Decided> find(const std::string& id) const override;
+  // The first failed lookup since the last clear_failure(), named; empty when none failed.
+  const std::string& failure() const { return failure_; }
+  void clear_failure() { failure_.clear(); }
 
   // A page this stage decided (kept in memory until read back from the topic).
   void decide(const std::string& id, const Verdict& verdict, const SourcePosition& source);
@@ -94,6 +99,7 @@ class MergeState final : public DecidedPages {
   std::expected<void, std::string> load(const std::string& topic);
 
   const std::string path_;
+  mutable std::string failure_;  // find()'s first failure since clear_failure()
   WriterLock lock_;
   lmdb::Env env_;
   lmdb::Dbi decided_db_, marks_db_, reached_db_, meta_db_;

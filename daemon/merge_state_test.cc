@@ -146,5 +146,36 @@ TEST(MergeState, RecordsKeptWhileWaitingComeBackWhole) {
   EXPECT_FALSE(open(dir.path())->take("candidates/2/42"));
 }
 
+// A decided record that cannot be read is no "not decided": the lookup answers nothing and the
+// failure, naming the page and the directory, stays until cleared.
+TEST(MergeState, AFailedLookupIsKeptAsAFailure) {
+  testing::TempDir dir;
+  {
+    auto state = open(dir.path());
+    state->read(0, 0, decided("a", unique(), at(1)));
+    ASSERT_TRUE(state->flush());
+  }
+  {
+    auto env = lmdb::Env::open(dir.path() + "/merge-0", {.map_size = 1ull << 30, .max_dbs = 8});
+    ASSERT_TRUE(env);
+    auto txn = lmdb::Txn::begin(*env, 0);
+    auto db = lmdb::Dbi::open(*txn, "decided", 0);
+    ASSERT_TRUE(db);
+    ASSERT_TRUE(db->put(*txn, "b", "not a documents record"));
+    ASSERT_TRUE(txn->commit());
+  }
+  auto state = open(dir.path());
+  EXPECT_TRUE(state->find("a"));
+  EXPECT_FALSE(state->find("c"));  // not decided: no failure
+  EXPECT_EQ(state->failure(), "");
+  EXPECT_FALSE(state->find("b"));
+  EXPECT_NE(state->failure().find("merge-0: looking up b: "), std::string::npos)
+      << state->failure();
+  EXPECT_TRUE(state->find("a"));  // kept until cleared
+  EXPECT_NE(state->failure(), "");
+  state->clear_failure();
+  EXPECT_EQ(state->failure(), "");
+}
+
 }  // namespace
 }  // namespace neardup::daemon

@@ -231,6 +231,9 @@ class MergeStage final : public Stage {
         work->carrier = std::move(*carrier);
       }
       verdicts[i] = merged(pending, *work->carrier, source);
+      // A decided page that could not be looked up: the verdict may be wrong, so the batch is
+      // not published (the stage stops; its records are read again).
+      if (!state_->failure().empty()) return std::unexpected("merge state: " + state_->failure());
       decided_through_[input] = source.offset;
       pending_.erase(set);
     }
