@@ -64,12 +64,14 @@ class Column {
   std::uint64_t merge_ratio() const {
     return format_ == RunFormat::kNarrow ? kNarrowMergeRatio : kWideMergeRatio;
   }
-  // A narrow run grows to at most this many full deltas' entries; a run that size takes part
-  // in no further merge (unless the merge reclaims dropped documents, begin_merge). Without it
-  // the binary counter ends every 2^i deltas in a merge of every band run into one, as large as
-  // the whole column (5 GB at 12.8M pages), which stalled batches for seconds and doubled the
-  // store's footprint while it ran; with it the largest merge is 32 deltas (≈ 3.2M pages of 42
-  // bands), and a page's absent keys check one more filter per 32 deltas (bench/RESULTS.md).
+  // A narrow merge stays within this many full deltas' entries (unless it reclaims dropped
+  // documents, begin_merge). A delta holds a little more than its capacity, so two runs of 16
+  // deltas would pass it: band runs settle at 16 deltas and a little over (≈ 1.65M pages of 42
+  // bands) and take part in no further merge. Without it the binary counter ends every 2^i
+  // deltas in a merge of every band run into one, as large as the whole column (5 GB at 12.8M
+  // pages), which stalled batches for seconds and doubled the store's footprint while it ran;
+  // with it no merge is larger than that, and a page's absent keys check one more filter per
+  // 16 deltas (bench/RESULTS.md).
   static constexpr std::uint64_t kNarrowRunDeltas = 32;
   std::uint64_t max_run_entries() const {
     return format_ == RunFormat::kNarrow ? kNarrowRunDeltas * capacity_ : ~std::uint64_t{0};
@@ -223,7 +225,8 @@ class Column {
     std::size_t record = 0;              // the front run's next record
   };
   // A union filter starts sized for twice the runs' entries, and for at least this many full
-  // deltas' entries.
+  // deltas' entries. (A quarter more instead held less memory after an open, but two unions
+  // for half of each cycle: store/FORMAT.md, tried and not kept.)
   static constexpr std::uint64_t kUnionMinDeltas = 8;
   std::unique_ptr<BandFilter> new_union() const;
 
