@@ -57,9 +57,8 @@ class MergeState final : public DecidedPages {
   // cannot begin, the record cannot be read or decoded) answers nothing and is kept in
   // failure(): the caller must not use a verdict made meanwhile.
   std::optional<Decided> find(const std::string& id) const override;
-  // The first failed lookup since the last clear_failure(), named; empty when none failed.
+  // The first failed lookup, named; empty while none failed. It stays: the stage stops.
   const std::string& failure() const { return failure_; }
-  void clear_failure() { failure_.clear(); }
 
   // A page this stage decided (kept in memory until read back from the topic).
   void decide(const std::string& id, const Verdict& verdict, const SourcePosition& source);
@@ -99,7 +98,7 @@ class MergeState final : public DecidedPages {
   std::expected<void, std::string> load(const std::string& topic);
 
   const std::string path_;
-  mutable std::string failure_;  // find()'s first failure since clear_failure()
+  mutable std::string failure_;  // find()'s first failure
   WriterLock lock_;
   lmdb::Env env_;
   lmdb::Dbi decided_db_, marks_db_, reached_db_, meta_db_;
