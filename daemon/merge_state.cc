@@ -177,11 +177,16 @@ std::expected<void, std::string> MergeState::load(const std::string& topic) {
 
 std::optional<Decided> MergeState::find(const std::string& id) const {
   if (auto own = own_.find(id)) return own;
-  if (auto read = unflushed_.find(id)) return read;
   auto fail = [&](const std::string& what) {
     if (failure_.empty()) failure_ = path_ + ": looking up " + id + ": " + what;
     return std::nullopt;
   };
+  auto decided = [&](std::string_view value) -> std::optional<Decided> {
+    auto record = decode_documents_record(id, value);
+    if (!record) return fail("a decided record that does not decode: " + record.error());
+    return Decided{.verdict = std::move(record->verdict), .source = std::move(record->source)};
+  };
+  if (auto it = unflushed_.find(id); it != unflushed_.end()) return decided(it->second);
   auto txn = lmdb::Txn::begin(env_, MDB_RDONLY);
   if (!txn) return fail(txn.error().message);
   auto value = decided_db_.get(*txn, id);
@@ -189,9 +194,7 @@ std::optional<Decided> MergeState::find(const std::string& id) const {
     if (value.error().code == MDB_NOTFOUND) return std::nullopt;
     return fail(value.error().message);
   }
-  auto record = decode_documents_record(id, *value);
-  if (!record) return fail("a decided record that does not decode: " + record.error());
-  return Decided{.verdict = std::move(record->verdict), .source = std::move(record->source)};
+  return decided(*value);
 }
 
 void MergeState::decide(const std::string& id, const Verdict& verdict,
@@ -209,8 +212,7 @@ void MergeState::read(std::int32_t partition, std::int64_t offset, const Documen
   }
   if (!is_decision(record.verdict)) return;
   own_.forget(record.id, record.source);  // read back
-  unflushed_.record(record.id, record.verdict, record.source);
-  unflushed_values_[record.id] = encode_decided(record.id, record.source, record.verdict).second;
+  unflushed_[record.id] = encode_decided(record.id, record.source, record.verdict).second;
 }
 
 void MergeState::reached(std::int32_t partition, std::int64_t next) {
@@ -256,10 +258,10 @@ std::expected<std::string, std::string> MergeState::take(const std::string& key)
 }
 
 std::expected<void, std::string> MergeState::flush() {
-  if (!dirty_ && unflushed_values_.empty()) return {};
+  if (!dirty_ && unflushed_.empty()) return {};
   auto txn = lmdb::Txn::begin(env_, 0);
   if (!txn) return std::unexpected(failed(path_, txn.error()));
-  for (const auto& [id, value] : unflushed_values_) {
+  for (const auto& [id, value] : unflushed_) {
     if (auto put = decided_db_.put(*txn, id, value); !put) {
       return std::unexpected(failed(path_, put.error()));
     }
@@ -277,8 +279,7 @@ std::expected<void, std::string> MergeState::flush() {
   if (auto committed = txn->commit(); !committed) {
     return std::unexpected(failed(path_, committed.error()));
   }
-  unflushed_ = Decisions();
-  unflushed_values_.clear();
+  unflushed_.clear();
   dirty_ = false;
   return {};
 }
@@ -294,8 +295,7 @@ std::expected<void, std::string> MergeState::clear() {
   if (auto committed = txn->commit(); !committed) {
     return std::unexpected(failed(path_, committed.error()));
   }
-  unflushed_ = Decisions();
-  unflushed_values_.clear();
+  unflushed_.clear();
   marks_.clear();
   next_.clear();
   dirty_ = false;

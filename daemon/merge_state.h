@@ -107,8 +107,8 @@ class MergeState final : public DecidedPages {
   std::uint64_t kept_ = 0;
 
   Decisions own_;                                        // decided here, not yet read back
-  Decisions unflushed_;                                  // read, not yet written
-  std::map<std::string, std::string> unflushed_values_;  // id -> record value, for flush()
+  // Read, not yet written: id -> the documents record's value, as the decided db holds it.
+  std::map<std::string, std::string> unflushed_;
   std::map<InputPartition, std::int64_t> marks_;
   std::map<std::int32_t, std::int64_t> next_;
   bool dirty_ = false;  // marks_ or next_ changed since the last flush
