@@ -95,6 +95,9 @@ def test(workdir):
         elif event == "join worker":
             third = start("fingerprint")
         else:
+            # A worker that has joined (it may be asked to leave in the step it joined, before
+            # its process installed its signal handling: SIGTERM would then end it at once).
+            third.wait_assigned()
             code, _ = third.terminate(timeout=30)
             h.check(code == 0, f"a leaving worker exited with {code}")
             third = None
