@@ -3,8 +3,9 @@
 # and the standard headers again in each. The test binaries are compiled at -O1 (the code under
 # test is in the libraries, at the build type's level) and share one precompiled header of
 # GoogleTest and the standard headers they use most (`neardup_test_pch`). A Release build from
-# scratch on 2 cores: 408 s (767 CPU s) before, 314 s (586 CPU s) after; the unit tests run as
-# long (69 s and 69-77 s).
+# scratch on 2 cores, alternated with the build before this: 365 and 419 s against 520 and
+# 465 s (680 and 781 CPU s against 981 and 875); the sanitized tree 516 and 556 s against 613.
+# The unit tests run as long (69-77 s against 69 s).
 if(NEARDUP_TESTS)
   set(NEARDUP_TEST_OPTIMIZE -O1)
   # GCC 12 at -O1 warns of out-of-bounds copies inside std::string's operator+ that cannot
