@@ -9,7 +9,7 @@
 namespace neardup {
 namespace {
 
-constexpr std::string_view kMagic = "NDFP";
+constexpr std::string_view kFingerprintedMagic = "NDFP";
 
 enum Kind : std::uint8_t { kPage = 0, kSkipped = 1, kDeadLetter = 2 };
 
@@ -21,7 +21,7 @@ std::string encode_fingerprinted(const FingerprintedRecord& record) {
   std::string out;
   out.reserve(128 + record.source_topic.size() + record.scheme.size() + result.charset.size() +
               2 * result.sketch.size() + record.value.size());
-  out.append(kMagic);
+  out.append(kFingerprintedMagic);
   out.push_back(static_cast<char>(kFingerprintedVersion));
   put_length_prefixed(out, record.source_topic);
   put_fixed32(out, static_cast<std::uint32_t>(record.source_partition));
@@ -63,7 +63,7 @@ std::string encode_fingerprinted(const FingerprintedRecord& record) {
 
 std::expected<FingerprintedRecord, std::string> decode_fingerprinted(std::string_view bytes) {
   coding::ByteReader in(bytes);
-  if (in.bytes(kMagic.size()) != kMagic) {
+  if (in.bytes(kFingerprintedMagic.size()) != kFingerprintedMagic) {
     return std::unexpected("not a fingerprinted record (no NDFP magic)");
   }
   const std::uint8_t version = in.u8();

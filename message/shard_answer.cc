@@ -8,7 +8,7 @@
 namespace neardup {
 namespace {
 
-constexpr std::string_view kMagic = "NDSA";
+constexpr std::string_view kAnswerMagic = "NDSA";
 
 bool is_page_verdict(const Verdict& v) {
   return v.status == Verdict::Status::kUnique || v.status == Verdict::Status::kDuplicate;
@@ -40,7 +40,7 @@ std::string encode_shard_answer(const ShardAnswer& answer) {
   std::string out;
   out.reserve(64 + answer.source_topic.size() + v.matched.size() + v.reason.size() +
               v.detail.size() + answer.fingerprinted.size());
-  out.append(kMagic);
+  out.append(kAnswerMagic);
   out.push_back(static_cast<char>(kShardAnswerVersion));
   put_fixed32(out, answer.shard);
   put_fixed32(out, answer.shards);
@@ -61,7 +61,7 @@ std::string encode_shard_answer(const ShardAnswer& answer) {
 
 std::expected<ShardAnswer, std::string> decode_shard_answer(std::string_view bytes) {
   coding::ByteReader in(bytes);
-  if (in.bytes(kMagic.size()) != kMagic) {
+  if (in.bytes(kAnswerMagic.size()) != kAnswerMagic) {
     return std::unexpected("not a shard's answer (no NDSA magic)");
   }
   const std::uint8_t version = in.u8();

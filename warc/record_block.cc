@@ -13,8 +13,6 @@
 namespace neardup::warc {
 namespace {
 
-constexpr std::size_t kOutChunk = 1 << 18;  // decoded bytes added to the output at a time
-
 // RFC 4648 base32 (upper case, no padding needed for 20 bytes), as WARC writes SHA-1 digests.
 std::string base32(const unsigned char* bytes, std::size_t size) {
   static constexpr char kAlphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
@@ -45,10 +43,10 @@ bool decode_stream(std::string& out, bool& too_large, Step step) {
       return false;
     }
     const std::size_t old = out.size();
-    out.resize(old + kOutChunk);
-    std::size_t avail_out = kOutChunk;
+    out.resize(old + kDecodeChunk);
+    std::size_t avail_out = kDecodeChunk;
     const Progress progress = step(out.data() + old, avail_out);
-    out.resize(old + kOutChunk - avail_out);
+    out.resize(old + kDecodeChunk - avail_out);
     if (progress != Progress::kMore) return progress == Progress::kDone;
   }
 }

@@ -2,6 +2,7 @@
 // record read into a page (warc_reader.h's skip reasons).
 #pragma once
 
+#include <cstddef>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -9,6 +10,10 @@
 #include "warc/warc_reader.h"
 
 namespace neardup::warc {
+
+// Decoded bytes added to an output buffer at a time, by the record reader's gzip members and by
+// a block's content coding.
+inline constexpr std::size_t kDecodeChunk = 1 << 18;
 
 // Checks a WARC-Block-Digest of the form sha1:BASE32 (or sha1:HEX). Returns what is wrong when
 // the block's SHA-1 differs; nullopt when it matches or when there is no SHA-1 digest to check.

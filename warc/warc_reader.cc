@@ -17,7 +17,6 @@ namespace neardup::warc {
 namespace {
 
 constexpr std::size_t kReadChunk = 1 << 20;  // file bytes read (and handed to inflate) at once
-constexpr std::size_t kOutChunk = 1 << 18;
 constexpr std::size_t kCompactAt = 4 << 20;
 constexpr std::string_view kGzipMagic("\x1f\x8b\x08", 3);
 constexpr std::string_view kVersion("WARC/1.");
@@ -581,13 +580,13 @@ bool WarcReader::fill_gzip() {
   const std::string_view in = raw_window(1);
   const std::size_t old = buffer_.size();
   int rc = Z_OK;
-  buffer_.resize_and_overwrite(old + kOutChunk, [&](char* data, std::size_t) {
+  buffer_.resize_and_overwrite(old + kDecodeChunk, [&](char* data, std::size_t) {
     zs_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
     zs_.avail_in = static_cast<uInt>(in.size());
     zs_.next_out = reinterpret_cast<Bytef*>(data + old);
-    zs_.avail_out = kOutChunk;
+    zs_.avail_out = kDecodeChunk;
     rc = ::inflate(&zs_, Z_NO_FLUSH);
-    return old + kOutChunk - zs_.avail_out;
+    return old + kDecodeChunk - zs_.avail_out;
   });
   const std::size_t used = in.size() - zs_.avail_in;
   in_pos_ += used;
