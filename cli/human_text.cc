@@ -216,7 +216,7 @@ void append_relations(std::string& out, const nlohmann::json& tag) {
                        " published before";
     if (p.contains("first")) {
       text += ", first in";
-      for (const auto& id : p["first"]) text += " " + id.get<std::string>();
+      for (const auto& id : p["first"]) text.append(" ").append(id.get<std::string>());
     }
     append_row(out, "paragraphs", text);
   }
