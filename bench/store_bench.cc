@@ -3,10 +3,11 @@
 //   store_bench --dir /tmp/nd-bench --stored 10000000 --measure 1000000 [--batch 1000]
 //               [--sync 0|1] [--readahead 0|1] [--k 3] [--tables 0] [--delta 2097152] [--dups 0.1]
 //               [--seed 1]
-//               [--minhash 1] [--passages 0] [--shards 1 --shard 0]
+//               [--minhash 1] [--bands 0 --rows 0] [--passages 0] [--shards 1 --shard 0]
 //
 // Fills the index to --stored pages (random fingerprints and, with --minhash 1, random
-// 128-value sketches in 42 x 3 bands; --dups of them near-duplicates of an earlier page: a few
+// 128-value sketches in the store's LSH design: --bands and --rows, or 0 x 0 for the default,
+// common/sketch.h kDefaultLsh; --dups of them near-duplicates of an earlier page: a few
 // fingerprint bits and a quarter of the sketch values changed; 40-byte URL ids, one Kafka-like
 // partition with pending verdicts trimmed every batch, as the daemon does; with --passages N, N
 // anchors and N / 6 paragraph hashes a page, a copy keeping three quarters of its original's),
@@ -45,6 +46,7 @@ struct Args {
   bool sync = false;
   bool readahead = true;  // store.readahead
   bool minhash = true;
+  neardup::LshDesign lsh;  // minhash.bands, minhash.rows: 0 x 0 leaves them to the store
   double dups = 0.1;
   std::uint32_t shards = 1, shard = 0;  // store.shards, store.shard
   std::uint32_t passages = 0;
@@ -79,15 +81,15 @@ double sum_ns(const std::vector<std::uint32_t>& v) {
 // kRecent (sketches are kept for those only).
 struct Workload {
   static constexpr std::size_t kRecent = 1 << 16, kHashes = 128;
-  static constexpr std::uint32_t kBands = 42, kRows = 3;
   std::mt19937_64 rng;
   std::vector<std::uint64_t> fingerprints;
   std::vector<neardup::Sketch> recent;
   double dups;
   bool minhash;
+  neardup::LshDesign lsh;
   std::uint32_t passages;  // anchors a page (and a sixth as many paragraph hashes); 0: none
-  Workload(std::uint64_t seed, double d, bool m, std::uint32_t p)
-      : rng(seed), dups(d), minhash(m), passages(p) {}
+  Workload(std::uint64_t seed, double d, bool m, neardup::LshDesign l, std::uint32_t p)
+      : rng(seed), dups(d), minhash(m), lsh(l), passages(p) {}
   // Page i's j-th passage key (anchors, then paragraphs): a function of (i, j) alone, so that a
   // copy of page `from` can take its keys without keeping them.
   static std::uint64_t passage_key(std::uint64_t i, std::uint64_t j) {
@@ -127,8 +129,8 @@ struct Workload {
                                      .max_distance = 3,
                                      .seen_at_ms = static_cast<std::int64_t>(i),
                                      .sketch = std::move(sketch),
-                                     .bands = minhash ? kBands : 0,
-                                     .rows = minhash ? kRows : 0,
+                                     .bands = minhash ? lsh.bands : 0,
+                                     .rows = minhash ? lsh.rows : 0,
                                      .min_similarity = 0.45};
     item.source = neardup::SourceOffset{"pages/0", static_cast<std::int64_t>(i)};
     if (passages > 0) {
@@ -175,6 +177,10 @@ int main(int argc, char** argv) {
       a.readahead = v == "1";
     else if (key == "--minhash")
       a.minhash = v == "1";
+    else if (key == "--bands")
+      a.lsh.bands = static_cast<std::uint32_t>(std::stoul(v));
+    else if (key == "--rows")
+      a.lsh.rows = static_cast<std::uint32_t>(std::stoul(v));
     else if (key == "--dups")
       a.dups = std::stod(v);
     else if (key == "--passages")
@@ -201,7 +207,7 @@ int main(int argc, char** argv) {
   config.shards = a.shards;
   config.shard = a.shard;
 
-  Workload workload(a.seed, a.dups, a.minhash, a.passages);
+  Workload workload(a.seed, a.dups, a.minhash, a.lsh, a.passages);
   std::uint64_t done = 0;
   auto run = [&](std::uint64_t count, neardup::Index& index) -> bool {
     std::vector<neardup::IndexItem> batch;
@@ -308,27 +314,29 @@ int main(int argc, char** argv) {
     cpu += cpu_seconds() - cpu_start;
   }
   auto stats = (*index)->stats();
-  std::printf("open %.2f s | stored=%" PRIu64 " measured=%" PRIu64
-              " minhash=%d k=%u r=%u tables=%u sync=%d batch=%" PRIu64
-              " | %.0f items/s (%.0f per CPU second) | item p50 %.1f us p99 %.1f us p99.9 %.1f us "
-              "max %.1f us"
-              " | batch p50 %.1f ms p99 %.1f ms max %.1f ms"
-              " | commit/batch p50 %.2f ms p99 %.2f ms max %.2f ms | items %.2f s, commits %.2f s,"
-              " merges %" PRIu64 " taking %.2f s (bands %.2f s) | %.1f bytes/page on disk (%" PRIu64
-              " docs, %" PRIu64
-              " runs)"
-              " | %" PRIu64 " duplicates, %" PRIu64 " by MinHash\n",
-              open_secs, done - a.measure, a.measure, a.minhash ? 1 : 0, stats.design_k,
-              stats.design_r, stats.tables, a.sync ? 1 : 0, a.batch, a.measure / secs,
-              a.measure / cpu, percentile(timing.item_ns, 0.5), percentile(timing.item_ns, 0.99),
-              percentile(timing.item_ns, 0.999), percentile(timing.item_ns, 1.0),
-              percentile(batch_us, 0.5), percentile(batch_us, 0.99), percentile(batch_us, 1.0),
-              percentile(commit_ns, 0.5) / 1000, percentile(commit_ns, 0.99) / 1000,
-              percentile(commit_ns, 1.0) / 1000, sum_ns(timing.item_ns) / 1e9,
-              static_cast<double>(timing.commit_ns) / 1e9, timing.merges, timing.merge_ns / 1e9,
-              timing.band_merge_ns / 1e9,
-              static_cast<double>(stats.bytes_on_disk) / static_cast<double>(stats.documents),
-              stats.documents, stats.runs, duplicates, by_minhash);
+  const neardup::IndexStats::Scheme lsh =
+      stats.schemes.empty() ? neardup::IndexStats::Scheme{} : stats.schemes.front();
+  std::printf(
+      "open %.2f s | stored=%" PRIu64 " measured=%" PRIu64
+      " minhash=%d lsh=%ux%u k=%u r=%u tables=%u sync=%d batch=%" PRIu64
+      " | %.0f items/s (%.0f per CPU second) | item p50 %.1f us p99 %.1f us p99.9 %.1f us "
+      "max %.1f us"
+      " | batch p50 %.1f ms p99 %.1f ms max %.1f ms"
+      " | commit/batch p50 %.2f ms p99 %.2f ms max %.2f ms | items %.2f s, commits %.2f s,"
+      " merges %" PRIu64 " taking %.2f s (bands %.2f s) | %.1f bytes/page on disk (%" PRIu64
+      " docs, %" PRIu64
+      " runs)"
+      " | %" PRIu64 " duplicates, %" PRIu64 " by MinHash\n",
+      open_secs, done - a.measure, a.measure, a.minhash ? 1 : 0, lsh.bands, lsh.rows,
+      stats.design_k, stats.design_r, stats.tables, a.sync ? 1 : 0, a.batch, a.measure / secs,
+      a.measure / cpu, percentile(timing.item_ns, 0.5), percentile(timing.item_ns, 0.99),
+      percentile(timing.item_ns, 0.999), percentile(timing.item_ns, 1.0), percentile(batch_us, 0.5),
+      percentile(batch_us, 0.99), percentile(batch_us, 1.0), percentile(commit_ns, 0.5) / 1000,
+      percentile(commit_ns, 0.99) / 1000, percentile(commit_ns, 1.0) / 1000,
+      sum_ns(timing.item_ns) / 1e9, static_cast<double>(timing.commit_ns) / 1e9, timing.merges,
+      timing.merge_ns / 1e9, timing.band_merge_ns / 1e9,
+      static_cast<double>(stats.bytes_on_disk) / static_cast<double>(stats.documents),
+      stats.documents, stats.runs, duplicates, by_minhash);
   // Anonymous memory: what the index keeps besides the page cache. The deltas are a fixed cost
   // (their tables' size does not grow with the store), reported apart from the rest.
   const std::uint64_t anon = rss_anon_bytes();

@@ -119,6 +119,10 @@ int run(const Options& options, bool learn_only) {
     std::cerr << name << ": " << index.error().message << "\n";
     return kExitFailure;
   }
+  if (auto conflict = lsh_conflict(*config, (*index)->stats().lsh_of(scheme_id(*config)))) {
+    std::cerr << name << ": " << *conflict << "\n";
+    return kExitUsage;
+  }
   if (learn_only && !learn::learns(*config)) {
     std::cerr << name << ": "
               << (options.config_path.empty() ? "the defaults" : options.config_path)

@@ -31,6 +31,21 @@ namespace neardup {
 
 using Sketch = std::vector<std::uint16_t>;
 
+// An LSH design: a sketch's first bands x rows values cut into `bands` bands of `rows` values.
+struct LshDesign {
+  std::uint32_t bands = 0, rows = 0;
+  bool operator==(const LshDesign&) const = default;
+};
+
+// The design a scheme gets when minhash.bands and minhash.rows are left unset and the store
+// does not hold the scheme yet: 21 bands of 2 values (a pair at J = 0.45 shares one with
+// probability 0.991; pipeline/minhash/MEASUREMENTS.md, store/FORMAT.md).
+inline constexpr LshDesign kDefaultLsh{21, 2};
+// The design every scheme got before the store chose it: 42 bands of 3 values. A scheme id
+// hashes an unset minhash.bands or minhash.rows as this one's (config/config.h scheme_id), so
+// the schemes of stores written then keep their ids and their designs.
+inline constexpr LshDesign kFormerDefaultLsh{42, 3};
+
 // The bits of each value that similarity is estimated from and that the index keeps.
 inline constexpr unsigned kSketchBits = 8;
 inline constexpr std::uint16_t kSketchMask = (1u << kSketchBits) - 1;

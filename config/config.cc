@@ -471,9 +471,10 @@ void check_across_keys(const Config& c, const std::map<std::string, Found>& foun
         mark_of(found, "dedup.max_distance"), "dedup.max_distance",
         cat("must be <= store.design_k (", c.store.design_k, "), got ", c.dedup.max_distance));
   }
-  if (c.minhash.bands * c.minhash.rows > c.minhash.hashes) {
+  if (const LshDesign lsh = new_scheme_lsh(c.minhash); lsh.bands * lsh.rows > c.minhash.hashes) {
     errors.add(mark_of(found, "minhash.bands"), "minhash.bands",
-               cat("bands x rows (", c.minhash.bands, " x ", c.minhash.rows,
+               cat("bands x rows (", lsh.bands, " x ", lsh.rows,
+                   requested_lsh(c.minhash).bands == 0 ? ", the default" : "",
                    ") must be <= minhash.hashes (", c.minhash.hashes, ")"));
   }
   if (c.store.max_map_size < c.store.map_size) {

@@ -9,12 +9,14 @@
 #include <cstdint>
 #include <expected>
 #include <map>
+#include <optional>
 #include <string>
 #include <string_view>
 #include <utility>
 #include <vector>
 
 #include "common/log_level.h"
+#include "common/sketch.h"
 
 namespace neardup {
 
@@ -165,8 +167,10 @@ struct MinHashConfig {
   bool enabled = true;
   std::uint32_t shingle = 5;   // tokens per shingle
   std::uint32_t hashes = 128;  // sketch length: 16-bit values
-  std::uint32_t bands = 42;    // LSH bands of `rows` values each; bands * rows <= hashes
-  std::uint32_t rows = 3;
+  // LSH bands of `rows` values each (bands * rows <= hashes). Both 0 (unset): the store's design
+  // for a scheme it holds, kDefaultLsh for a new one; requested_lsh() says which.
+  std::uint32_t bands = 0;
+  std::uint32_t rows = 0;
 
   bool operator==(const MinHashConfig&) const = default;
 };
@@ -299,6 +303,19 @@ std::expected<Config, std::string> load_config_file(const std::string& path);
 // tokenising and drops captions, teasers, orphaned headings and rights notices from the main
 // text.)
 std::string scheme_id(const Config& config);
+
+// The LSH design a page of this config asks the index for (PageRequest::bands, rows):
+// minhash.bands and minhash.rows both unset gives {0, 0}, which leaves the design to the store
+// (a scheme it holds keeps its stored design; a new one gets kDefaultLsh: store/FORMAT.md); one
+// of them set gives the other its value from before the store chose (kFormerDefaultLsh), as the
+// scheme id does.
+LshDesign requested_lsh(const MinHashConfig& minhash);
+// The design a new scheme of this config gets: requested_lsh(), or kDefaultLsh when unset.
+LshDesign new_scheme_lsh(const MinHashConfig& minhash);
+// Whether pages of `config` fit a store that holds their scheme banded by `stored` ({0, 0} when
+// it holds no sketch of it): an error naming both designs when minhash.bands and minhash.rows
+// ask for another (the store would refuse every page as a dead letter), else nullopt.
+std::optional<std::string> lsh_conflict(const Config& config, LshDesign stored);
 
 // The key paths, among those that cannot change without a restart (kafka.*, store.*,
 // metrics.listen, pipeline.threads), whose values differ between a and b, in the order of

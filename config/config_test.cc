@@ -557,9 +557,13 @@ TEST(SchemeId, IsSPlusEightLowerHexDigits) {
 }
 
 TEST(Config, MinHashKeysAreValidatedTogether) {
+  // One of the two set: the other is as it was before the store chose (42 bands, 3 rows).
   EXPECT_THAT(error_of("minhash:\n  bands: 50\n"),
               HasSubstr("minhash.bands: bands x rows (50 x 3) must be <= minhash.hashes (128)"));
-  EXPECT_THAT(error_of("minhash:\n  rows: 0\n"), HasSubstr("minhash.rows: must be 1..16, got 0"));
+  EXPECT_THAT(error_of("minhash:\n  hashes: 32\n"),
+              HasSubstr("minhash.bands: bands x rows (21 x 2, the default) must be <= "
+                        "minhash.hashes (32)"));
+  EXPECT_THAT(error_of("minhash:\n  rows: 17\n"), HasSubstr("minhash.rows: must be 0..16, got 17"));
   Config c = parsed("minhash:\n  hashes: 64\n  bands: 21\ndedup:\n  min_similarity: 0.6\n");
   EXPECT_EQ(c.minhash.hashes, 64u);
   EXPECT_EQ(c.minhash.bands, 21u);
@@ -601,6 +605,22 @@ TEST(Config, AShardIsOneOfTheShardsAndSplitsOnlyWhatCanBeSplit) {
 }
 
 TEST(SchemeId, IsStableForEqualConfigs) { EXPECT_EQ(scheme_id(Config{}), scheme_id(parsed(""))); }
+
+TEST(Config, AnUnsetLshDesignIsTheStoresAndKeepsTheFormerSchemeId) {
+  const Config unset;
+  EXPECT_EQ(requested_lsh(unset.minhash), LshDesign{});
+  EXPECT_EQ(new_scheme_lsh(unset.minhash), kDefaultLsh);
+  // Both set, or one: the other as before the store chose.
+  EXPECT_EQ(requested_lsh(parsed("minhash:\n  bands: 21\n  rows: 2\n").minhash),
+            (LshDesign{21, 2}));
+  EXPECT_EQ(requested_lsh(parsed("minhash:\n  bands: 30\n").minhash), (LshDesign{30, 3}));
+  EXPECT_EQ(new_scheme_lsh(parsed("minhash:\n  rows: 2\n").minhash), (LshDesign{42, 2}));
+  // Unset hashes as 42 x 3 did: a store written then keeps its scheme (and its design).
+  EXPECT_EQ(scheme_id(unset), scheme_id(parsed("minhash:\n  bands: 42\n  rows: 3\n")));
+  EXPECT_EQ(scheme_id(parsed("minhash:\n  bands: 30\n")),
+            scheme_id(parsed("minhash:\n  bands: 30\n  rows: 3\n")));
+  EXPECT_NE(scheme_id(unset), scheme_id(parsed("minhash:\n  bands: 21\n  rows: 2\n")));
+}
 
 TEST(SchemeId, IsPinnedForAFixedConfig) {
   // The serialisation is a contract (config.h): a different id here means every stored
@@ -662,7 +682,7 @@ TEST(SchemeId, IsTheDocumentedHashOfTheDocumentedText) {
       "minhash.enabled=true\n"
       "minhash.shingle=5\n"
       "minhash.hashes=128\n"
-      "minhash.bands=42\n"
+      "minhash.bands=42\n"  // unset: hashed as the former default
       "minhash.rows=3\n";
   const std::uint64_t hash = XXH3_64bits(text.data(), text.size());
   char expected[16];

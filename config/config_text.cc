@@ -103,11 +103,36 @@ std::string scheme_id(const Config& config) {
   std::string text = "neardup-scheme-v3\n";
   for_each_key(config, [&](const Key& key, const auto& field) {
     if (!changes_fingerprints(key.path)) return;
-    const std::string value = canonical(field);
+    std::string value = canonical(field);
+    if (value == "0" && !key.scheme_unset.empty()) value = key.scheme_unset;
     if (value != key.scheme_omits) text += cat(key.path, "=", value, "\n");
   });
   const XXH64_hash_t hash = XXH3_64bits(text.data(), text.size());
   return "s-" + hex(hash >> 32, 8);
+}
+
+LshDesign requested_lsh(const MinHashConfig& minhash) {
+  if (minhash.bands == 0 && minhash.rows == 0) return {};
+  return {minhash.bands != 0 ? minhash.bands : kFormerDefaultLsh.bands,
+          minhash.rows != 0 ? minhash.rows : kFormerDefaultLsh.rows};
+}
+
+LshDesign new_scheme_lsh(const MinHashConfig& minhash) {
+  const LshDesign requested = requested_lsh(minhash);
+  return requested.bands != 0 ? requested : kDefaultLsh;
+}
+
+std::optional<std::string> lsh_conflict(const Config& config, LshDesign stored) {
+  const LshDesign asked = requested_lsh(config.minhash);
+  if (!config.minhash.enabled || stored.bands == 0 || asked.bands == 0 || asked == stored) {
+    return std::nullopt;
+  }
+  return cat("minhash.bands, minhash.rows: the store holds scheme ", scheme_id(config), " banded ",
+             stored.bands, " x ", stored.rows, ", and the config asks for ", asked.bands, " x ",
+             asked.rows,
+             " under the same scheme id: leave both unset to go on with the "
+             "store's design, or use another store for ",
+             asked.bands, " x ", asked.rows);
 }
 
 std::vector<std::string> restart_only_changes(const Config& a, const Config& b) {

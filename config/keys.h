@@ -60,6 +60,9 @@ struct Key {
   // Scheme keys added after others: scheme_id leaves the key out at this canonical value (the
   // one that fingerprints as before the key existed), so that older schemes keep their ids.
   std::string_view scheme_omits = {};
+  // Integers whose 0 means unset: scheme_id hashes 0 as this value (the key's value before it
+  // could be unset), so that older schemes keep their ids.
+  std::string_view scheme_unset = {};
 };
 
 // --- String rules -------------------------------------------------------------------------
@@ -225,8 +228,9 @@ void for_each_key(C& c, F&& f) {
   f(Key{.path = "minhash.enabled"}, c.minhash.enabled);
   f(Key{.path = "minhash.shingle", .min = 1, .max = 16}, c.minhash.shingle);
   f(Key{.path = "minhash.hashes", .min = 16, .max = 1024}, c.minhash.hashes);
-  f(Key{.path = "minhash.bands", .min = 1, .max = 1024}, c.minhash.bands);
-  f(Key{.path = "minhash.rows", .min = 1, .max = 16}, c.minhash.rows);
+  // 0 (unset) leaves the design to the store; the scheme id hashes it as the former default.
+  f(Key{.path = "minhash.bands", .max = 1024, .scheme_unset = "42"}, c.minhash.bands);
+  f(Key{.path = "minhash.rows", .max = 16, .scheme_unset = "3"}, c.minhash.rows);
 
   f(Key{.path = "containment.enabled"}, c.containment.enabled);
   f(Key{.path = "containment.window", .min = 1, .max = 1024, .scheme_omits = "16"},

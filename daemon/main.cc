@@ -110,9 +110,12 @@ void reload(const std::string& path, const ShardFlags& shard, neardup::ops::Conf
   }
   const std::shared_ptr<const Config> running = holder.current();
   // The open store's k bounds dedup.max_distance, whatever store.design_k the files say.
-  std::uint32_t design_k = daemon.index_stats().design_k;
+  const IndexStats stats = daemon.index_stats();
+  std::uint32_t design_k = stats.design_k;
   if (design_k == 0) design_k = running->store.design_k;
-  auto plan = ops::plan_reload(*running, load_for(path, shard), design_k);
+  auto plan =
+      ops::plan_reload(*running, load_for(path, shard), design_k,
+                       [&stats](const std::string& scheme) { return stats.lsh_of(scheme); });
   if (!plan) {
     log.warn("reload rejected, the running config is kept: {}", one_line(plan.error()));
     metrics.reloads_rejected.inc();
@@ -327,6 +330,10 @@ int main(int argc, char** argv) {
       return kExitFailure;
     }
     index = std::move(*opened);
+    if (auto conflict = lsh_conflict(*config, index->stats().lsh_of(scheme_id(*config)))) {
+      log->error("fatal error=\"{}\"", *conflict);
+      return kExitUsage;
+    }
   }
   ops::MetricsRegistry registry;
   ops::DaemonMetrics metrics(registry);

@@ -20,14 +20,15 @@ std::optional<PageRequest> index_request(const Page& page, const PageFingerprint
       std::chrono::duration_cast<std::chrono::milliseconds>(
           std::chrono::system_clock::now().time_since_epoch())
           .count());
+  const LshDesign lsh = requested_lsh(config.minhash);
   return PageRequest{.id = page.id,
                      .fingerprint = result.fingerprint,
                      .scheme = scheme,
                      .max_distance = config.dedup.max_distance,
                      .seen_at_ms = seen_at,
                      .sketch = result.sketch,
-                     .bands = result.sketch.empty() ? 0 : config.minhash.bands,
-                     .rows = result.sketch.empty() ? 0 : config.minhash.rows,
+                     .bands = result.sketch.empty() ? 0 : lsh.bands,
+                     .rows = result.sketch.empty() ? 0 : lsh.rows,
                      .min_similarity = config.dedup.min_similarity,
                      .anchors = result.passages.anchors,
                      .paragraphs = paragraph_hashes(result.passages),

@@ -21,12 +21,18 @@ std::vector<std::string> live_reload_keys() {
 }
 
 ReloadPlan plan_reload(const Config& running, std::expected<Config, std::string> loaded,
-                       std::uint32_t store_design_k) {
+                       std::uint32_t store_design_k,
+                       const std::function<LshDesign(const std::string& scheme)>& stored_lsh) {
   if (!loaded) return std::unexpected(std::move(loaded.error()));
   if (loaded->dedup.max_distance > store_design_k) {
     return std::unexpected("dedup.max_distance: " + std::to_string(loaded->dedup.max_distance) +
                            " exceeds the store's design k " + std::to_string(store_design_k) +
                            "; reload rejected");
+  }
+  if (stored_lsh) {
+    if (auto conflict = lsh_conflict(*loaded, stored_lsh(scheme_id(*loaded)))) {
+      return std::unexpected(*conflict + "; reload rejected");
+    }
   }
   ReloadAccepted plan;
   plan.needs_restart = restart_only_changes(running, *loaded);

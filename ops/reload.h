@@ -19,6 +19,7 @@
 #include <atomic>
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -55,13 +56,16 @@ struct ReloadAccepted {
 
 // Either the accepted reload or why it was rejected (the running config then stays as is):
 // the file's parse/validation error verbatim, or
-// "dedup.max_distance: 5 exceeds the store's design k 3; reload rejected".
+// "dedup.max_distance: 5 exceeds the store's design k 3; reload rejected", or an LSH design the
+// store does not hold the new scheme in (lsh_conflict, config.h) and "; reload rejected".
 using ReloadPlan = std::expected<ReloadAccepted, std::string>;
 
 // Decides a reload. `loaded` is load_config_file()'s result; `store_design_k` is the k of the
-// open store's design (not store.design_k of either file: the store fixes it at creation).
+// open store's design (not store.design_k of either file: the store fixes it at creation);
+// `stored_lsh`, when given, the LSH design the open store holds a scheme in (IndexStats::lsh_of).
 ReloadPlan plan_reload(const Config& running, std::expected<Config, std::string> loaded,
-                       std::uint32_t store_design_k);
+                       std::uint32_t store_design_k,
+                       const std::function<LshDesign(const std::string& scheme)>& stored_lsh = {});
 
 // The key paths plan_reload() applies live (ReloadAccepted::applied lists those that changed).
 std::vector<std::string> live_reload_keys();

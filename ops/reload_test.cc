@@ -145,6 +145,33 @@ TEST(PlanReload, SchemeSettingChangeStartsANewScheme) {
             std::string::npos);
 }
 
+TEST(PlanReload, AnLshDesignTheStoreDoesNotHoldItsSchemeInIsRejected) {
+  // The store holds the default scheme banded 21 x 2 (its design when minhash.bands and rows
+  // were unset); 42 x 3 set explicitly has the same scheme id.
+  const Config running;
+  const auto stored = [&](const std::string& scheme) {
+    return scheme == scheme_id(running) ? kDefaultLsh : LshDesign{};
+  };
+  Config file = running;
+  file.minhash.bands = 42;
+  file.minhash.rows = 3;
+  ASSERT_EQ(scheme_id(file), scheme_id(running));
+  auto plan = plan_reload(running, file, 3, stored);
+  ASSERT_FALSE(plan);
+  EXPECT_EQ(plan.error(), "minhash.bands, minhash.rows: the store holds scheme " +
+                              scheme_id(running) +
+                              " banded 21 x 2, and the config asks for 42 x 3 under the same "
+                              "scheme id: leave both unset to go on with the store's design, or "
+                              "use another store for 42 x 3; reload rejected");
+  // Other designs are other schemes (new to the store): accepted.
+  file.minhash.bands = 21;
+  file.minhash.rows = 2;
+  EXPECT_TRUE(plan_reload(running, file, 3, stored));
+  file.minhash.bands = 30;
+  EXPECT_NE(scheme_id(file), scheme_id(running));
+  EXPECT_TRUE(plan_reload(running, file, 3, stored));
+}
+
 TEST(PlanReload, NonSchemeChangeKeepsTheScheme) {
   Config running;
   Config file = running;

@@ -25,10 +25,11 @@ Comparison compare_pages(const PageFingerprint& a, const PageFingerprint& b, con
   c.distance = hamming_distance(a.fingerprint, b.fingerprint);
   c.by_simhash = c.distance <= static_cast<int>(config.dedup.max_distance);
   if (config.minhash.enabled) {
-    const MinHashConfig& m = config.minhash;
+    const LshDesign lsh = new_scheme_lsh(config.minhash);
     c.similarity = estimate_jaccard(a.sketch, b.sketch);
-    c.shares_band = shares_any_band(a.sketch, b.sketch, m.bands, m.rows);
-    c.by_minhash = minhash_match(a.sketch, b.sketch, m.bands, m.rows, config.dedup.min_similarity);
+    c.shares_band = shares_any_band(a.sketch, b.sketch, lsh.bands, lsh.rows);
+    c.by_minhash =
+        minhash_match(a.sketch, b.sketch, lsh.bands, lsh.rows, config.dedup.min_similarity);
   }
   if (config.containment.enabled) {
     c.a_in_b = containment(a.passages.anchors, b.passages.anchors);

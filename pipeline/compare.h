@@ -1,9 +1,10 @@
 // Two pages' signatures compared by the index's rule, without an index: near-duplicates when
 // the SimHash distance is within dedup.max_distance or, when minhash.enabled, the sketches share
-// an LSH band at an estimated Jaccard similarity of dedup.min_similarity or above
-// (common/sketch.h); and, when containment.enabled, whether either page's text is contained in
-// the other's (at least dedup.min_containment of its anchors found there: passages.h).
-// `neardup compare` and the Python package answer with it.
+// an LSH band (of the design a new scheme of the config gets: new_scheme_lsh, config.h) at an
+// estimated Jaccard similarity of dedup.min_similarity or above (common/sketch.h); and, when
+// containment.enabled, whether either page's text is contained in the other's (at least
+// dedup.min_containment of its anchors found there: passages.h). `neardup compare` and the Python
+// package answer with it.
 #pragma once
 
 #include <optional>

@@ -43,6 +43,13 @@ Scheme* Catalog::scheme(std::string_view id) {
   return it == scheme_numbers.end() ? nullptr : &schemes[it->second];
 }
 
+LshDesign Catalog::lsh_design(const PageRequest& page) {
+  if (page.bands != 0 || page.rows != 0) return {page.bands, page.rows};
+  const Scheme* s = scheme(page.scheme);
+  if (s != nullptr && s->state.has_minhash()) return {s->state.bands, s->state.rows};
+  return kDefaultLsh;
+}
+
 std::vector<SchemeName> Catalog::scheme_names() const {
   std::vector<SchemeName> by_number;
   by_number.reserve(schemes.size());

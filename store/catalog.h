@@ -80,7 +80,7 @@ class Catalog {
   // The same for a store opened read-only, from the read transaction it begins in `snapshot`
   // (which the queries keep).
   StoreResult<> load_read_only(StoreEnv& env, lmdb::Txn& snapshot) REQUIRES(mutex);
-  // Registers a new scheme (its LSH design from `page`) in meta and opens its columns.
+  // Registers a new scheme (its LSH design: lsh_design(page)) in meta and opens its columns.
   StoreResult<> add_scheme(const lmdb::Txn& txn, const StoreTables& tables, const std::string& name,
                            const PageRequest& page) REQUIRES(mutex);
   // Creates a scheme's passages column (its first page with passages), empty, covering the
@@ -103,6 +103,10 @@ class Catalog {
 
   // The live scheme of that id, or null.
   Scheme* scheme(std::string_view id) REQUIRES(mutex);
+  // The LSH design a page's sketch is banded by: the page's own (PageRequest::bands, rows) when
+  // it names one; when it leaves it to the store (0 x 0: minhash.bands and minhash.rows unset),
+  // its scheme's stored design, or kDefaultLsh for a scheme the store does not hold yet.
+  LshDesign lsh_design(const PageRequest& page) REQUIRES(mutex);
   // Every scheme's id by number ("" never), for naming stored documents' schemes.
   std::vector<SchemeName> scheme_names() const REQUIRES(mutex);
   std::vector<Column*> columns_of(Scheme& scheme) const;

@@ -60,6 +60,7 @@ class FormatFive(unittest.TestCase):
         self.rest = os.path.join(self.work, "rest.jsonl")
         with open(self.rest, "w", encoding="utf-8") as out:
             out.writelines(lines[FIRST_PAGES:])
+        self.rest_ids = [json.loads(line)["id"] for line in lines[FIRST_PAGES:]]
 
     def tearDown(self):
         shutil.rmtree(self.work)
@@ -89,6 +90,31 @@ class FormatFive(unittest.TestCase):
         for g, w in zip(got, want):
             self.assertEqual(g, w)
         self.assertEqual(self.stats()["format_version"], CURRENT)
+        # The defaults leave the LSH design to the store: its scheme keeps the one it was
+        # written with (42 x 3), under the same scheme id, while a new store's gets 21 x 2.
+        self.assertEqual([s["minhash"] for s in self.stats()["schemes"]],
+                         [{"hashes": 128, "bands": 42, "rows": 3}])
+        self.assertEqual(got[0]["id"], self.rest_ids[0])
+        fresh = os.path.join(self.work, "fresh")
+        neardup("dedup", "--store", fresh, "--in", self.rest, "--out", os.devnull,
+                "--no-progress")
+        fresh_stats = json.loads(neardup("stats", "--store", fresh, "--json"))
+        self.assertEqual([s["id"] for s in fresh_stats["schemes"]],
+                         [s["id"] for s in self.stats()["schemes"]])
+        self.assertEqual([s["minhash"] for s in fresh_stats["schemes"]],
+                         [{"hashes": 128, "bands": 21, "rows": 2}])
+        # 42 x 3 set explicitly (the same scheme id) on the new store: refused before any page.
+        explicit = os.path.join(self.work, "explicit.yaml")
+        with open(explicit, "w", encoding="utf-8") as f:
+            f.write("minhash:\n  bands: 42\n  rows: 3\n")
+        refused = subprocess.run([NEARDUP, "dedup", "--config", explicit, "--store", fresh,
+                                  "--in", self.rest, "--out", os.devnull, "--no-progress"],
+                                 capture_output=True)
+        self.assertEqual(refused.returncode, 2)
+        self.assertIn(b"the store holds scheme " + fresh_stats["schemes"][0]["id"].encode() +
+                      b" banded 21 x 2, and the config asks for 42 x 3", refused.stderr)
+        self.assertEqual(json.loads(neardup("stats", "--store", fresh, "--json"))["documents"],
+                         fresh_stats["documents"])
         clusters = json_lines(neardup("clusters", "--store", self.store, "--min-size", "1",
                                       "--no-progress"))
         self.assertEqual(clusters, fixture("clusters-all.jsonl"))

@@ -78,13 +78,15 @@ class LmdbIndex final : public Index {
     bool has_bands = false;
     {
       MutexLock lock(catalog_.mutex);
-      if (auto valid = check_page(catalog_.design, page); !valid) {
+      const LshDesign lsh = catalog_.lsh_design(page);
+      if (auto valid = check_page(catalog_.design, page, lsh); !valid) {
         return std::unexpected(valid.error());
       }
       Scheme* scheme = catalog_.scheme(page.scheme);
       if (scheme == nullptr) return Verdict{};
       scheme->last_batch = catalog_.batches;
-      if (auto fits = check_sketch_fits(*scheme, page); !fits) return std::unexpected(fits.error());
+      if (auto fits = check_sketch_fits(*scheme, page, lsh); !fits)
+        return std::unexpected(fits.error());
       if (auto begun = begin_query(); !begun)
         return std::unexpected(begun.error());
       else
@@ -95,7 +97,7 @@ class LmdbIndex final : public Index {
         }
       }
       std::vector<std::uint64_t> keys;
-      if (!page.sketch.empty()) catalog_.band_keys(page.sketch, page.bands, page.rows, keys);
+      if (!page.sketch.empty()) catalog_.band_keys(page.sketch, lsh.bands, lsh.rows, keys);
       prober_.probe(catalog_, *scheme, page, keys, nullptr, found);
       if (scheme->passages && (!page.anchors.empty() || !page.paragraphs.empty())) {
         prober_.holders(catalog_, *scheme->passages, page, holders);

@@ -56,7 +56,8 @@ struct PageRequest {
   std::uint32_t max_distance = 3;  // live k for this page, <= the design's k
   std::int64_t seen_at_ms = 0;     // first-seen time if this id is new
   // The second signature: empty for a scheme without it. Every page of a scheme has the same
-  // sketch length and bands x rows (the scheme id covers them).
+  // sketch length and is banded by the same design: bands x rows, or 0 x 0 to leave it to the
+  // store (the scheme's stored design; kDefaultLsh, common/sketch.h, for a new scheme).
   Sketch sketch;
   std::uint32_t bands = 0, rows = 0;
   double min_similarity = 1;  // live threshold on the estimated Jaccard similarity
@@ -114,6 +115,13 @@ struct IndexStats {
     std::uint64_t memory_bytes = 0;
   };
   std::vector<Scheme> schemes;  // in order of first use
+  // The LSH design of scheme `id` ({0, 0} for one it does not hold, or holds without sketches).
+  LshDesign lsh_of(std::string_view id) const {
+    for (const Scheme& s : schemes) {
+      if (s.id == id) return {s.bands, s.rows};
+    }
+    return {};
+  }
   // Memory of the whole index after the last apply() of this process (0 before one): the
   // deltas of every column (a fixed cost, store/FORMAT.md), and the rest it keeps in memory
   // (band and id filters, run directories), which grows with the store.

@@ -254,6 +254,46 @@ TEST(Index, ASketchThatDoesNotFitItsSchemeIsADeadLetterAndTheBatchGoesOn) {
   EXPECT_TRUE(again[0].replayed);
 }
 
+TEST(Index, APageThatLeavesTheDesignToTheStoreGetsItsSchemesOrTheDefault) {
+  TempDir dir;
+  const Sketch s = random_sketch(3);
+  // Every value at a multiple of 3 changed: no band of 42 x 3 is left whole, while bands of
+  // 21 x 2 such as values (4, 5) are; two thirds of the values agree.
+  const Sketch partial = changed(s, 3);
+  auto store_design = [](Index& index, const std::string& scheme) {
+    for (const auto& stored : index.stats().schemes) {
+      if (stored.id == scheme) return LshDesign{stored.bands, stored.rows};
+    }
+    return LshDesign{};
+  };
+  {
+    auto index = open_or_die(store_config(dir.path()));
+    // A scheme written with 42 x 3 (a store of a build before the store chose) and a new one.
+    apply_or_die(*index, {sketched("old", kA, s, "s-old")});
+    auto v = apply_or_die(*index, {sketched("new", kA, s, 0, 0, kThreshold, "s-new")});
+    EXPECT_EQ(v[0].status, Status::kUnique);
+    EXPECT_EQ(store_design(*index, "s-old"), kFormerDefaultLsh);
+    EXPECT_EQ(store_design(*index, "s-new"), kDefaultLsh);
+  }
+  auto index = open_or_die(store_config(dir.path()));  // reopened: the designs are stored
+  EXPECT_EQ(store_design(*index, "s-old"), kFormerDefaultLsh);
+  EXPECT_EQ(store_design(*index, "s-new"), kDefaultLsh);
+  auto v = apply_or_die(*index,
+                        {sketched("old part", kA * 3, partial, 0, 0, kThreshold, "s-old"),
+                         sketched("new part", kA * 3, partial, 0, 0, kThreshold, "s-new"),
+                         sketched("asks 42 x 3", kA * 5, s, kBands, kRows, kThreshold, "s-new")});
+  EXPECT_EQ(v[0].status, Status::kUnique);     // banded 42 x 3: no band shared
+  EXPECT_EQ(v[1].status, Status::kDuplicate);  // banded 21 x 2
+  EXPECT_EQ(v[1].matched, "new");
+  EXPECT_EQ(v[1].method, Verdict::kMinHash);
+  // A page naming a design its scheme was not stored with is refused, naming both.
+  EXPECT_EQ(v[2].status, Status::kDeadLetter);
+  EXPECT_NE(v[2].detail.find("scheme s-new stores 128-value sketches in 21 x 2 bands; the page "
+                             "has 128 values in 42 x 3"),
+            std::string::npos)
+      << v[2].detail;
+}
+
 TEST(Index, OnAnEmptyStoreAMalformedFirstPageDoesNotDefineItsScheme) {
   TempDir dir;
   auto index = open_or_die(store_config(dir.path()));

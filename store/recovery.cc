@@ -275,9 +275,10 @@ StoreResult<> Catalog::add_scheme(const lmdb::Txn& txn, const StoreTables& table
                                   const std::string& name, const PageRequest& page) {
   records::SchemeState state{.number = static_cast<std::uint32_t>(schemes.size())};
   if (!page.sketch.empty()) {
+    const LshDesign lsh = lsh_design(page);
     state.hashes = static_cast<std::uint32_t>(page.sketch.size());
-    state.bands = page.bands;
-    state.rows = page.rows;
+    state.bands = lsh.bands;
+    state.rows = lsh.rows;
   }
   if (auto p = lift(tables.meta.put(txn, "scheme/" + name, state.encode())); !p) return p;
   if (auto opened = open_scheme(txn, tables, name, state, true); !opened) return opened;

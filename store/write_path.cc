@@ -42,26 +42,26 @@ Verdict unfit(const StoreError& error) {
 
 }  // namespace
 
-StoreResult<> check_page(const TableDesign& design, const PageRequest& page) {
+StoreResult<> check_page(const TableDesign& design, const PageRequest& page, LshDesign lsh) {
   if (page.max_distance > design.k) {
     return store_error(Code::kInvalidArgument, "max_distance " + std::to_string(page.max_distance) +
                                                    " exceeds the index design's k " +
                                                    std::to_string(design.k));
   }
-  if (!page.sketch.empty() && (page.bands == 0 || page.rows == 0 ||
-                               std::size_t{page.bands} * page.rows > page.sketch.size())) {
+  if (!page.sketch.empty() &&
+      (lsh.bands == 0 || lsh.rows == 0 || std::size_t{lsh.bands} * lsh.rows > page.sketch.size())) {
     return store_error(Code::kInvalidArgument, "a sketch of " + std::to_string(page.sketch.size()) +
                                                    " values cannot hold " +
-                                                   std::to_string(page.bands) + " bands of " +
-                                                   std::to_string(page.rows) + " rows");
+                                                   std::to_string(lsh.bands) + " bands of " +
+                                                   std::to_string(lsh.rows) + " rows");
   }
   return {};
 }
 
-StoreResult<> check_sketch_fits(const Scheme& scheme, const PageRequest& page) {
+StoreResult<> check_sketch_fits(const Scheme& scheme, const PageRequest& page, LshDesign lsh) {
   const records::SchemeState& s = scheme.state;
   if (page.sketch.size() != s.hashes ||
-      (s.has_minhash() && (page.bands != s.bands || page.rows != s.rows))) {
+      (s.has_minhash() && (lsh.bands != s.bands || lsh.rows != s.rows))) {
     return store_error(Code::kInvalidArgument,
                        "scheme " + scheme.id + " stores " +
                            (s.has_minhash() ? std::to_string(s.hashes) + "-value sketches in " +
@@ -69,7 +69,7 @@ StoreResult<> check_sketch_fits(const Scheme& scheme, const PageRequest& page) {
                                                   std::to_string(s.rows) + " bands"
                                             : std::string("no sketches")) +
                            "; the page has " + std::to_string(page.sketch.size()) + " values in " +
-                           std::to_string(page.bands) + " x " + std::to_string(page.rows));
+                           std::to_string(lsh.bands) + " x " + std::to_string(lsh.rows));
   }
   return {};
 }
@@ -132,9 +132,11 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
   keys_.resize(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {
     keys_[i].clear();
-    if (const auto& page = items[i].page;
-        page && !page->sketch.empty() && check_page(catalog_.design, *page)) {
-      catalog_.band_keys(page->sketch, page->bands, page->rows, keys_[i]);
+    if (const auto& page = items[i].page; page && !page->sketch.empty()) {
+      if (const LshDesign lsh = catalog_.lsh_design(*page);
+          check_page(catalog_.design, *page, lsh)) {
+        catalog_.band_keys(page->sketch, lsh.bands, lsh.rows, keys_[i]);
+      }
     }
   }
   const Documents docs(txn, tables, {}, catalog_.config.retention_seconds, now_ms_);
@@ -181,8 +183,9 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
       PageRequest page = *item.page;
       const bool finished = learner->finish(i, page);
       keys_[i].clear();
-      if (!page.sketch.empty() && check_page(catalog_.design, page)) {
-        catalog_.band_keys(page.sketch, page.bands, page.rows, keys_[i]);
+      if (const LshDesign lsh = catalog_.lsh_design(page);
+          !page.sketch.empty() && check_page(catalog_.design, page, lsh)) {
+        catalog_.band_keys(page.sketch, lsh.bands, lsh.rows, keys_[i]);
       }
       auto decided = apply_page(docs, page, keys_[i]);
       if (!decided) return std::unexpected(decided.error());
@@ -246,7 +249,8 @@ void BatchWriter::prefetch(const IndexItem& item, const std::vector<std::uint64_
 
 StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRequest& page,
                                              const std::vector<std::uint64_t>& band_keys) {
-  if (auto valid = check_page(catalog_.design, page); !valid) return unfit(valid.error());
+  const LshDesign lsh = catalog_.lsh_design(page);
+  if (auto valid = check_page(catalog_.design, page, lsh); !valid) return unfit(valid.error());
   const lmdb::Txn& txn = docs.txn();
   const StoreTables& tables = env_.tables();
   if (catalog_.scheme(page.scheme) == nullptr) {
@@ -257,7 +261,7 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
   Scheme& scheme = *catalog_.scheme(page.scheme);
   const std::uint32_t scheme_number = scheme.state.number;
   scheme.last_batch = catalog_.batches;
-  if (auto fits = check_sketch_fits(scheme, page); !fits) return unfit(fits.error());
+  if (auto fits = check_sketch_fits(scheme, page, lsh); !fits) return unfit(fits.error());
   const std::uint64_t id_hash = XXH3_64bits(page.id.data(), page.id.size());
 
   Candidates& found = candidates_;

@@ -22,11 +22,11 @@
 namespace neardup {
 
 // Whether a page fits the store: its max_distance within the design's k, and a sketch that
-// can hold its bands x rows. Otherwise the error says why (its message is the dead letter's
-// detail: index.h).
-StoreResult<> check_page(const TableDesign& design, const PageRequest& page);
-// Whether a page's sketch matches its scheme's LSH design (the scheme id covers it).
-StoreResult<> check_sketch_fits(const Scheme& scheme, const PageRequest& page);
+// can hold the LSH design it is banded by (`lsh`: Catalog::lsh_design). Otherwise the error says
+// why (its message is the dead letter's detail: index.h).
+StoreResult<> check_page(const TableDesign& design, const PageRequest& page, LshDesign lsh);
+// Whether a page's sketch and the design it is banded by match its scheme's stored design.
+StoreResult<> check_sketch_fits(const Scheme& scheme, const PageRequest& page, LshDesign lsh);
 
 // Deletes from sketch_highs the high bits of scheme `scheme`'s documents up to `through`
 // (their band keys are in the band column's runs now). Errors: LMDB's.

@@ -100,12 +100,14 @@ TEST(MinHash, EstimateIsWithinATenthOfTheExactJaccard) {
 
 TEST(MinHash, ATruncatedCopySharesABandAndPassesTheThreshold) {
   const std::string text = read_testdata("en_library.txt");
-  const MinHashConfig config;
   Sketch whole = sketch_of(text), copy = sketch_of(truncated(text, 0.7));
-  EXPECT_TRUE(shares_any_band(whole, copy, config.bands, config.rows));
   EXPECT_GE(estimate_jaccard(whole, copy), 0.5);
-  EXPECT_FALSE(shares_any_band(whole, sketch_of(read_testdata("en_harvest.txt")), config.bands,
-                               config.rows));
+  for (const LshDesign lsh : {kDefaultLsh, kFormerDefaultLsh}) {
+    EXPECT_TRUE(shares_any_band(whole, copy, lsh.bands, lsh.rows)) << lsh.bands;
+    EXPECT_FALSE(
+        shares_any_band(whole, sketch_of(read_testdata("en_harvest.txt")), lsh.bands, lsh.rows))
+        << lsh.bands;
+  }
 }
 
 TEST(Sketch, BandKeysDifferByBandAndMatchOnEqualValues) {

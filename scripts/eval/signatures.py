@@ -3,13 +3,14 @@
 natural-pairs and synthetic-dev sets, and the matches among unrelated article bodies.
 
   scripts/eval/signatures.py SHARED_DIR [--neardup PATH] [--config F] [--k 3]
-                             [--threshold 0.45] [--bands 42] [--rows 3] [--sketch-bits 8]
+                             [--threshold 0.45] [--bands 21] [--rows 2] [--sketch-bits 8]
                              [--sweep 0.3,0.4,0.5,0.6] [--pairs-out FILE] [--json]
 
 SHARED_DIR holds natural-pairs/ and synthetic-dev/ (or data/neardup/...). Runs
 `neardup fingerprint` once per page. --k, --threshold, --bands and --rows must match the
 config's dedup.max_distance, dedup.min_similarity, minhash.bands and minhash.rows (their
-defaults are the defaults). The rules are the index's:
+defaults are the defaults; 21 x 2 is the design a new store gives a scheme with minhash.bands
+and minhash.rows unset, 42 x 3 that of stores written before it chose). The rules are the index's:
   simhash: Hamming distance <= k;
   minhash: the sketches share an LSH band (all of its 16-bit values) and the Jaccard
            similarity estimated from the low --sketch-bits bits of each value (what the index
@@ -224,8 +225,9 @@ def main():
     parser.add_argument("--config", help="YAML config passed to neardup fingerprint")
     parser.add_argument("--k", type=int, default=3, help="dedup.max_distance")
     parser.add_argument("--threshold", type=float, default=0.45, help="dedup.min_similarity")
-    parser.add_argument("--bands", type=int, default=42, help="minhash.bands")
-    parser.add_argument("--rows", type=int, default=3, help="minhash.rows")
+    parser.add_argument("--bands", type=int, default=21,
+                        help="minhash.bands (default: a new store's design)")
+    parser.add_argument("--rows", type=int, default=2, help="minhash.rows")
     parser.add_argument("--sketch-bits", type=int, default=8, choices=range(1, 17),
                         metavar="1..16", help="bits of each value the estimate compares (the "
                         "index stores 8)")
