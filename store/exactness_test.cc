@@ -203,11 +203,12 @@ TEST(Exactness, ForgottenAndExpiredPagesAreNeverMatchedAndMergesDropThem) {
 // random ones). The index must answer exactly what a scan of every stored sketch answers: the
 // most similar page that shares a band and reaches the threshold (ties: the earliest stored),
 // with its estimated similarity, or none; and its probe must have examined at least every
-// stored page sharing a band with the query.
-TEST(Exactness, MinHashMatchesABruteForceScanOfEveryStoredSketch) {
+// stored page sharing a band with the query. Pages name `asked` as their design (0 x 0: the
+// store's, `banded` for a new store); the scan bands by `banded`.
+void expect_minhash_exact(LshDesign asked, LshDesign banded) {
   constexpr std::size_t kStored = testing::kSanitized ? 20'000 : 100'000, kQueries = 1000,
                         kHashes = 128;
-  constexpr std::uint32_t kBands = 42, kRows = 3;
+  const std::uint32_t kBands = banded.bands, kRows = banded.rows;
   constexpr double kThreshold = 0.45;
   testing::TempDir dir;
   auto config = testing::store_config(dir.path(), 3, 4);
@@ -235,7 +236,8 @@ TEST(Exactness, MinHashMatchesABruteForceScanOfEveryStoredSketch) {
     Sketch s = i > 0 && rng() % 20 == 0
                    ? partial_copy(stored[rng() % i], 0.5 + 0.5 * (rng() % 100) / 100.0)
                    : random_sketch();
-    batch.push_back(testing::sketched(numbered("d", i), rng(), s, kBands, kRows, kThreshold));
+    batch.push_back(
+        testing::sketched(numbered("d", i), rng(), s, asked.bands, asked.rows, kThreshold));
     stored.push_back(std::move(s));
     if (batch.size() == 1000 || i + 1 == kStored) {
       auto v = (*index)->apply(batch);
@@ -259,7 +261,7 @@ TEST(Exactness, MinHashMatchesABruteForceScanOfEveryStoredSketch) {
         best_at = i;
       }
     }
-    auto probe = testing::sketched("", rng(), query, kBands, kRows, kThreshold).page;
+    auto probe = testing::sketched("", rng(), query, asked.bands, asked.rows, kThreshold).page;
     probe->fingerprint = 0;  // no stored fingerprint is near it: MinHash alone decides
     auto verdict = (*index)->lookup(*probe);
     ASSERT_TRUE(verdict.has_value()) << verdict.error();
@@ -282,6 +284,15 @@ TEST(Exactness, MinHashMatchesABruteForceScanOfEveryStoredSketch) {
   EXPECT_LT(with_match, kQueries);
   EXPECT_EQ(wrong, 0u);
   EXPECT_EQ(under_examined, 0u);
+  EXPECT_EQ((*index)->stats().lsh_of("s-minhash"), banded);
+}
+
+TEST(Exactness, MinHashMatchesABruteForceScanOfEveryStoredSketch) {
+  expect_minhash_exact({}, kDefaultLsh);  // the design left to a new store: 21 x 2
+}
+
+TEST(Exactness, MinHashWithFortyTwoBandsOfThreeMatchesABruteForceScan) {
+  expect_minhash_exact(kFormerDefaultLsh, kFormerDefaultLsh);
 }
 
 // The large check (bench/RESULTS.md): NEARDUP_EXACTNESS_STORED pages (default 1M), run with
