@@ -37,11 +37,9 @@ void add_max_members_option(CLI::App* sub, std::size_t& max_members) {
 // Warns when pages of `scheme` were never stored: every lookup would then say unique.
 void warn_unknown_scheme(Index& index, const std::string& scheme) {
   IndexStats stats = index.stats();
+  if (stats.scheme(scheme) != nullptr) return;
   std::string known;
-  for (const auto& s : stats.schemes) {
-    if (s.id == scheme) return;
-    known += (known.empty() ? "" : ", ") + s.id;
-  }
+  for (const auto& s : stats.schemes) known += (known.empty() ? "" : ", ") + s.id;
   std::cerr << "neardup lookup: the store holds no page of scheme " << scheme << " (it holds "
             << (known.empty() ? "none" : known)
             << "): every page will be unique; pass --config with the settings the store was "

@@ -43,10 +43,9 @@ Scheme* Catalog::scheme(std::string_view id) {
   return it == scheme_numbers.end() ? nullptr : &schemes[it->second];
 }
 
-LshDesign Catalog::lsh_design(const PageRequest& page) {
+LshDesign Catalog::lsh_design(const PageRequest& page, const Scheme* held) {
   if (page.bands != 0 || page.rows != 0) return {page.bands, page.rows};
-  const Scheme* s = scheme(page.scheme);
-  if (s != nullptr && s->state.has_minhash()) return {s->state.bands, s->state.rows};
+  if (held != nullptr && held->state.has_minhash()) return {held->state.bands, held->state.rows};
   return kDefaultLsh;
 }
 

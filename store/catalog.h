@@ -106,7 +106,11 @@ class Catalog {
   // The LSH design a page's sketch is banded by: the page's own (PageRequest::bands, rows) when
   // it names one; when it leaves it to the store (0 x 0: minhash.bands and minhash.rows unset),
   // its scheme's stored design, or kDefaultLsh for a scheme the store does not hold yet.
-  LshDesign lsh_design(const PageRequest& page) REQUIRES(mutex);
+  LshDesign lsh_design(const PageRequest& page) REQUIRES(mutex) {
+    return lsh_design(page, scheme(page.scheme));
+  }
+  // The same, for a page whose scheme is `held` (scheme(page.scheme), null for none).
+  static LshDesign lsh_design(const PageRequest& page, const Scheme* held);
   // Every scheme's id by number ("" never), for naming stored documents' schemes.
   std::vector<SchemeName> scheme_names() const REQUIRES(mutex);
   std::vector<Column*> columns_of(Scheme& scheme) const;

@@ -115,12 +115,17 @@ struct IndexStats {
     std::uint64_t memory_bytes = 0;
   };
   std::vector<Scheme> schemes;  // in order of first use
+  // Scheme `id`, or nullptr when the store holds no page of it.
+  const Scheme* scheme(std::string_view id) const {
+    for (const Scheme& s : schemes) {
+      if (s.id == id) return &s;
+    }
+    return nullptr;
+  }
   // The LSH design of scheme `id` ({0, 0} for one it does not hold, or holds without sketches).
   LshDesign lsh_of(std::string_view id) const {
-    for (const Scheme& s : schemes) {
-      if (s.id == id) return {s.bands, s.rows};
-    }
-    return {};
+    const Scheme* s = scheme(id);
+    return s != nullptr ? LshDesign{s->bands, s->rows} : LshDesign{};
   }
   // Memory of the whole index after the last apply() of this process (0 before one): the
   // deltas of every column (a fixed cost, store/FORMAT.md), and the rest it keeps in memory

@@ -261,10 +261,7 @@ TEST(Index, APageThatLeavesTheDesignToTheStoreGetsItsSchemesOrTheDefault) {
   // 21 x 2 such as values (4, 5) are; two thirds of the values agree.
   const Sketch partial = changed(s, 3);
   auto store_design = [](Index& index, const std::string& scheme) {
-    for (const auto& stored : index.stats().schemes) {
-      if (stored.id == scheme) return LshDesign{stored.bands, stored.rows};
-    }
-    return LshDesign{};
+    return index.stats().lsh_of(scheme);
   };
   {
     auto index = open_or_die(store_config(dir.path()));
@@ -292,6 +289,23 @@ TEST(Index, APageThatLeavesTheDesignToTheStoreGetsItsSchemesOrTheDefault) {
                              "has 128 values in 42 x 3"),
             std::string::npos)
       << v[2].detail;
+}
+
+TEST(Index, APageLeavingTheDesignToTheStoreGetsTheDesignAnEarlierPageOfItsBatchGaveItsScheme) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  const Sketch s = random_sketch(4);
+  // One batch on an empty store. The first page names 42 x 3, the design an unset one hashes
+  // into the scheme id as, so the second page, which leaves the design to the store, is of the
+  // same scheme, and the store holds it as 42 x 3 by then. Their fingerprints are far apart:
+  // only a band can match them.
+  auto v = apply_or_die(*index, {sketched("named", kA, s, kBands, kRows, kThreshold, "s-mixed"),
+                                 sketched("left", kA * 3, s, 0, 0, kThreshold, "s-mixed")});
+  EXPECT_EQ(v[0].status, Status::kUnique);
+  EXPECT_EQ(v[1].status, Status::kDuplicate);
+  EXPECT_EQ(v[1].matched, "named");
+  EXPECT_EQ(v[1].method, Verdict::kMinHash);
+  EXPECT_EQ(index->stats().lsh_of("s-mixed"), kFormerDefaultLsh);
 }
 
 TEST(Index, OnAnEmptyStoreAMalformedFirstPageDoesNotDefineItsScheme) {

@@ -131,19 +131,17 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
   // Each page's band keys, computed once for its prefetch, probe and insert.
   keys_.resize(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {
-    keys_[i].clear();
-    if (const auto& page = items[i].page; page && !page->sketch.empty()) {
-      if (const LshDesign lsh = catalog_.lsh_design(*page);
-          check_page(catalog_.design, *page, lsh)) {
-        catalog_.band_keys(page->sketch, lsh.bands, lsh.rows, keys_[i]);
-      }
+    if (const auto& page = items[i].page) {
+      make_band_keys(*page, catalog_.lsh_design(*page), keys_[i]);
+    } else {
+      keys_[i].keys.clear();
     }
   }
   const Documents docs(txn, tables, {}, catalog_.config.retention_seconds, now_ms_);
   std::map<std::string, pending::Partition, std::less<>> partitions;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const IndexItem& item = items[i];
-    if (i + 1 < items.size()) prefetch(items[i + 1], keys_[i + 1]);
+    if (i + 1 < items.size()) prefetch(items[i + 1], keys_[i + 1].keys);
     pending::Partition* partition = nullptr;
     bool record = true, conflict = false;
     if (item.source) {
@@ -182,11 +180,7 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
       // Finished under what the pages before it taught, its band keys made again.
       PageRequest page = *item.page;
       const bool finished = learner->finish(i, page);
-      keys_[i].clear();
-      if (const LshDesign lsh = catalog_.lsh_design(page);
-          !page.sketch.empty() && check_page(catalog_.design, page, lsh)) {
-        catalog_.band_keys(page.sketch, lsh.bands, lsh.rows, keys_[i]);
-      }
+      keys_[i].lsh = {};  // made again by apply_page
       auto decided = apply_page(docs, page, keys_[i]);
       if (!decided) return std::unexpected(decided.error());
       verdict = std::move(*decided);
@@ -247,25 +241,38 @@ void BatchWriter::prefetch(const IndexItem& item, const std::vector<std::uint64_
   }
 }
 
+void BatchWriter::make_band_keys(const PageRequest& page, LshDesign lsh, BandKeys& keys) {
+  keys.keys.clear();
+  keys.lsh = lsh;
+  if (!page.sketch.empty() && check_page(catalog_.design, page, lsh)) {
+    catalog_.band_keys(page.sketch, lsh.bands, lsh.rows, keys.keys);
+  }
+}
+
 StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRequest& page,
-                                             const std::vector<std::uint64_t>& band_keys) {
-  const LshDesign lsh = catalog_.lsh_design(page);
+                                             BandKeys& band_keys) {
+  Scheme* held = catalog_.scheme(page.scheme);
+  const LshDesign lsh = Catalog::lsh_design(page, held);
   if (auto valid = check_page(catalog_.design, page, lsh); !valid) return unfit(valid.error());
+  // A page that leaves its design to the store, of a scheme an earlier page of this batch
+  // added with a design of its own: its keys were made for the default design.
+  if (lsh != band_keys.lsh) make_band_keys(page, lsh, band_keys);
   const lmdb::Txn& txn = docs.txn();
   const StoreTables& tables = env_.tables();
-  if (catalog_.scheme(page.scheme) == nullptr) {
+  if (held == nullptr) {
     if (auto added = catalog_.add_scheme(txn, tables, page.scheme, page); !added) {
       return std::unexpected(added.error());
     }
+    held = catalog_.scheme(page.scheme);
   }
-  Scheme& scheme = *catalog_.scheme(page.scheme);
+  Scheme& scheme = *held;
   const std::uint32_t scheme_number = scheme.state.number;
   scheme.last_batch = catalog_.batches;
   if (auto fits = check_sketch_fits(scheme, page, lsh); !fits) return unfit(fits.error());
   const std::uint64_t id_hash = XXH3_64bits(page.id.data(), page.id.size());
 
   Candidates& found = candidates_;
-  prober_.probe(catalog_, scheme, page, band_keys, &id_hash, found);
+  prober_.probe(catalog_, scheme, page, band_keys.keys, &id_hash, found);
   auto existing = docs.find_id(found.id_docs, page.id);
   if (!existing) return std::unexpected(existing.error());
   // A first-seen time in the future (a crawler's clock, a bad fetched_at) counts as now: it
@@ -377,7 +384,7 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
     if (!put) return std::unexpected(put.error());
     for (std::uint64_t key : related.fresh) scheme.passages->add({key, doc});
   }
-  catalog_.add_entries(doc, record, band_keys);
+  catalog_.add_entries(doc, record, band_keys.keys);
   if (doc % Catalog::kStoredSampleEvery == 0) {
     catalog_.stored_samples.emplace_back(doc, record.stored_at_s);
   }

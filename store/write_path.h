@@ -53,6 +53,12 @@ class BatchWriter {
       REQUIRES(catalog_.mutex);
 
  private:
+  // A page's band keys (none when it has no sketch, or one that does not fit `lsh`) and the
+  // LSH design they were made for ({0, 0}: not made yet).
+  struct BandKeys {
+    LshDesign lsh;
+    std::vector<std::uint64_t> keys;
+  };
   // What a failed batch restores (the columns' deltas undo to their marks on their own).
   struct Undo {
     std::uint64_t next_doc, documents;
@@ -63,8 +69,11 @@ class BatchWriter {
   StoreResult<> apply_batch(const lmdb::Txn& txn, std::span<const IndexItem> items,
                             BatchLearner* learner, std::vector<Verdict>& verdicts)
       REQUIRES(catalog_.mutex);
+  // Decides and stores one page; its band keys are made again when they were made for another
+  // design than the page gets (its scheme added by an earlier page of the batch).
   StoreResult<Verdict> apply_page(const Documents& docs, const PageRequest& page,
-                                  const std::vector<std::uint64_t>& band_keys)
+                                  BandKeys& band_keys) REQUIRES(catalog_.mutex);
+  void make_band_keys(const PageRequest& page, LshDesign lsh, BandKeys& keys)
       REQUIRES(catalog_.mutex);
   // Whether kIndexedCopies live documents of `cluster` are among the SimHash hits (indexed
   // documents within the page's k): then the duplicate is stored unindexed (index.h).
@@ -103,7 +112,7 @@ class BatchWriter {
   Catalog& catalog_;
   Prober prober_;
   Candidates candidates_;
-  std::vector<std::vector<std::uint64_t>> keys_;           // each item's band keys
+  std::vector<BandKeys> keys_;                             // each item's
   std::vector<std::pair<Column*, Column::Slice>> slices_;  // written, not yet committed
   std::vector<std::uint64_t> neighbours_;                  // cluster_well_indexed's scratch
   std::vector<std::pair<std::uint32_t, std::uint64_t>> holders_;  // a page's passage holders
