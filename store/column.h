@@ -53,13 +53,17 @@ struct Dropped {
 class Column {
  public:
   // A merge takes the newest runs while each is at most merge_ratio() times the entries
-  // gathered so far, so runs grow geometrically. Wide runs (SimHash tables, ids, members): 16,
-  // few runs to probe, each unfiltered. Narrow (band) runs: 1, a binary counter of deltas (runs
-  // of 2^i deltas, at most one of each size). They hold most of the index's entries; under 16
-  // the largest would be rewritten each time the ones after it reached a sixteenth of it (each
-  // entry written about 16 times at 10M pages, 4 under 1), and their filters (key_filter.h)
-  // spare most probes of the few more runs this leaves (bench/RESULTS.md).
-  static constexpr std::uint64_t kWideMergeRatio = 16;
+  // gathered so far, so runs grow geometrically. Wide runs (SimHash tables, ids, members): 2.
+  // Under 16 a column of up to 16 deltas was one run, rewritten whole by every merge (each
+  // entry written 6.5 times at 10M pages and 16.5 at 30M); under 2 it is written 1.5–2 times
+  // there, for a second run to probe, whose directory search costs less than the merges saved
+  // (30M pages, SimHash alone: 1.22–1.30 times the pages a CPU second, bench/RESULTS.md).
+  // Narrow (band) runs: 1, a binary counter of deltas (runs of 2^i deltas, at most one of each
+  // size). They hold most of the index's entries; under 16 the largest would be rewritten each
+  // time the ones after it reached a sixteenth of it (each entry written about 16 times at 10M
+  // pages, 4 under 1), and their filters (key_filter.h) spare most probes of the few more runs
+  // this leaves.
+  static constexpr std::uint64_t kWideMergeRatio = 2;
   static constexpr std::uint64_t kNarrowMergeRatio = 1;
   std::uint64_t merge_ratio() const {
     return format_ == RunFormat::kNarrow ? kNarrowMergeRatio : kWideMergeRatio;

@@ -105,10 +105,11 @@ void check_exact_keys(RunFormat format) {
 TEST(Column, WideRunsAnswerExactKeysExactly) { check_exact_keys(RunFormat::kWide); }
 TEST(Column, NarrowRunsAnswerASupersetWithinTheTop40Bits) { check_exact_keys(RunFormat::kNarrow); }
 
-// The merge policy (Column::merge_ratio): seven merges of a full delta leave one wide run, and
-// narrow runs of 4, 2 and 1 deltas (ratio 1 counts in binary: 1, 2, 2+1, 4, 4+1, 4+2, 4+2+1).
-// The reused delta tables (recycle) come back empty.
-TEST(Column, WideRunsMergeAtRatio16AndNarrowOnesAtRatio1) {
+// The merge policy (Column::merge_ratio): seven merges of a full delta leave wide runs of 5 and
+// 2 deltas (ratio 2: 1, 2, 3, 3+1, 5, 5+1, 5+2), and narrow runs of 4, 2 and 1 deltas (ratio 1
+// counts in binary: 1, 2, 2+1, 4, 4+1, 4+2, 4+2+1). The reused delta tables (recycle) come back
+// empty.
+TEST(Column, WideRunsMergeAtRatio2AndNarrowOnesAtRatio1) {
   for (RunFormat format : {RunFormat::kWide, RunFormat::kNarrow}) {
     Fixture f;
     Column column("b/0", 64, format, 12, 1000);
@@ -124,7 +125,7 @@ TEST(Column, WideRunsMergeAtRatio16AndNarrowOnesAtRatio1) {
     std::vector<std::uint64_t> sizes;
     for (const auto& run : column.state().runs) sizes.push_back(run.entries);
     if (format == RunFormat::kWide) {
-      EXPECT_EQ(sizes, (std::vector<std::uint64_t>{7000}));
+      EXPECT_EQ(sizes, (std::vector<std::uint64_t>{5000, 2000}));
     } else {
       EXPECT_EQ(sizes, (std::vector<std::uint64_t>{4000, 2000, 1000}));
     }
@@ -410,8 +411,8 @@ TEST(Column, PrefixRangesAcrossDeltaAndRunsAndAReopen) {
       column.add(e);
       if (column.full()) merge(column, f, doc);
     }
-    // Seven merges of 4096, each within kWideMergeRatio of what it gathered: one run.
-    EXPECT_EQ(column.state().runs.size(), 1u);
+    // Seven merges of 4096 at kWideMergeRatio: runs of five and two deltas.
+    EXPECT_EQ(column.state().runs.size(), 2u);
     EXPECT_GT(column.delta().size(), 0u);
   }
   // Reopened: the runs come back from meta; the delta would be rebuilt by the index.
