@@ -254,8 +254,9 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
   Scheme* held = catalog_.scheme(page.scheme);
   const LshDesign lsh = Catalog::lsh_design(page, held);
   if (auto valid = check_page(catalog_.design, page, lsh); !valid) return unfit(valid.error());
-  // A page that leaves its design to the store, of a scheme an earlier page of this batch
-  // added with a design of its own: its keys were made for the default design.
+  // Keys made for another design are made again: a page the learner finished (none made yet),
+  // or one that leaves its design to the store, of a scheme an earlier page of this batch added
+  // with a design of its own (made for the default).
   if (lsh != band_keys.lsh) make_band_keys(page, lsh, band_keys);
   const lmdb::Txn& txn = docs.txn();
   const StoreTables& tables = env_.tables();

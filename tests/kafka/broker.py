@@ -218,8 +218,15 @@ class KafkaBroker:
         return f"{self.class_archive}.{os.getpid()}-{id(self)}.partial"
 
     def _keep_class_archive(self):
-        if os.path.isfile(self._partial_class_archive()):
-            os.replace(self._partial_class_archive(), self.class_archive)
+        """Keeps the archive the last broker process wrote as it exited; one killed (SIGKILL)
+        may have been killed while writing it, and its file is dropped."""
+        partial = self._partial_class_archive()
+        if not os.path.isfile(partial) or self.process is None:
+            return
+        if self.process.returncode == -signal.SIGKILL:
+            os.remove(partial)
+        elif self.process.returncode is not None:
+            os.replace(partial, self.class_archive)
 
     def _launch(self, properties, timeout):
         """Starts kafka.Kafka; True once the port accepts, False if the process exited."""
