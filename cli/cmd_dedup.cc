@@ -119,7 +119,9 @@ int run(const Options& options, bool learn_only) {
     std::cerr << name << ": " << index.error().message << "\n";
     return kExitFailure;
   }
-  if (auto conflict = lsh_conflict(*config, (*index)->stats().lsh_of(scheme_id(*config)))) {
+  const IndexStats stats = (*index)->stats();
+  if (auto conflict =
+          lsh_conflict(*config, [&](const std::string& s) { return stats.lsh_of(s); })) {
     std::cerr << name << ": " << *conflict << "\n";
     return kExitUsage;
   }

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <expected>
+#include <functional>
 #include <map>
 #include <optional>
 #include <string>
@@ -312,10 +313,12 @@ std::string scheme_id(const Config& config);
 LshDesign requested_lsh(const MinHashConfig& minhash);
 // The design a new scheme of this config gets: requested_lsh(), or kDefaultLsh when unset.
 LshDesign new_scheme_lsh(const MinHashConfig& minhash);
-// Whether pages of `config` fit a store that holds their scheme banded by `stored` ({0, 0} when
-// it holds no sketch of it): an error naming both designs when minhash.bands and minhash.rows
-// ask for another (the store would refuse every page as a dead letter), else nullopt.
-std::optional<std::string> lsh_conflict(const Config& config, LshDesign stored);
+// Whether pages of `config` fit the store whose schemes' designs `stored_lsh` gives (by scheme
+// id; {0, 0} for one it holds no sketch of, e.g. IndexStats::lsh_of): an error naming both
+// designs when minhash.bands and minhash.rows ask for another than the store holds their scheme
+// in (the store would refuse every page as a dead letter), else nullopt.
+std::optional<std::string> lsh_conflict(
+    const Config& config, const std::function<LshDesign(const std::string& scheme)>& stored_lsh);
 
 // The key paths, among those that cannot change without a restart (kafka.*, store.*,
 // metrics.listen, pipeline.threads), whose values differ between a and b, in the order of

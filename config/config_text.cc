@@ -122,12 +122,14 @@ LshDesign new_scheme_lsh(const MinHashConfig& minhash) {
   return requested.bands != 0 ? requested : kDefaultLsh;
 }
 
-std::optional<std::string> lsh_conflict(const Config& config, LshDesign stored) {
+std::optional<std::string> lsh_conflict(
+    const Config& config, const std::function<LshDesign(const std::string& scheme)>& stored_lsh) {
   const LshDesign asked = requested_lsh(config.minhash);
-  if (!config.minhash.enabled || stored.bands == 0 || asked.bands == 0 || asked == stored) {
-    return std::nullopt;
-  }
-  return cat("minhash.bands, minhash.rows: the store holds scheme ", scheme_id(config), " banded ",
+  if (!config.minhash.enabled || asked.bands == 0) return std::nullopt;
+  const std::string scheme = scheme_id(config);
+  const LshDesign stored = stored_lsh(scheme);
+  if (stored.bands == 0 || asked == stored) return std::nullopt;
+  return cat("minhash.bands, minhash.rows: the store holds scheme ", scheme, " banded ",
              stored.bands, " x ", stored.rows, ", and the config asks for ", asked.bands, " x ",
              asked.rows,
              " under the same scheme id: leave both unset to go on with the "

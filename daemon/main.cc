@@ -330,7 +330,9 @@ int main(int argc, char** argv) {
       return kExitFailure;
     }
     index = std::move(*opened);
-    if (auto conflict = lsh_conflict(*config, index->stats().lsh_of(scheme_id(*config)))) {
+    const IndexStats stats = index->stats();
+    if (auto conflict =
+            lsh_conflict(*config, [&](const std::string& s) { return stats.lsh_of(s); })) {
       log->error("fatal error=\"{}\"", *conflict);
       return kExitUsage;
     }

@@ -30,7 +30,7 @@ ReloadPlan plan_reload(const Config& running, std::expected<Config, std::string>
                            "; reload rejected");
   }
   if (stored_lsh) {
-    if (auto conflict = lsh_conflict(*loaded, stored_lsh(scheme_id(*loaded)))) {
+    if (auto conflict = lsh_conflict(*loaded, stored_lsh)) {
       return std::unexpected(*conflict + "; reload rejected");
     }
   }
