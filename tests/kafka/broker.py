@@ -96,9 +96,8 @@ class KafkaBroker:
         self.port = self.controller_port = None
         self.process = None
         self.formatted = False
-        # What one broker computes for the next: a formatted directory and a class archive.
+        # What one broker computes for the next: a formatted directory.
         self.cache = os.path.join(os.path.dirname(self.lib), "broker-cache")
-        self.class_archive = os.path.join(self.cache, f"broker-{self.version}.jsa")
         self.startup_seconds = self.format_seconds = None
 
     @property
@@ -202,40 +201,11 @@ class KafkaBroker:
         with open(os.path.join(data, "meta.properties"), "w") as f:
             f.write(meta)
 
-    def _class_archive(self):
-        """The JVM options that share the broker's classes between brokers (AppCDS): the
-        first broker of these jars writes broker-cache/broker-<version>.jsa beside lib/ as it
-        exits (under its own name until then: _keep_class_archive); later ones map it rather
-        than load and verify each class from the jars, and listen in about half the time
-        (1.0-1.3 s instead of 2.1-3.1 s on an idle 2-core machine). An archive that no longer
-        matches the jars is ignored by the JVM, with a warning in the broker's log."""
-        if os.path.isfile(self.class_archive):
-            return [f"-XX:SharedArchiveFile={self.class_archive}"]
-        os.makedirs(self.cache, exist_ok=True)
-        return [f"-XX:ArchiveClassesAtExit={self._partial_class_archive()}"]
-
-    def _partial_class_archive(self):
-        return f"{self.class_archive}.{os.getpid()}-{id(self)}.partial"
-
-    def _keep_class_archive(self):
-        """Keeps the archive the last broker process wrote as it exited; one killed (SIGKILL)
-        may have been killed while writing it, and its file is dropped."""
-        partial = self._partial_class_archive()
-        if not os.path.isfile(partial) or self.process is None:
-            return
-        if self.process.returncode == -signal.SIGKILL:
-            os.remove(partial)
-        elif self.process.returncode is not None:
-            os.replace(partial, self.class_archive)
-
     def _launch(self, properties, timeout):
         """Starts kafka.Kafka; True once the port accepts, False if the process exited."""
-        self._keep_class_archive()
         start = time.monotonic()
-        java = self._java("kafka.Kafka", properties)
-        java[1:1] = self._class_archive()
         with open(self.log_path, "a") as log:
-            self.process = subprocess.Popen(java,
+            self.process = subprocess.Popen(self._java("kafka.Kafka", properties),
                                             stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                                             preexec_fn=die_with_parent)
         while time.monotonic() - start < timeout:
@@ -281,7 +251,6 @@ class KafkaBroker:
         except subprocess.TimeoutExpired:
             self.process.kill()
             self.process.wait()
-        self._keep_class_archive()
 
     def alive(self):
         return self.process is not None and self.process.poll() is None
