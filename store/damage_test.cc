@@ -66,11 +66,11 @@ lmdb::Result<std::size_t> read_all(const lmdb::Env& env, lmdb::Dbi dbi, const st
 
 TEST(RunChecksums, AFlippedByteInARecordIsFoundByItsChecksum) {
   WritableMap map;
-  const auto entries = sorted_entries(15000, 1);  // three records
+  const auto entries = sorted_entries(24000, 1);  // three records or more
   lmdb::Dbi run = write_run(map.env, "t/s-1/0/1", entries);
   RunDirectory dir = directory(map.env, run);
-  ASSERT_EQ(dir.records.size(), 3u);
-  for (std::size_t i = 0; i < 3; ++i) {
+  ASSERT_GE(dir.records.size(), 3u);
+  for (std::size_t i = 0; i < dir.records.size(); ++i) {
     EXPECT_NE(dir.checksums[i], 0u);
     EXPECT_TRUE(dir.intact(i));
   }
@@ -127,8 +127,14 @@ TEST(RunFences, RecordKeysCarryFencesAndProbesFindTheSameWithOrWithoutThem) {
   std::size_t start = 0;  // the record's first entry
   for (std::size_t r = 0; r < fenced.sizes.size(); ++r) {
     for (std::size_t j = 0; j < kFences; ++j) {
-      const std::size_t at = start + fence_position(j, fenced.sizes[r]);
-      EXPECT_EQ(fenced.fences[r * kFences + j], entries[at].key >> 32) << r << " " << j;
+      // The entry's bit in the high part (Elias–Fano, what this build writes), else its key's
+      // top 32 bits.
+      const std::size_t i = fence_position(j, fenced.sizes[r]);
+      const Entry& e = entries[start + i];
+      const RecordForm& form = fenced.forms[r];
+      EXPECT_EQ(fenced.fences[r * kFences + j],
+                form.elias_fano ? high_position(form, e, i) : e.key >> 32)
+          << r << " " << j;
     }
     start += fenced.sizes[r];
   }

@@ -45,9 +45,9 @@ struct Position {
 
 // Read access to the coded values. Contract: the regions hold a coding of at least one value
 // written as above (entry 0 at bit 0) whose high part has `high_bits` bits, each region
-// followed by 8 readable bytes; positions passed in are entries of it. A search or step that
-// would pass the high part's end (a damaged record) returns a position whose index is kEnd,
-// so that no read goes past the record.
+// followed by 8 readable bytes; positions passed in are entries of it. A search that would
+// pass the high part's end (a damaged record) returns a position whose index is kEnd, and a scan
+// stops there, so that no read goes past the record.
 class Reader {
  public:
   static constexpr std::uint64_t kEnd = UINT64_MAX;
@@ -79,25 +79,32 @@ class Reader {
     return at_next_one(Position{.index = bit - high, .bit = bit});
   }
 
-  // The entry after p. Contract: there is one.
-  Position next(Position p) const {
-    return at_next_one(Position{.index = p.index + 1, .bit = p.bit + 1});
-  }
-
-  // Calls fn(index, value) for the first n entries in order, reading the high part a word at a
-  // time (a whole record's keys: faster than next() from entry to entry). Stops early when the
-  // high part holds fewer than n entries (a damaged record).
+  // Calls fn(index, value) for the entries from p on, in order, while fn returns true and the
+  // index is below n, reading the high part 56 bits at a time, so that a step to the next entry
+  // waits only on bits already loaded (a scan of a range, or of a whole record from Position{}).
+  // Stops early when the high part ends (a damaged record).
   template <typename Fn>
-  void for_each_value(std::uint64_t n, Fn&& fn) const {
-    std::uint64_t index = 0;
-    for (std::uint64_t at = 0; index < n && at < high_bits_; at += 64) {
-      std::uint64_t ones = coding::decode_fixed64(high_ + at / 8);
-      if (high_bits_ - at < 64) ones &= (std::uint64_t{1} << (high_bits_ - at)) - 1;
-      for (; ones != 0 && index < n; ones &= ones - 1, ++index) {
+  void scan(Position p, std::uint64_t n, Fn&& fn) const {
+    const std::uint64_t mask = (std::uint64_t{1} << low_bits_) - 1;  // low_bits_ <= 56
+    std::uint64_t index = p.index, low_bit = p.index * low_bits_;
+    for (std::uint64_t at = p.bit; index < n && at < high_bits_; at += 56) {
+      std::uint64_t ones = bits56(at) & kMask56;
+      if (high_bits_ - at < 56) ones &= (std::uint64_t{1} << (high_bits_ - at)) - 1;
+      for (; ones != 0 && index < n; ones &= ones - 1, ++index, low_bit += low_bits_) {
         const std::uint64_t high = at + static_cast<std::uint64_t>(std::countr_zero(ones)) - index;
-        fn(index, (high << low_bits_) | low(index));
+        const std::uint64_t low =
+            (coding::decode_fixed64(low_ + low_bit / 8) >> (low_bit % 8)) & mask;
+        if (!fn(index, (high << low_bits_) | low)) return;
       }
     }
+  }
+  // scan() of the first n entries, for every one of them.
+  template <typename Fn>
+  void for_each_value(std::uint64_t n, Fn&& fn) const {
+    scan(Position{}, n, [&](std::uint64_t index, std::uint64_t value) {
+      fn(index, value);
+      return true;
+    });
   }
 
   // The high part's byte where a search from `from` starts (for prefetching).

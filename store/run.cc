@@ -255,8 +255,7 @@ lmdb::LmdbError damaged_record(std::string_view where, std::uint64_t last_key) {
 }
 
 lmdb::Result<std::size_t> RunWriter::write_record(std::span<const Entry> all) {
-  const RecordForm form =
-      format_ == RunFormat::kNarrow ? elias_fano_form(format_, all) : packed_form(format_, all);
+  const RecordForm form = elias_fano_form(format_, all);
   const auto entries = all.first(form.count);
   encode_record(form, entries, encoded_);
   char key[kEliasFanoRecordKeyBytes];

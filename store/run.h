@@ -64,13 +64,14 @@ inline constexpr std::size_t kRecordBytes = 16 * 4096 - 16;
 
 // How one record stores its n entries: the n keys, then the n docs at a fixed width, so that a
 // probe scanning a range reads only keys and the docs of its hits.
-//   Elias–Fano (what this build writes for narrow runs: LSH bands, passages): the keys less the
-//   first entry's stored key (`prefix`), coded Elias–Fano (store/elias_fano.h) with `key_bits`
-//   low bits; the docs as in a bit-packed record. A band key of a large run takes about 15
-//   bits instead of 27. Keys are read in order only (no key_at()): RunProbe searches from the
-//   record's fences, which are the high-part bits of their entries.
-//   Bit-packed (what this build writes for wide runs; narrow runs of format 8): a key is the
-//   low key_bits bits of its stored bits (the top 40 of a narrow key, all 64 of a wide one),
+//   Elias–Fano (what this build writes, for every run): the keys less the first entry's stored
+//   key (`prefix`), coded Elias–Fano (store/elias_fano.h) with `key_bits` low bits; the docs as
+//   in a bit-packed record. A band key of a large run takes about 15 bits instead of 27, a
+//   wide key of a 10M-entry run about 43 instead of 54. Keys are read in order only (no
+//   key_at()): RunProbe searches from the record's fences, which are the high-part bits of
+//   their entries.
+//   Bit-packed (written by format 8 for every run, and by format 9 at first for wide ones): a key
+//   is the low key_bits bits of its stored bits (the top 40 of a narrow key, all 64 of a wide one),
 //   the rest (`prefix`) shared by every entry of the record; a doc is its distance from
 //   `base_doc`, the record's smallest, in doc_bits bits. Both widths are the fewest bits the
 //   record's entries need (1 to 56, or 64), and entry i's key starts at bit i * key_bits of the
@@ -160,9 +161,12 @@ inline constexpr std::size_t entries_per_record(RunFormat format) {
   return (kRecordBytes - RecordForm::kPackedSlack) * 8 / (format == RunFormat::kWide ? 48 : 32);
 }
 
-// The bit-packed (Elias–Fano) form of the longest prefix of sorted entries (their keys already
+// The Elias–Fano (bit-packed) form of the longest prefix of sorted entries (their keys already
 // stored_key()) whose record fits in kRecordBytes (at least one entry): its count is
-// form.count. byte_packed_form: the byte-packed form of all of them (formats 6 and 7).
+// form.count. byte_packed_form: the byte-packed form of all of them. This build writes
+// Elias–Fano records only; the other forms are those of earlier builds (bit-packed: format 8,
+// and format 9's first wide runs; byte-packed: formats 6 and 7), which tests write to check
+// that they are still read.
 RecordForm packed_form(RunFormat format, std::span<const Entry> entries);
 RecordForm elias_fano_form(RunFormat format, std::span<const Entry> entries);
 RecordForm byte_packed_form(RunFormat format, std::span<const Entry> entries);
@@ -206,7 +210,7 @@ class RunWriter {
   RunWriter(const lmdb::Txn& txn, lmdb::Dbi dbi, RunFormat format)
       : txn_(txn), dbi_(dbi), format_(format) {}
   // Writes the longest prefix of `entries` (one or more) that fits in a record as one
-  // record (Elias–Fano in a narrow run, bit-packed in a wide one), and returns how many it wrote.
+  // Elias–Fano record, and returns how many it wrote.
   // Entries come in ascending order of (stored_key, doc), across records too. Errors: MDB_MAP_FULL,
   // MDB_TXN_FULL, ...
   lmdb::Result<std::size_t> write_record(std::span<const Entry> entries);

@@ -80,14 +80,16 @@ class RunProbe {
         target_high_ == 0 ? elias_fano::Position{} : keys.seek_high(target_high_, from_);
     // p.index past the entries: a damaged record, whose bits ran out (checksums catch it where
     // records are read whole; a probe reads only what it needs and stops).
-    while (p.index < static_cast<std::uint64_t>(n_)) {
-      const std::uint64_t k = form_->key_of(keys.value(p));
-      if (k > hi_) return false;
-      if (k >= lo_ && !visit(fn, k, static_cast<std::ptrdiff_t>(p.index))) return false;
-      if (static_cast<std::ptrdiff_t>(p.index) + 1 >= n_) return true;
-      p = keys.next(p);
-    }
-    return true;
+    // Copies, so that the loop keeps them in registers across fn.
+    const RecordForm form = *form_;
+    const std::uint64_t lo = lo_, hi = hi_;
+    bool more = true;  // the range goes on past this record
+    keys.scan(p, static_cast<std::uint64_t>(n_), [&](std::uint64_t i, std::uint64_t value) {
+      const std::uint64_t k = form.key_of(value);
+      if (k > hi) return more = false;
+      return k < lo || (more = visit(fn, k, static_cast<std::ptrdiff_t>(i)));
+    });
+    return more;
   }
 
   // An Elias–Fano record: the high part of lo_'s value and the last fence entry below it
@@ -106,18 +108,35 @@ class RunProbe {
         from_ = elias_fano::Position{.index = index, .bit = f[j]};
       }
     }
+    // The entry the search should reach, at the record's mean entries per high value, and the
+    // lines the search and the scan of the expected range will read (with slack for the guess's
+    // error, as for the other forms): the high part from the fence on, and the range's low parts.
     const elias_fano::Reader keys = form_->keys(data_);
-    __builtin_prefetch(keys.high_address(from_));
-    __builtin_prefetch(keys.high_address(from_) + 64);
-    // The entry the search should reach, at the record's mean entries per high value.
-    const double per_high = static_cast<double>(n_) /
-                            (static_cast<double>(form_->high_bits) - static_cast<double>(n_) + 1);
+    const auto n = static_cast<std::uint64_t>(n_);
+    const double ones = static_cast<double>(n),
+                 zeros = static_cast<double>(form_->high_bits) - ones;
     const auto guess = std::min<std::uint64_t>(
-        static_cast<std::uint64_t>(n_ - 1),
+        n - 1,
         from_.index + static_cast<std::uint64_t>(static_cast<double>(target_high_ - from_.high()) *
-                                                 per_high));
-    __builtin_prefetch(keys.low_address(guess));
+                                                 ones / (zeros + 1)));
+    const std::uint64_t first = guess > kSlack ? guess - kSlack : 0;
+    const std::uint64_t last = std::min<std::uint64_t>(n - 1, guess + kSlack + expected_entries());
+    const std::uint64_t step = std::max(1u, 512u / std::max<unsigned>(form_->key_bits, 1));
+    for (std::uint64_t i = first; i <= last; i += step) __builtin_prefetch(keys.low_address(i));
+    // Entry `last`'s 1 lies about (last - from) * (1 + zeros / ones) bits past the fence's.
+    const auto end =
+        static_cast<std::uint64_t>(static_cast<double>(last - from_.index) * (1 + zeros / ones)) +
+        64;
+    for (std::uint64_t bit = from_.bit; bit < from_.bit + end && bit < form_->high_bits; bit += 512)
+      __builtin_prefetch(keys.high_address(elias_fano::Position{.bit = bit}));
   }
+
+  // The entries expected in [lo_, hi_] (at most 512 counted: a longer range streams in as it is
+  // scanned), and the slack around a guess that prefetching covers.
+  std::uint64_t expected_entries() const {
+    return static_cast<std::uint64_t>(std::min((static_cast<double>(hi_ - lo_) + 1) / gap_, 512.0));
+  }
+  static constexpr std::uint64_t kSlack = 16;
 
   // Loads record_ (none past the end) and prefetches where the search will look.
   void position() {
@@ -141,10 +160,10 @@ class RunProbe {
     }
     // Prefetch the lines the search and scan will read: the expected range's keys (with
     // slack for the guess's error), so that the probes of all columns stream in together.
-    const double expected = (static_cast<double>(hi_ - lo_) + 1) / gap_;
-    const std::ptrdiff_t from = std::max<std::ptrdiff_t>(guess_ - 16, 0);
+    const auto slack = static_cast<std::ptrdiff_t>(kSlack);
+    const std::ptrdiff_t from = std::max<std::ptrdiff_t>(guess_ - slack, 0);
     const std::ptrdiff_t to = std::min<std::ptrdiff_t>(
-        n_, guess_ + 16 + static_cast<std::ptrdiff_t>(std::min(expected, 512.0)));
+        n_, guess_ + slack + static_cast<std::ptrdiff_t>(expected_entries()));
     const std::ptrdiff_t step = std::max(1, 512 / form_->key_bits);  // keys a cache line
     for (std::ptrdiff_t i = from; i < to; i += step) {
       __builtin_prefetch(form_->key_address(data_, static_cast<std::size_t>(i)));
