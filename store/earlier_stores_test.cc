@@ -1,10 +1,12 @@
-// A store of format version 8 (store/testdata/format8/: bit-packed band and passage runs) opened
-// by this build: every stored page, verdict and cluster read alike, read-only opens leave it
-// version 8, and a writable one goes on from it with the verdicts that build gave (its runs
-// merged into Elias–Fano records as the store grows), marking it this build's version.
+// Stores written by earlier builds opened by this one: every stored page, verdict and cluster
+// read alike, read-only opens leave the store as it was, and a writable one goes on from it with
+// the verdicts that build gave (its runs merged into this build's records as the store grows).
+//   store/testdata/format8/: format 8, whose band and passage runs are bit-packed;
+//   store/testdata/format9-wide-bit-packed/: format 9 as first written, whose table, `ids` and
+//   `members` runs are bit-packed (this build writes them Elias–Fano).
 //
-// The fixture is written by this same test against the build of that format:
-//   NEARDUP_WRITE_FORMAT_FIXTURE=DIR store_test --gtest_filter='FormatEight.*'
+// A fixture is written by this same test against the build that wrote such stores:
+//   NEARDUP_WRITE_FORMAT_FIXTURE=DIR build/store/store_earlier_stores_test
 // writes DIR/data.mdb (the first kFirst pages) and what that build answered (stored.txt,
 // clusters.txt, then rest.txt and clusters-after.txt: the next kRest pages applied to a copy).
 #include <gtest/gtest.h>
@@ -134,13 +136,23 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream(path, std::ios::binary) << text;
 }
 
-std::filesystem::path fixture_dir() {
-  return std::filesystem::path(NEARDUP_SOURCE_DIR) / "store" / "testdata" / "format8";
+// An earlier store kept in store/testdata/: its directory, the directory of what its build
+// answered (builds that answered alike share one copy), the format version it was written in,
+// and the columns (by name prefix) whose runs are in a form this build no longer writes.
+struct Fixture {
+  const char* dir;
+  const char* answers;
+  std::uint32_t version;
+  std::vector<std::string> old_columns;
+};
+
+std::filesystem::path testdata(const char* dir) {
+  return std::filesystem::path(NEARDUP_SOURCE_DIR) / "store" / "testdata" / dir;
 }
 
 // The fixture's data.mdb.gz unpacked into dir.
-void unpack(const std::filesystem::path& dir) {
-  gzFile in = gzopen((fixture_dir() / "data.mdb.gz").c_str(), "rb");
+void unpack(const Fixture& fixture, const std::filesystem::path& dir) {
+  gzFile in = gzopen((testdata(fixture.dir) / "data.mdb.gz").c_str(), "rb");
   ASSERT_NE(in, nullptr);
   std::ofstream out(dir / "data.mdb", std::ios::binary);
   char buf[1 << 16];
@@ -148,7 +160,7 @@ void unpack(const std::filesystem::path& dir) {
   gzclose(in);
 }
 
-// Writes the fixture with the build under test (run against the build of format 8).
+// Writes a fixture with the build under test (run against the build whose stores it keeps).
 void write_fixture(const std::filesystem::path& dir) {
   std::filesystem::create_directories(dir / "store");
   std::string stored, first_clusters;
@@ -171,40 +183,40 @@ void write_fixture(const std::filesystem::path& dir) {
   write_file(dir / "clusters-after.txt", clusters(*index));
 }
 
-TEST(FormatEight, ReadAlikeThenWrittenOnWithTheSameVerdicts) {
-  if (const char* out = std::getenv("NEARDUP_WRITE_FORMAT_FIXTURE")) {
-    write_fixture(out);
-    return;
-  }
+void read_alike_then_written_on(const Fixture& fixture) {
+  const std::filesystem::path expected = testdata(fixture.answers);
   testing::TempDir dir;
-  unpack(dir.path());
+  unpack(fixture, dir.path());
   const StoreConfig config = testing::store_config(dir.path());
   {
     OpenOptions read_only = fixture_options();
     read_only.read_only = true;
     auto index = testing::open_or_die(config, read_only);
     ASSERT_NE(index, nullptr);
-    EXPECT_EQ(index->stats().format_version, 8u);
-    std::uint64_t runs = 0;
+    EXPECT_EQ(index->stats().format_version, fixture.version);
+    std::uint64_t runs = 0;  // runs of the earlier form to read
     for (const auto& column : index->stats().columns) {
-      if (column.name.starts_with("b/") || column.name.starts_with("p/")) runs += column.runs;
+      for (const std::string& prefix : fixture.old_columns) {
+        if (column.name.starts_with(prefix)) runs += column.runs;
+      }
     }
-    EXPECT_GE(runs, 4u);  // band and passage runs of format 8 to read
-    EXPECT_EQ(stored_pages(*index), read_file(fixture_dir() / "stored.txt"));
-    EXPECT_EQ(clusters(*index), read_file(fixture_dir() / "clusters.txt"));
+    EXPECT_GE(runs, 4u);
+    EXPECT_EQ(stored_pages(*index), read_file(expected / "stored.txt"));
+    EXPECT_EQ(clusters(*index), read_file(expected / "clusters.txt"));
   }
   auto index = testing::open_or_die(config, fixture_options());
   ASSERT_NE(index, nullptr);
   EXPECT_EQ(index->stats().format_version, 9u);
-  EXPECT_EQ(stored_pages(*index), read_file(fixture_dir() / "stored.txt"));
-  EXPECT_EQ(apply(*index, kFirst, kFirst + kRest), read_file(fixture_dir() / "rest.txt"));
-  EXPECT_EQ(clusters(*index), read_file(fixture_dir() / "clusters-after.txt"));
+  EXPECT_EQ(stored_pages(*index), read_file(expected / "stored.txt"));
+  EXPECT_EQ(apply(*index, kFirst, kFirst + kRest), read_file(expected / "rest.txt"));
+  EXPECT_EQ(clusters(*index), read_file(expected / "clusters-after.txt"));
   index.reset();
-  // Reopened: the runs of both forms answer the same again, and every page's band keys find
-  // it (its fingerprint turned over, so that only its sketch can).
+  // Reopened: the runs of both forms answer the same again; every page's band keys find it
+  // (its fingerprint turned over, so that only its sketch can), and so does its fingerprint
+  // (its sketch changed past the threshold, so that only the tables can).
   index = testing::open_or_die(config, fixture_options());
   ASSERT_NE(index, nullptr);
-  EXPECT_EQ(clusters(*index), read_file(fixture_dir() / "clusters-after.txt"));
+  EXPECT_EQ(clusters(*index), read_file(expected / "clusters-after.txt"));
   for (std::size_t i = 0; i < kFirst + kRest; ++i) {
     PageRequest page = *fixture_page(i).page;
     page.fingerprint = ~page.fingerprint;
@@ -213,7 +225,31 @@ TEST(FormatEight, ReadAlikeThenWrittenOnWithTheSameVerdicts) {
     EXPECT_EQ(verdict->status, Verdict::Status::kDuplicate) << page.id;
     EXPECT_EQ(verdict->method, Verdict::kMinHash) << page.id;
     EXPECT_EQ(verdict->similarity, 1) << page.id;
+    page = *fixture_page(i).page;
+    page.sketch = testing::random_sketch(i + 900000);
+    verdict = index->lookup(page);
+    ASSERT_TRUE(verdict.has_value()) << verdict.error();
+    EXPECT_EQ(verdict->status, Verdict::Status::kDuplicate) << page.id;
+    EXPECT_TRUE(verdict->method & Verdict::kSimHash) << page.id;
+    EXPECT_EQ(verdict->distance, 0) << page.id;
   }
+}
+
+// Set NEARDUP_WRITE_FORMAT_FIXTURE to write a fixture instead of checking one.
+bool wrote_fixture() {
+  const char* out = std::getenv("NEARDUP_WRITE_FORMAT_FIXTURE");
+  if (out != nullptr) write_fixture(out);
+  return out != nullptr;
+}
+
+TEST(EarlierStores, FormatEightReadAlikeThenWrittenOnWithTheSameVerdicts) {
+  if (wrote_fixture()) return;
+  read_alike_then_written_on({"format8", "format8", 8, {"b/", "p/"}});
+}
+
+TEST(EarlierStores, FormatNineWithBitPackedWideRunsReadAlikeThenWrittenOnWithTheSameVerdicts) {
+  if (wrote_fixture()) return;
+  read_alike_then_written_on({"format9-wide-bit-packed", "format8", 9, {"t/", "ids", "members"}});
 }
 
 }  // namespace
