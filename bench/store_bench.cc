@@ -95,6 +95,13 @@ struct Workload {
   static std::uint64_t passage_key(std::uint64_t i, std::uint64_t j) {
     return neardup::mix64(i * 0x10000 + j + 1);
   }
+  // Heap bytes the workload holds (not the index's): every page's fingerprint, recent sketches.
+  std::uint64_t memory() const {
+    std::uint64_t bytes = fingerprints.capacity() * sizeof(std::uint64_t) +
+                          recent.capacity() * sizeof(neardup::Sketch);
+    for (const auto& sketch : recent) bytes += sketch.capacity() * sizeof(std::uint16_t);
+    return bytes;
+  }
   neardup::IndexItem next(std::uint64_t i) {
     std::uint64_t copy_of = ~std::uint64_t{0};
     std::uint64_t fp = rng();
@@ -338,15 +345,23 @@ int main(int argc, char** argv) {
       static_cast<double>(stats.bytes_on_disk) / static_cast<double>(stats.documents),
       stats.documents, stats.runs, duplicates, by_minhash);
   // Anonymous memory: what the index keeps besides the page cache. The deltas are a fixed cost
-  // (their tables' size does not grow with the store), reported apart from the rest.
+  // (their tables' size does not grow with the store), reported apart from the rest, and so is
+  // what this benchmark holds itself (the workload's fingerprints and sketches, the timings).
   const std::uint64_t anon = rss_anon_bytes();
+  const std::uint64_t own =
+      workload.memory() + (timing.item_ns.capacity() + batch_us.capacity() + commit_ns.capacity()) *
+                              sizeof(std::uint32_t);
   const auto per_page = [&](double bytes) { return bytes / static_cast<double>(stats.documents); };
+  const double rest = static_cast<double>(anon) - static_cast<double>(stats.delta_memory_bytes) -
+                      static_cast<double>(stats.index_memory_bytes) - static_cast<double>(own);
   std::printf(
       "memory: anonymous %.1f MiB; the index's: deltas %.1f MiB (fixed), filters and "
-      "directories %.1f MiB = %.1f bytes/page; anonymous less deltas %.1f bytes/page\n",
+      "directories %.1f MiB = %.1f bytes/page; anonymous less deltas %.1f bytes/page; the "
+      "benchmark's own %.1f MiB = %.1f bytes/page; the rest %.1f MiB\n",
       anon / 1048576.0, stats.delta_memory_bytes / 1048576.0, stats.index_memory_bytes / 1048576.0,
       per_page(static_cast<double>(stats.index_memory_bytes)),
-      per_page(static_cast<double>(anon) - static_cast<double>(stats.delta_memory_bytes)));
+      per_page(static_cast<double>(anon) - static_cast<double>(stats.delta_memory_bytes)),
+      own / 1048576.0, per_page(static_cast<double>(own)), rest / 1048576.0);
   std::printf(
       "slowest batch %.1f ms: items %.1f ms, merges %.1f ms (bands %.1f ms), commit %.1f ms\n",
       slowest.total_us / 1e3, slowest.items_us / 1e3, slowest.merge_us / 1e3,
