@@ -4,11 +4,12 @@
 //               [--sync 0|1] [--readahead 0|1] [--k 3] [--tables 0] [--delta 2097152] [--dups 0.1]
 //               [--seed 1]
 //               [--minhash 1] [--bands 0 --rows 0] [--passages 0] [--shards 1 --shard 0]
+//               [--ids sequential|random]
 //
 // Fills the index to --stored pages (random fingerprints and, with --minhash 1, random
 // 128-value sketches in the store's LSH design: --bands and --rows, or 0 x 0 for the default,
 // common/sketch.h kDefaultLsh; --dups of them near-duplicates of an earlier page: a few
-// fingerprint bits and a quarter of the sketch values changed; 40-byte URL ids, one Kafka-like
+// fingerprint bits and a quarter of the sketch values changed; 45-byte URL ids, one Kafka-like
 // partition with pending verdicts trimmed every batch, as the daemon does; with --passages N, N
 // anchors and N / 6 paragraph hashes a page, a copy keeping three quarters of its original's),
 // unless the
@@ -18,7 +19,10 @@
 // lookup+insert latency p50/p99/p999/max measured inside the batch transaction, per-batch commit
 // time, merge time, and bytes on disk per page. With --shards S --shard j the store is shard j of
 // an index split by table and band (docs/scale-out.md): it indexes its share of the tables and
-// bands of the same pages.
+// bands of the same pages. The ids are https://www.example.com/articles/ and the page's number
+// (sequential: consecutive pages share all but their last digits), or with --ids random as long,
+// a host of 8 letters and a path of 20 drawn at random, so that two pages share no more than
+// their scheme: the two ends of what storing ids in blocks (store/FORMAT.md, "docs") saves.
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -50,6 +54,7 @@ struct Args {
   double dups = 0.1;
   std::uint32_t shards = 1, shard = 0;  // store.shards, store.shard
   std::uint32_t passages = 0;
+  bool random_ids = false;  // --ids random
   std::uint64_t seed = 1;
 };
 
@@ -88,8 +93,9 @@ struct Workload {
   bool minhash;
   neardup::LshDesign lsh;
   std::uint32_t passages;  // anchors a page (and a sixth as many paragraph hashes); 0: none
-  Workload(std::uint64_t seed, double d, bool m, neardup::LshDesign l, std::uint32_t p)
-      : rng(seed), dups(d), minhash(m), lsh(l), passages(p) {}
+  bool random_ids;
+  Workload(std::uint64_t seed, double d, bool m, neardup::LshDesign l, std::uint32_t p, bool r)
+      : rng(seed), dups(d), minhash(m), lsh(l), passages(p), random_ids(r) {}
   // Page i's j-th passage key (anchors, then paragraphs): a function of (i, j) alone, so that a
   // copy of page `from` can take its keys without keeping them.
   static std::uint64_t passage_key(std::uint64_t i, std::uint64_t j) {
@@ -128,7 +134,20 @@ struct Workload {
       recent[i % kRecent] = sketch;
     }
     char id[64];
-    std::snprintf(id, sizeof id, "https://www.example.com/articles/%012" PRIu64, i);
+    if (random_ids) {
+      // Drawn from i alone (the workload's generator draws the same numbers either way).
+      char host[9] = {}, path[21] = {};
+      auto draw = [&](std::uint64_t j, const char* from, std::uint64_t n) {
+        return from[neardup::mix64(i * 64 + j) % n];
+      };
+      for (std::uint64_t j = 0; j < 8; ++j) host[j] = draw(j, "abcdefghijklmnopqrstuvwxyz", 26);
+      for (std::uint64_t j = 0; j < 20; ++j) {
+        path[j] = draw(8 + j, "abcdefghijklmnopqrstuvwxyz0123456789", 36);
+      }
+      std::snprintf(id, sizeof id, "https://www.%s.com/%s", host, path);
+    } else {
+      std::snprintf(id, sizeof id, "https://www.example.com/articles/%012" PRIu64, i);
+    }
     neardup::IndexItem item;
     item.page = neardup::PageRequest{.id = id,
                                      .fingerprint = fp,
@@ -198,6 +217,8 @@ int main(int argc, char** argv) {
       a.shards = static_cast<std::uint32_t>(std::stoul(v));
     else if (key == "--shard")
       a.shard = static_cast<std::uint32_t>(std::stoul(v));
+    else if (key == "--ids" && (v == "sequential" || v == "random"))
+      a.random_ids = v == "random";
     else {
       std::fprintf(stderr, "store_bench: unknown option %s\n", key.c_str());
       return 2;
@@ -214,7 +235,7 @@ int main(int argc, char** argv) {
   config.shards = a.shards;
   config.shard = a.shard;
 
-  Workload workload(a.seed, a.dups, a.minhash, a.lsh, a.passages);
+  Workload workload(a.seed, a.dups, a.minhash, a.lsh, a.passages, a.random_ids);
   std::uint64_t done = 0;
   auto run = [&](std::uint64_t count, neardup::Index& index) -> bool {
     std::vector<neardup::IndexItem> batch;
@@ -326,7 +347,7 @@ int main(int argc, char** argv) {
   std::printf(
       "open %.2f s | stored=%" PRIu64 " measured=%" PRIu64
       " minhash=%d lsh=%ux%u k=%u r=%u tables=%u sync=%d batch=%" PRIu64
-      " | %.0f items/s (%.0f per CPU second) | item p50 %.1f us p99 %.1f us p99.9 %.1f us "
+      " ids=%s | %.0f items/s (%.0f per CPU second) | item p50 %.1f us p99 %.1f us p99.9 %.1f us "
       "max %.1f us"
       " | batch p50 %.1f ms p99 %.1f ms max %.1f ms"
       " | commit/batch p50 %.2f ms p99 %.2f ms max %.2f ms | items %.2f s, commits %.2f s,"
@@ -335,8 +356,9 @@ int main(int argc, char** argv) {
       " runs)"
       " | %" PRIu64 " duplicates, %" PRIu64 " by MinHash\n",
       open_secs, done - a.measure, a.measure, a.minhash ? 1 : 0, lsh.bands, lsh.rows,
-      stats.design_k, stats.design_r, stats.tables, a.sync ? 1 : 0, a.batch, a.measure / secs,
-      a.measure / cpu, percentile(timing.item_ns, 0.5), percentile(timing.item_ns, 0.99),
+      stats.design_k, stats.design_r, stats.tables, a.sync ? 1 : 0, a.batch,
+      a.random_ids ? "random" : "sequential", a.measure / secs, a.measure / cpu,
+      percentile(timing.item_ns, 0.5), percentile(timing.item_ns, 0.99),
       percentile(timing.item_ns, 0.999), percentile(timing.item_ns, 1.0), percentile(batch_us, 0.5),
       percentile(batch_us, 0.99), percentile(batch_us, 1.0), percentile(commit_ns, 0.5) / 1000,
       percentile(commit_ns, 0.99) / 1000, percentile(commit_ns, 1.0) / 1000,

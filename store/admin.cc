@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/coding.h"
+#include "store/docs_table.h"
 #include "store/pending.h"
 #include "store/read_path.h"
 #include "store/write_path.h"
@@ -37,11 +38,7 @@ IndexStats stats(StoreEnv& env, const Catalog& catalog) {
   if (auto docs = tables.meta.get(txn, "documents")) {
     s.documents = records::decode_u64(*docs).value_or(0);
   }
-  if (auto cursor = lmdb::Cursor::open(txn, tables.docs)) {
-    MDB_val key{}, value{};
-    auto last = cursor->get(key, value, MDB_LAST);
-    if (last && *last) s.last_doc = coding::decode_be64(static_cast<const char*>(key.mv_data));
-  }
+  if (auto last = DocsTable(tables).last(txn)) s.last_doc = *last;
   std::vector<std::pair<std::uint32_t, IndexStats::Scheme>> schemes;
   (void)for_each_prefixed(
       txn, tables.meta, "scheme/", [&](std::string_view key, std::string_view value) {
@@ -139,11 +136,7 @@ StoreResult<std::size_t> forget(StoreEnv& env, Catalog& catalog, std::span<const
           if (!*found || !docs.live((*found)->second)) continue;
           auto& [doc, record] = **found;
           record.flags |= DocRecord::kForgotten;
-          if (auto put = lift(tables.docs.put(txn, coding::be64_key(doc),
-                                              record.encode(doc, tables.docs_compact_from)));
-              !put) {
-            return put;
-          }
+          if (auto put = DocsTable(tables).rewrite(txn, doc, record); !put) return put;
           if (auto put = lift(tables.forgotten.put(txn, coding::be64_key(doc), "")); !put) {
             return put;
           }

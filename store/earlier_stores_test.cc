@@ -3,7 +3,9 @@
 // the verdicts that build gave (its runs merged into this build's records as the store grows).
 //   store/testdata/format8/: format 8, whose band and passage runs are bit-packed;
 //   store/testdata/format9-wide-bit-packed/: format 9 as first written, whose table, `ids` and
-//   `members` runs are bit-packed (this build writes them Elias–Fano).
+//   `members` runs are bit-packed (this build writes them Elias–Fano);
+//   store/testdata/format9/: format 9 as last written, a `docs` record for each document (this
+//   build writes the documents after the upgrade in blocks, docs_table.h).
 //
 // A fixture is written by this same test against the build that wrote such stores:
 //   NEARDUP_WRITE_FORMAT_FIXTURE=DIR build/store/store_earlier_stores_test
@@ -18,7 +20,9 @@
 #include <random>
 #include <sstream>
 
+#include "common/coding.h"
 #include "store/index.h"
+#include "store/records.h"
 #include "store/test_util.h"
 
 namespace neardup {
@@ -206,11 +210,26 @@ void read_alike_then_written_on(const Fixture& fixture) {
   }
   auto index = testing::open_or_die(config, fixture_options());
   ASSERT_NE(index, nullptr);
-  EXPECT_EQ(index->stats().format_version, 9u);
+  EXPECT_EQ(index->stats().format_version, records::kFormatVersion);
   EXPECT_EQ(stored_pages(*index), read_file(expected / "stored.txt"));
   EXPECT_EQ(apply(*index, kFirst, kFirst + kRest), read_file(expected / "rest.txt"));
   EXPECT_EQ(clusters(*index), read_file(expected / "clusters-after.txt"));
   index.reset();
+  // The documents stored before the upgrade keep their records; those after it are in blocks.
+  {
+    auto env = lmdb::Env::open(dir.path(), {.map_size = 1ull << 30});
+    ASSERT_TRUE(env.has_value());
+    auto txn = lmdb::Txn::begin(*env, MDB_RDONLY);
+    ASSERT_TRUE(txn.has_value());
+    auto meta = lmdb::Dbi::open(*txn, "meta", 0);
+    auto docs = lmdb::Dbi::open(*txn, "docs", 0);
+    ASSERT_TRUE(meta && docs);
+    EXPECT_EQ(records::decode_u64(meta->get(*txn, "docs_block_from").value_or("")), kFirst + 1);
+    EXPECT_TRUE(docs->get(*txn, coding::be64_key(kFirst)).has_value());  // its own record
+    auto block = docs->get(*txn, coding::be64_key(kFirst + 1));
+    ASSERT_TRUE(block.has_value());
+    EXPECT_GT(records::DocBlock::count(*block).value_or(0), 1u);
+  }
   // Reopened: the runs of both forms answer the same again; every page's band keys find it
   // (its fingerprint turned over, so that only its sketch can), and so does its fingerprint
   // (its sketch changed past the threshold, so that only the tables can).
@@ -250,6 +269,11 @@ TEST(EarlierStores, FormatEightReadAlikeThenWrittenOnWithTheSameVerdicts) {
 TEST(EarlierStores, FormatNineWithBitPackedWideRunsReadAlikeThenWrittenOnWithTheSameVerdicts) {
   if (wrote_fixture()) return;
   read_alike_then_written_on({"format9-wide-bit-packed", "format8", 9, {"t/", "ids", "members"}});
+}
+
+TEST(EarlierStores, FormatNineWithARecordADocumentReadAlikeThenWrittenOnWithTheSameVerdicts) {
+  if (wrote_fixture()) return;
+  read_alike_then_written_on({"format9", "format8", 9, {"t/", "ids", "members", "b/"}});
 }
 
 }  // namespace

@@ -55,6 +55,28 @@ TEST(Index, FormatVersionMismatchAtOpenIsAClearError) {
   EXPECT_FALSE(read_only.has_value());
 }
 
+TEST(Index, AStoreOfBlocksWithoutWhereTheyStartIsReportedDamagedNotMisread) {
+  TempDir dir;
+  auto config = store_config(dir.path());
+  {
+    auto index = open_or_die(config);
+    apply_or_die(*index, {at(page("a", kA), "pages/0", 1)});
+  }
+  {
+    auto env = lmdb::Env::open(dir.path(), {});
+    auto txn = lmdb::Txn::begin(*env, 0);
+    auto meta = lmdb::Dbi::open(*txn, "meta", 0);
+    ASSERT_TRUE(meta->del(*txn, "docs_block_from"));
+    ASSERT_TRUE(txn->commit());
+  }
+  for (bool read_only : {false, true}) {
+    auto index = Index::open(config, {.read_only = read_only});
+    ASSERT_FALSE(index.has_value());
+    EXPECT_EQ(index.error().code, StoreError::Code::kCorrupt);
+    EXPECT_NE(index.error().message.find("docs_block_from"), std::string::npos) << index.error();
+  }
+}
+
 // (A store of version 5 written by that build: store/format_upgrade_test.py.)
 TEST(Index, AVersionFourStoreIsReadAndAWritableOpenMarksItTheCurrentVersion) {
   TempDir dir;

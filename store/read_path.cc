@@ -7,6 +7,7 @@
 
 #include "common/coding.h"
 #include "store/distinct.h"
+#include "store/docs_table.h"
 #include "store/passages.h"
 
 namespace neardup {
@@ -104,11 +105,13 @@ StoreResult<std::optional<Hit>> most_similar(const Documents& docs,
 
 StoreResult<DocRecord> read_doc(const lmdb::Txn& txn, const StoreTables& tables,
                                 std::uint64_t doc) {
-  auto value = lift(tables.docs.get(txn, coding::be64_key(doc)));
-  if (!value) return std::unexpected(value.error());
-  auto record = DocRecord::decode(*value, doc, tables.docs_compact_from);
-  if (!record) return corrupt("docs record " + std::to_string(doc));
-  return std::move(*record);
+  auto record = DocsTable(tables).find(txn, doc);
+  if (!record) return std::unexpected(record.error());
+  if (!*record) {
+    return std::unexpected(StoreError{StoreError::Code::kLmdb, MDB_NOTFOUND,
+                                      "docs record " + std::to_string(doc) + " not found"});
+  }
+  return std::move(**record);
 }
 
 namespace {
@@ -234,15 +237,12 @@ StoreResult<StoredPage> Documents::stored_page(std::uint64_t doc, const DocRecor
 StoreResult<Cluster> Documents::cluster(std::uint64_t root_doc,
                                         const std::vector<std::uint64_t>& docs,
                                         std::size_t max_members) const {
-  auto root = tables_.docs.get(txn_, coding::be64_key(root_doc));
-  if (!root) {
-    if (root.error().code == MDB_NOTFOUND) {
-      return store_error(Code::kInvalidArgument, "no document " + std::to_string(root_doc));
-    }
-    return std::unexpected(from_lmdb(root.error()));
+  auto found_root = DocsTable(tables_).find(txn_, root_doc);
+  if (!found_root) return std::unexpected(found_root.error());
+  if (!*found_root) {
+    return store_error(Code::kInvalidArgument, "no document " + std::to_string(root_doc));
   }
-  auto root_record = DocRecord::decode(*root, root_doc, tables_.docs_compact_from);
-  if (!root_record) return corrupt("docs record " + std::to_string(root_doc));
+  const std::optional<DocRecord>& root_record = *found_root;
   Cluster cluster{
       .root = root_record->id, .root_doc = root_doc, .scheme = scheme(root_record->scheme).id};
   for (std::uint64_t doc : docs) {

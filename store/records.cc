@@ -34,9 +34,14 @@ std::uint8_t id_prefix(std::string_view id) {
   return 0;
 }
 
+// The id without the scheme prefix its form byte names.
+std::string_view id_rest(std::string_view id, std::uint8_t prefix) {
+  return id.substr(prefix == 0 ? 0 : kIdPrefixes[prefix - 1].size());
+}
+
 }  // namespace
 
-std::string DocRecord::encode_compact(std::uint64_t doc) const {
+std::string DocRecord::encode_compact(std::uint64_t doc, const DocRecord* base) const {
   const std::uint8_t prefix = id_prefix(id);
   std::uint8_t form = prefix;
   if (status != 0) form |= kDuplicateBit;
@@ -60,17 +65,32 @@ std::string DocRecord::encode_compact(std::uint64_t doc) const {
   coding::put_varint64(out, coding::zigzag(static_cast<std::int64_t>(
                                 static_cast<std::uint64_t>(first_seen_ms) - stored_ms)));
   coding::put_varint64(out, scheme);
-  put_fixed32(out, stored_at_s);
+  if (base == nullptr) {
+    put_fixed32(out, stored_at_s);
+  } else {
+    coding::put_varint64(out, coding::zigzag(std::int64_t{stored_at_s} - base->stored_at_s));
+  }
   if (anchors != 0) coding::put_varint64(out, anchors);
   if (!sketch.empty()) {
     coding::put_varint64(out, sketch.size());
     out += sketch;
   }
-  out.append(id.substr(prefix == 0 ? 0 : kIdPrefixes[prefix - 1].size()));
+  const std::string_view rest = id_rest(id, prefix);
+  if (base == nullptr) {
+    out.append(rest);
+  } else {
+    const std::string_view base_rest = id_rest(base->id, id_prefix(base->id));
+    const std::size_t shared =
+        std::mismatch(rest.begin(), rest.end(), base_rest.begin(), base_rest.end()).first -
+        rest.begin();
+    coding::put_varint64(out, shared);
+    out.append(rest.substr(shared));
+  }
   return out;
 }
 
-std::optional<DocRecord> DocRecord::decode_compact(std::string_view bytes, std::uint64_t doc) {
+std::optional<DocRecord> DocRecord::decode_compact(std::string_view bytes, std::uint64_t doc,
+                                                   const DocRecord* base) {
   ByteReader in(bytes);
   DocRecord r;
   const std::uint8_t form = in.u8();
@@ -87,7 +107,13 @@ std::optional<DocRecord> DocRecord::decode_compact(std::string_view bytes, std::
   if ((form & kSimilarityBit) != 0) r.similarity = in.u16();
   const std::int64_t first_seen = coding::unzigzag(in.varint64());
   const std::uint64_t scheme = in.varint64();
-  r.stored_at_s = in.u32();
+  if (base == nullptr) {
+    r.stored_at_s = in.u32();
+  } else {
+    const std::int64_t stored_at = base->stored_at_s + coding::unzigzag(in.varint64());
+    if (stored_at < 0 || stored_at > UINT32_MAX) return std::nullopt;
+    r.stored_at_s = static_cast<std::uint32_t>(stored_at);
+  }
   r.first_seen_ms = static_cast<std::int64_t>(static_cast<std::uint64_t>(first_seen) +
                                               std::uint64_t{r.stored_at_s} * 1000);
   const std::uint64_t anchors = (form & kAnchorsBit) != 0 ? in.varint64() : 0;
@@ -97,6 +123,13 @@ std::optional<DocRecord> DocRecord::decode_compact(std::string_view bytes, std::
     if (r.sketch.empty()) return std::nullopt;
   }
   const std::uint8_t prefix = form & kPrefixMask;
+  std::string_view base_rest;
+  if (base != nullptr) {
+    const std::uint64_t shared = in.varint64();
+    base_rest = id_rest(base->id, id_prefix(base->id));
+    if (shared > base_rest.size()) return std::nullopt;
+    base_rest = base_rest.substr(0, shared);
+  }
   std::string_view rest = in.rest();
   if (!in.ok() || prefix > std::size(kIdPrefixes) || r.method > Verdict::kBoth ||
       scheme > UINT32_MAX || anchors > 0xffff || ((form & kMatchedBit) != 0 && r.matched == 0)) {
@@ -105,6 +138,7 @@ std::optional<DocRecord> DocRecord::decode_compact(std::string_view bytes, std::
   r.scheme = static_cast<std::uint32_t>(scheme);
   r.anchors = static_cast<std::uint16_t>(anchors);
   if (prefix != 0) r.id = kIdPrefixes[prefix - 1];
+  r.id += base_rest;
   r.id += rest;
   return r;
 }
@@ -148,6 +182,63 @@ std::optional<DocRecord> DocRecord::decode_wide(std::string_view bytes) {
     return std::nullopt;
   }
   return r;
+}
+
+std::string DocBlock::encode(const std::vector<DocRecord>& records, std::uint64_t first) {
+  std::string out;
+  coding::put_varint64(out, records.size());
+  for (std::size_t i = 0; i < records.size(); ++i) {
+    const std::string record =
+        records[i].encode_compact(first + i, i == 0 ? nullptr : &records.front());
+    coding::put_varint64(out, record.size());
+    out += record;
+  }
+  return out;
+}
+
+std::size_t DocBlock::added_bytes(std::size_t size) {
+  std::string length;
+  coding::put_varint64(length, size);
+  return length.size() + size;
+}
+
+std::optional<std::uint64_t> DocBlock::count(std::string_view bytes) {
+  ByteReader in(bytes);
+  const std::uint64_t n = in.varint64();
+  if (!in.ok() || n == 0) return std::nullopt;
+  return n;
+}
+
+std::optional<std::vector<DocRecord>> DocBlock::decode(std::string_view bytes,
+                                                       std::uint64_t first) {
+  ByteReader in(bytes);
+  const std::uint64_t n = in.varint64();
+  if (!in.ok() || n == 0 || n > bytes.size()) return std::nullopt;
+  std::vector<DocRecord> records;
+  records.reserve(n);
+  for (std::uint64_t i = 0; i < n; ++i) {
+    const std::string_view record = in.bytes(in.varint64());
+    if (!in.ok()) return std::nullopt;
+    auto decoded =
+        DocRecord::decode_compact(record, first + i, i == 0 ? nullptr : &records.front());
+    if (!decoded) return std::nullopt;
+    records.push_back(std::move(*decoded));
+  }
+  if (!in.done()) return std::nullopt;
+  return records;
+}
+
+std::optional<DocRecord> DocBlock::decode_one(std::string_view bytes, std::uint64_t first,
+                                              std::uint64_t doc) {
+  ByteReader in(bytes);
+  const std::uint64_t n = in.varint64();
+  if (!in.ok() || doc < first || doc - first >= n) return std::nullopt;
+  auto base = DocRecord::decode_compact(in.bytes(in.varint64()), first);
+  if (!in.ok() || !base || doc == first) return base;
+  for (std::uint64_t i = 1; i < doc - first; ++i) in.bytes(in.varint64());
+  const std::string_view record = in.bytes(in.varint64());
+  if (!in.ok()) return std::nullopt;
+  return DocRecord::decode_compact(record, doc, &*base);
 }
 
 std::uint16_t quantize_similarity(double similarity) {

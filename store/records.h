@@ -21,7 +21,7 @@ namespace neardup::records {
 // older hold wide document records only; stores of 8 and older hold no Elias–Fano run records
 // (store/run.h), which a build of version 8 would misread. A writable open marks any of them
 // version 9 (FORMAT.md).
-inline constexpr std::uint32_t kFormatVersion = 9;
+inline constexpr std::uint32_t kFormatVersion = 10;
 inline constexpr std::uint32_t kOldestReadableFormat = 4;
 
 // docs: document number -> page, in one of two forms (FORMAT.md, "docs"). Compact (format 8):
@@ -32,6 +32,8 @@ inline constexpr std::uint32_t kOldestReadableFormat = 4;
 // older one) and rewrites an older document in the form it has, so a record's form follows
 // from its number alone.
 inline constexpr std::uint64_t kNoCompactDocs = UINT64_MAX;  // a read-only open of format <= 7
+// docs_block_from of a store of version 9 or older opened read-only: no blocks, no tail.
+inline constexpr std::uint64_t kNoDocBlocks = UINT64_MAX;
 
 struct DocRecord {
   static constexpr std::uint8_t kSuperseded = 1;  // flags: the id was re-indexed since
@@ -68,10 +70,33 @@ struct DocRecord {
                                          std::uint64_t compact_from) {
     return doc >= compact_from ? decode_compact(bytes, doc) : decode_wide(bytes);
   }
-  std::string encode_compact(std::uint64_t doc) const;
+  // With a base (a later record of a block: DocBlock), the stored-at time is coded as its
+  // difference from the base's and the id (past its scheme prefix) as the length of the part it
+  // shares with the base's and the rest; the decoder must be given the same base.
+  std::string encode_compact(std::uint64_t doc, const DocRecord* base = nullptr) const;
   std::string encode_wide() const;
-  static std::optional<DocRecord> decode_compact(std::string_view bytes, std::uint64_t doc);
+  static std::optional<DocRecord> decode_compact(std::string_view bytes, std::uint64_t doc,
+                                                 const DocRecord* base = nullptr);
   static std::optional<DocRecord> decode_wide(std::string_view bytes);
+};
+
+// docs blocks (format 10): the documents from a store's `docs_block_from` number on, in runs of
+// consecutive numbers filling about a page each (store/docs_table.h), keyed by the first one's
+// number (BE u64). Value: varint count, then each record as varint length and bytes: the first
+// compact, each later one compact relative to the first (encode_compact with it as the base).
+struct DocBlock {
+  // The block of records numbered first, first + 1, ...
+  static std::string encode(const std::vector<DocRecord>& records, std::uint64_t first);
+  // Every record; nullopt when malformed.
+  static std::optional<std::vector<DocRecord>> decode(std::string_view bytes, std::uint64_t first);
+  // Record `doc` alone (the first, then `doc`'s, skipping those between); nullopt when malformed
+  // or `doc` is not in the block.
+  static std::optional<DocRecord> decode_one(std::string_view bytes, std::uint64_t first,
+                                             std::uint64_t doc);
+  // How many records the block holds; nullopt when malformed.
+  static std::optional<std::uint64_t> count(std::string_view bytes);
+  // The bytes a record of `size` bytes adds to a block (its length and itself).
+  static std::size_t added_bytes(std::size_t size);
 };
 
 // Estimated Jaccard as stored (x 10000, rounded), and back.

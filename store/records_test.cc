@@ -195,6 +195,84 @@ TEST(Records, CompactDocRecordRefusesBadFlagsAndCodes) {
   EXPECT_EQ(DocRecord::decode_compact(bad, 40)->matched, 1u);
 }
 
+TEST(Records, ABlocksLaterRecordsAreCodedAgainstItsFirst) {
+  const DocRecord first{.fingerprint = 5,
+                        .cluster = 100,
+                        .first_seen_ms = 1700000000000 - 300000,
+                        .stored_at_s = 1700000000,
+                        .id = "https://www.example.com/articles/000000000100"};
+  DocRecord next = first;
+  next.cluster = 101;
+  next.stored_at_s = 1700000002;
+  next.id = "https://www.example.com/articles/000000000101";
+  const std::string alone = next.encode_compact(101);
+  const std::string relative = next.encode_compact(101, &first);
+  // The time: a one-byte difference for 4 bytes; the id: a byte for the 32 it shares.
+  EXPECT_EQ(alone.size() - relative.size(), 3u + 32u - 1u);
+  auto back = DocRecord::decode_compact(relative, 101, &first);
+  ASSERT_TRUE(back);
+  expect_same(*back, next);
+  // Against another base the bytes read as another record, or fail: never silently alike.
+  DocRecord other = first;
+  other.id = "https://www.e";
+  EXPECT_FALSE(DocRecord::decode_compact(relative, 101, &other));  // shares past its id
+  // Whatever the two ids and times, the pair round-trips: prefixes of either scheme, an id
+  // that is the base's prefix or extends it, times before the base's.
+  const std::vector<std::string> ids = {"",
+                                        "https://www.a.example/x",
+                                        "https://www.a.example/xy",
+                                        "http://a.example/x",
+                                        "https://www.a",
+                                        "ftp://a.example/x",
+                                        "https://www.b.example/"};
+  for (const std::string& a : ids) {
+    for (const std::string& b : ids) {
+      DocRecord base = duplicate_record(), r = duplicate_record();
+      base.id = a;
+      r.id = b;
+      r.stored_at_s = 5;
+      base.stored_at_s = UINT32_MAX;
+      auto decoded = DocRecord::decode_compact(r.encode_compact(40, &base), 40, &base);
+      ASSERT_TRUE(decoded) << a << " " << b;
+      expect_same(*decoded, r);
+    }
+  }
+}
+
+TEST(Records, DocBlocksRoundTripAndReadOneRecordAlone) {
+  std::vector<DocRecord> block;
+  for (int i = 0; i < 40; ++i) {
+    DocRecord r = duplicate_record();
+    r.id =
+        "https://www.example.com/" + std::string(i % 3 == 0 ? "news/" : "a/") + std::to_string(i);
+    r.stored_at_s = 1700000000 + i * 7 - 100;
+    r.sketch = i % 2 == 0 ? std::string(128, static_cast<char>(i)) : std::string();
+    r.cluster = 1000 + i;
+    r.matched = 900;
+    block.push_back(r);
+  }
+  const std::string bytes = records::DocBlock::encode(block, 1000);
+  EXPECT_EQ(records::DocBlock::count(bytes), 40u);
+  auto all = records::DocBlock::decode(bytes, 1000);
+  ASSERT_TRUE(all);
+  ASSERT_EQ(all->size(), block.size());
+  for (std::size_t i = 0; i < block.size(); ++i) {
+    expect_same((*all)[i], block[i]);
+    auto one = records::DocBlock::decode_one(bytes, 1000, 1000 + i);
+    ASSERT_TRUE(one) << i;
+    expect_same(*one, block[i]);
+  }
+  EXPECT_FALSE(records::DocBlock::decode_one(bytes, 1000, 999));
+  EXPECT_FALSE(records::DocBlock::decode_one(bytes, 1000, 1040));
+  // Cut anywhere, or with a byte more, a block does not decode whole.
+  for (std::size_t cut = 0; cut < bytes.size(); cut += 7) {
+    EXPECT_FALSE(records::DocBlock::decode(bytes.substr(0, cut), 1000)) << cut;
+  }
+  EXPECT_FALSE(records::DocBlock::decode(bytes + "x", 1000));
+  EXPECT_FALSE(records::DocBlock::count(""));
+  EXPECT_FALSE(records::DocBlock::decode_one(bytes.substr(0, bytes.size() / 2), 1000, 1039));
+}
+
 TEST(Records, VerdictRoundTripsWithSimilarityRoundedToFourDecimals) {
   Verdict v;
   v.status = Verdict::Status::kDuplicate;

@@ -7,6 +7,7 @@
 
 #include "common/coding.h"
 #include "store/catalog.h"
+#include "store/docs_table.h"
 #include "store/read_path.h"
 
 namespace neardup {
@@ -45,38 +46,54 @@ StoreResult<> upgrade_format(const lmdb::Txn& txn, lmdb::Dbi meta) {
   return lift(meta.put(txn, "format", records::encode_u32(records::kFormatVersion)));
 }
 
-// meta "docs_compact_from" (records.h, DocRecord) into tables. A writable open of a store without
-// it writes it once: 1 for a store created now (on_disk 0), the next document number for a store
-// of version 7 or older (its documents so far keep their wide records). Read-only, such a store
-// has wide records only.
-StoreResult<> load_doc_form(const lmdb::Txn& txn, StoreTables& tables, std::uint32_t on_disk,
-                            bool writable) {
-  constexpr std::string_view kKey = "docs_compact_from";
-  auto stored = tables.meta.get(txn, kKey);
+// A meta number from which documents are kept in a newer form into tables.*from: `key`
+// "docs_compact_from" (records.h, DocRecord) or "docs_block_from" (docs_table.h). A writable open
+// of a store without it writes it once: 1 for a store created now (on_disk 0), the next document
+// number for a store older than version `since` (its documents so far keep the form they have).
+// Read-only, such a store has none in the newer form: `none`.
+StoreResult<> load_doc_start(const lmdb::Txn& txn, StoreTables& tables, std::string_view key,
+                             std::uint32_t since, std::uint64_t none,
+                             std::uint64_t StoreTables::*from, std::uint32_t on_disk,
+                             bool writable) {
+  const std::string name(key);
+  auto stored = tables.meta.get(txn, key);
   if (stored) {
-    auto from = records::decode_u64(*stored);
-    if (!from || *from == 0) return corrupt("meta docs_compact_from");
-    tables.docs_compact_from = *from;
+    auto number = records::decode_u64(*stored);
+    if (!number || *number == 0) return corrupt("meta " + name);
+    tables.*from = *number;
     return {};
   }
   if (stored.error().code != MDB_NOTFOUND) return std::unexpected(from_lmdb(stored.error()));
-  if (on_disk >= 8)
-    return corrupt("meta docs_compact_from (missing in a store of version 8 or later)");
-  if (!writable) {
-    tables.docs_compact_from = records::kNoCompactDocs;
-    return {};
+  if (on_disk >= since) {
+    return corrupt("meta " + name + " (missing in a store of version " + std::to_string(since) +
+                   " or later)");
   }
-  std::uint64_t next = 1;
-  if (on_disk != 0) {
-    auto cursor = lift(lmdb::Cursor::open(txn, tables.docs));
-    if (!cursor) return std::unexpected(cursor.error());
-    MDB_val key{}, value{};
-    auto last = lift(cursor->get(key, value, MDB_LAST));
-    if (!last) return std::unexpected(last.error());
-    if (*last) next = coding::decode_be64(static_cast<const char*>(key.mv_data)) + 1;
+  tables.*from = none;
+  if (!writable) return {};
+  auto last = DocsTable(tables).last(txn);
+  if (!last) return std::unexpected(last.error());
+  if (auto put = lift(tables.meta.put(txn, key, records::encode_u64(*last + 1))); !put) return put;
+  tables.*from = *last + 1;
+  return {};
+}
+
+// Where each document's record is and in which form (FORMAT.md, "docs").
+StoreResult<> load_doc_form(const lmdb::Txn& txn, StoreTables& tables, std::uint32_t on_disk,
+                            bool writable) {
+  tables.docs_block_from = records::kNoDocBlocks;  // until read: records of their own
+  if (auto compact = load_doc_start(txn, tables, "docs_compact_from", 8, records::kNoCompactDocs,
+                                    &StoreTables::docs_compact_from, on_disk, writable);
+      !compact) {
+    return compact;
   }
-  if (auto put = lift(tables.meta.put(txn, kKey, records::encode_u64(next))); !put) return put;
-  tables.docs_compact_from = next;
+  if (auto blocks = load_doc_start(txn, tables, "docs_block_from", 10, records::kNoDocBlocks,
+                                   &StoreTables::docs_block_from, on_disk, writable);
+      !blocks) {
+    return blocks;
+  }
+  if (tables.docs_block_from != records::kNoDocBlocks && !tables.has_docs_tail) {
+    return corrupt("docs_tail (missing in a store with blocks)");
+  }
   return {};
 }
 
@@ -188,13 +205,9 @@ StoreResult<> Catalog::load_read_only(StoreEnv& env, lmdb::Txn& snapshot) {
 }
 
 StoreResult<> Catalog::load_state(const lmdb::Txn& txn, const StoreTables& tables, bool read_only) {
-  auto docs_cursor = lift(lmdb::Cursor::open(txn, tables.docs));
-  if (!docs_cursor) return std::unexpected(docs_cursor.error());
-  MDB_val key{}, value{};
-  auto last = lift(docs_cursor->get(key, value, MDB_LAST));
+  auto last = DocsTable(tables).last(txn);
   if (!last) return std::unexpected(last.error());
-  next_doc = *last ? coding::decode_be64(static_cast<const char*>(key.mv_data)) + 1 : 1;
-  *docs_cursor = lmdb::Cursor();
+  next_doc = *last + 1;
   if (auto stored = tables.meta.get(txn, "documents")) {
     auto count = records::decode_u64(*stored);
     if (!count) return corrupt("meta documents");
@@ -256,17 +269,11 @@ StoreResult<> Catalog::load_state(const lmdb::Txn& txn, const StoreTables& table
 
 StoreResult<> Catalog::load_stored_samples(const lmdb::Txn& txn, const StoreTables& tables) {
   stored_samples.clear();
-  auto cursor = lift(lmdb::Cursor::open(txn, tables.docs));
-  if (!cursor) return std::unexpected(cursor.error());
+  const DocsTable docs(tables);
   for (std::uint64_t doc = kStoredSampleEvery; doc < next_doc; doc += kStoredSampleEvery) {
-    const std::string wanted = coding::be64_key(doc);
-    MDB_val key = lmdb::to_val(wanted), value{};
-    auto found = lift(cursor->get(key, value, MDB_SET_KEY));
-    if (!found) return std::unexpected(found.error());
-    if (!*found) continue;
-    auto record = DocRecord::decode(lmdb::to_view(value), doc, tables.docs_compact_from);
-    if (!record) return corrupt("docs record " + std::to_string(doc));
-    stored_samples.emplace_back(doc, record->stored_at_s);
+    auto record = docs.find(txn, doc);
+    if (!record) return std::unexpected(record.error());
+    if (*record) stored_samples.emplace_back(doc, (*record)->stored_at_s);
   }
   return {};
 }
@@ -361,21 +368,11 @@ StoreResult<> Catalog::for_each_unmerged_doc(const lmdb::Txn& txn, const StoreTa
                                              Fn&& fn) {
   std::uint64_t from = ids->watermark();
   for (Column* column : all_columns()) from = std::min(from, column->watermark());
-  auto cursor = lift(lmdb::Cursor::open(txn, tables.docs));
-  if (!cursor) return std::unexpected(cursor.error());
-  const std::string start = coding::be64_key(from + 1);
-  MDB_val key = lmdb::to_val(start), value{};
-  for (auto found = lift(cursor->get(key, value, MDB_SET_RANGE));;
-       found = lift(cursor->get(key, value, MDB_NEXT))) {
-    if (!found) return std::unexpected(found.error());
-    if (!*found) return {};
-    const std::uint64_t doc = coding::decode_be64(static_cast<const char*>(key.mv_data));
-    auto record = DocRecord::decode(lmdb::to_view(value), doc, tables.docs_compact_from);
-    if (!record || record->scheme >= schemes.size()) {
-      return corrupt("docs record " + std::to_string(doc));
-    }
-    if (auto done = fn(doc, *record); !done) return done;
-  }
+  return DocsTable(tables).for_each(
+      txn, from + 1, [&](std::uint64_t doc, const DocRecord& record) -> StoreResult<> {
+        if (record.scheme >= schemes.size()) return corrupt("docs record " + std::to_string(doc));
+        return fn(doc, record);
+      });
 }
 
 // Without presizing, a first pass counts each column's entries (a band entry per band, without

@@ -104,6 +104,9 @@ StoreResult<> StoreEnv::open_tables(const lmdb::Txn& txn, unsigned flags) {
   if (auto learned = open_optional("learned", tables_.learned, tables_.has_learned); !learned) {
     return learned;
   }
+  if (auto tail = open_optional("docs_tail", tables_.docs_tail, tables_.has_docs_tail); !tail) {
+    return tail;
+  }
   auto log = lmdb::Dbi::open(txn, "passage_log", flags);
   auto relations = log ? lmdb::Dbi::open(txn, "relations", flags) : log;
   tables_.has_passages = log.has_value() && relations.has_value();

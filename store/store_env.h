@@ -45,6 +45,12 @@ struct StoreTables {
   // "docs_compact_from", read at open; kNoCompactDocs in a store of version 7 or older opened
   // read-only.
   std::uint64_t docs_compact_from = 1;
+  // Documents from this number on are in blocks in `docs`, or in `docs_tail` until they fill
+  // one (docs_table.h): meta "docs_block_from", read at open; records::kNoDocBlocks (and no
+  // docs_tail) in a store of version 9 or older opened read-only.
+  std::uint64_t docs_block_from = 1;
+  lmdb::Dbi docs_tail;
+  bool has_docs_tail = false;
 };
 
 // When set, the time spent in commits is added here (benchmarks; OpenOptions::timing).

@@ -8,6 +8,7 @@
 
 #include "common/coding.h"
 #include "store/distinct.h"
+#include "store/docs_table.h"
 #include "store/passages.h"
 #include "store/pending.h"
 
@@ -222,6 +223,7 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
       }
     }
   }
+  if (auto settled = DocsTable(tables).settle(txn); !settled) return settled;
   return lift(tables.meta.put(txn, "documents", records::encode_u64(catalog_.documents)));
 }
 
@@ -302,9 +304,7 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
     // leaves every lookup.
     if (!expired) first_seen = old.first_seen_ms;
     old.flags |= DocRecord::kSuperseded;
-    if (auto put = lift(tables.docs.put(txn, coding::be64_key(old_doc),
-                                        old.encode(old_doc, tables.docs_compact_from)));
-        !put) {
+    if (auto put = DocsTable(tables).rewrite(txn, old_doc, old); !put) {
       return std::unexpected(put.error());
     }
   } else {
@@ -361,9 +361,9 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
   // The sketch goes in the document's own (compact) record: a new document is never numbered
   // before docs_compact_from.
   if (!page.sketch.empty()) record.sketch = records::encode_sketch(page.sketch);
-  auto put = lift(tables.docs.put(txn, coding::be64_key(doc),
-                                  record.encode(doc, tables.docs_compact_from), MDB_APPEND));
-  if (!put) return std::unexpected(put.error());
+  if (auto put = DocsTable(tables).append(txn, doc, record); !put) {
+    return std::unexpected(put.error());
+  }
   if (!page.sketch.empty()) {
     // The rest of each value, until the band column's merge takes the page's band keys into a
     // run: what rebuilding the delta at open needs (FORMAT.md, "sketch_highs").
