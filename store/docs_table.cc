@@ -55,19 +55,28 @@ StoreResult<std::optional<DocRecord>> DocsTable::find(const lmdb::Txn& txn,
     if (value.error().code == MDB_NOTFOUND) return std::nullopt;
     return std::unexpected(from_lmdb(value.error()));
   }
-  auto record = DocRecord::decode_compact(*value, doc);
+  const std::string_view bytes = *value;  // valid while the transaction writes nothing
+  auto base = tail_base(txn);
+  if (!base) return std::unexpected(base.error());
+  if (!*base) return corrupt("docs_tail");
+  if ((*base)->first == doc) return std::move((*base)->second);
+  auto record = DocRecord::decode_compact(bytes, doc, &(*base)->second);
   if (!record) return corrupt("docs record " + std::to_string(doc));
   return record;
 }
 
-StoreResult<> DocsTable::append(const lmdb::Txn& txn, std::uint64_t doc,
-                                const DocRecord& record) const {
-  const std::string key = coding::be64_key(doc);
-  if (!blocked(doc)) {
-    return lift(
-        tables_.docs.put(txn, key, record.encode(doc, tables_.docs_compact_from), MDB_APPEND));
-  }
-  return lift(tables_.docs_tail.put(txn, key, record.encode_compact(doc), MDB_APPEND));
+StoreResult<std::optional<std::pair<std::uint64_t, DocRecord>>> DocsTable::tail_base(
+    const lmdb::Txn& txn) const {
+  auto cursor = lift(lmdb::Cursor::open(txn, tables_.docs_tail));
+  if (!cursor) return std::unexpected(cursor.error());
+  MDB_val key{}, value{};
+  auto found = lift(cursor->get(key, value, MDB_FIRST));
+  if (!found) return std::unexpected(found.error());
+  if (!*found) return std::nullopt;
+  const std::uint64_t first = coding::decode_be64(static_cast<const char*>(key.mv_data));
+  auto record = DocRecord::decode_compact(lmdb::to_view(value), first);
+  if (!record) return corrupt("docs record " + std::to_string(first));
+  return std::pair{first, std::move(*record)};
 }
 
 StoreResult<> DocsTable::rewrite(const lmdb::Txn& txn, std::uint64_t doc,
@@ -94,14 +103,24 @@ StoreResult<> DocsTable::rewrite(const lmdb::Txn& txn, std::uint64_t doc,
     }
     return std::unexpected(from_lmdb(stored.error()));
   }
-  return lift(tables_.docs_tail.put(txn, key, record.encode_compact(doc)));
+  // Coded against the tail's first record as before: a rewrite changes neither its id nor its
+  // time, which the others are coded against.
+  auto base = tail_base(txn);
+  if (!base) return std::unexpected(base.error());
+  if (!*base) return corrupt("docs_tail");
+  const bool first = (*base)->first == doc;
+  return lift(tables_.docs_tail.put(
+      txn, key, record.encode_compact(doc, first ? nullptr : &(*base)->second)));
 }
 
-StoreResult<> DocsTable::settle(const lmdb::Txn& txn, std::size_t block_bytes) const {
-  if (tables_.docs_block_from == records::kNoDocBlocks) return {};
-  // The tail's records, then every block they fill, in order; the last, unfilled one stays.
-  std::vector<std::pair<std::uint64_t, DocRecord>> tail;
-  {
+StoreResult<> DocsTable::Appender::load(const lmdb::Txn& txn) {
+  count_ = 0;
+  bytes_ = 0;
+  auto base = DocsTable(tables_).tail_base(txn);
+  if (!base) return std::unexpected(base.error());
+  if (*base) {
+    first_ = (*base)->first;
+    base_ = std::move((*base)->second);
     auto cursor = lift(lmdb::Cursor::open(txn, tables_.docs_tail));
     if (!cursor) return std::unexpected(cursor.error());
     MDB_val key{}, value{};
@@ -109,46 +128,78 @@ StoreResult<> DocsTable::settle(const lmdb::Txn& txn, std::size_t block_bytes) c
          found = lift(cursor->get(key, value, MDB_NEXT))) {
       if (!found) return std::unexpected(found.error());
       if (!*found) break;
-      const std::uint64_t doc = coding::decode_be64(static_cast<const char*>(key.mv_data));
-      auto record = DocRecord::decode_compact(lmdb::to_view(value), doc);
-      if (!record) return corrupt("docs record " + std::to_string(doc));
-      tail.emplace_back(doc, std::move(*record));
+      ++count_;
+      bytes_ += DocBlock::added_bytes(value.mv_size);
     }
-  }  // the cursor closed before the tail changes
-  std::size_t at = 0;
-  std::vector<DocRecord> block;
-  while (at < tail.size()) {
-    // The records from `at` that fit a block: the first alone, the others coded against it.
-    const std::uint64_t first = tail[at].first;
-    std::size_t bytes = 1 + DocBlock::added_bytes(tail[at].second.encode_compact(first).size());
-    std::size_t end = at + 1;
-    for (; end < tail.size(); ++end) {
-      const std::size_t added = DocBlock::added_bytes(
-          tail[end].second.encode_compact(tail[end].first, &tail[at].second).size());
-      if (bytes + added > block_bytes) break;
-      bytes += added;
-    }
-    if (end == tail.size()) return {};  // not full yet
-    block.clear();
-    for (std::size_t i = at; i < end; ++i) {
-      if (tail[i].first != first + (i - at)) {
-        return corrupt("docs_tail (document " + std::to_string(tail[i].first) + " out of order)");
-      }
-      block.push_back(std::move(tail[i].second));
-    }
-    if (auto put = lift(tables_.docs.put(txn, coding::be64_key(first),
-                                         DocBlock::encode(block, first), MDB_APPEND));
-        !put) {
-      return put;
-    }
-    for (std::size_t i = at; i < end; ++i) {
-      if (auto gone = lift(tables_.docs_tail.del(txn, coding::be64_key(tail[i].first))); !gone) {
-        return gone;
-      }
-    }
-    at = end;
   }
+  loaded_ = true;
   return {};
+}
+
+StoreResult<> DocsTable::Appender::close(const lmdb::Txn& txn) {
+  std::string block;
+  coding::put_varint64(block, count_);
+  {
+    auto cursor = lift(lmdb::Cursor::open(txn, tables_.docs_tail));
+    if (!cursor) return std::unexpected(cursor.error());
+    MDB_val key{}, value{};
+    std::uint64_t next = first_;
+    for (auto found = lift(cursor->get(key, value, MDB_FIRST));;
+         found = lift(cursor->get(key, value, MDB_NEXT))) {
+      if (!found) return std::unexpected(found.error());
+      if (!*found) break;
+      if (coding::decode_be64(static_cast<const char*>(key.mv_data)) != next++) {
+        return corrupt("docs_tail (not the consecutive documents from " + std::to_string(first_) +
+                       ")");
+      }
+      coding::put_varint64(block, value.mv_size);
+      block += lmdb::to_view(value);
+    }
+    if (next != first_ + count_) return corrupt("docs_tail");
+  }  // the cursor closed before the tail is emptied
+  if (auto put = lift(tables_.docs.put(txn, coding::be64_key(first_), block, MDB_APPEND)); !put) {
+    return put;
+  }
+  if (auto emptied = lift(tables_.docs_tail.drop(txn, false)); !emptied) return emptied;
+  count_ = 0;
+  bytes_ = 0;
+  return {};
+}
+
+StoreResult<> DocsTable::Appender::append(const lmdb::Txn& txn, std::uint64_t doc,
+                                          const DocRecord& record) {
+  const std::string key = coding::be64_key(doc);
+  if (doc < tables_.docs_block_from) {
+    return lift(
+        tables_.docs.put(txn, key, record.encode(doc, tables_.docs_compact_from), MDB_APPEND));
+  }
+  if (!loaded_) {
+    if (auto loaded = load(txn); !loaded) return loaded;
+  }
+  std::string bytes;
+  if (count_ > 0) {
+    bytes = record.encode_compact(doc, &base_);
+    std::string count;
+    coding::put_varint64(count, count_ + 1);
+    if (count.size() + bytes_ + DocBlock::added_bytes(bytes.size()) > block_bytes_) {
+      if (auto closed = close(txn); !closed) return closed;
+    }
+  }
+  if (count_ == 0) {
+    bytes = record.encode_compact(doc);
+    first_ = doc;
+    base_ = record;
+  }
+  if (auto put = lift(tables_.docs_tail.put(txn, key, bytes, MDB_APPEND)); !put) return put;
+  ++count_;
+  bytes_ += DocBlock::added_bytes(bytes.size());
+  return {};
+}
+
+StoreResult<> DocsTable::Appender::rewrite(const lmdb::Txn& txn, std::uint64_t doc,
+                                           const DocRecord& record) {
+  loaded_ = false;  // a tail record's size may change: read the tail again at the next append
+  return DocsTable(tables_).rewrite(txn, doc, record);
 }
 
 StoreResult<std::uint64_t> DocsTable::last(const lmdb::Txn& txn) const {

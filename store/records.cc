@@ -137,9 +137,9 @@ std::optional<DocRecord> DocRecord::decode_compact(std::string_view bytes, std::
   }
   r.scheme = static_cast<std::uint32_t>(scheme);
   r.anchors = static_cast<std::uint16_t>(anchors);
-  if (prefix != 0) r.id = kIdPrefixes[prefix - 1];
-  r.id += base_rest;
-  r.id += rest;
+  const std::string_view prefix_bytes = prefix != 0 ? kIdPrefixes[prefix - 1] : "";
+  r.id.reserve(prefix_bytes.size() + base_rest.size() + rest.size());  // allocated once
+  r.id.append(prefix_bytes).append(base_rest).append(rest);
   return r;
 }
 

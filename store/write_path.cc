@@ -139,6 +139,7 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
     }
   }
   const Documents docs(txn, tables, {}, catalog_.config.retention_seconds, now_ms_);
+  appender_.emplace(tables);
   std::map<std::string, pending::Partition, std::less<>> partitions;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const IndexItem& item = items[i];
@@ -223,7 +224,6 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
       }
     }
   }
-  if (auto settled = DocsTable(tables).settle(txn); !settled) return settled;
   return lift(tables.meta.put(txn, "documents", records::encode_u64(catalog_.documents)));
 }
 
@@ -304,7 +304,7 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
     // leaves every lookup.
     if (!expired) first_seen = old.first_seen_ms;
     old.flags |= DocRecord::kSuperseded;
-    if (auto put = DocsTable(tables).rewrite(txn, old_doc, old); !put) {
+    if (auto put = appender_->rewrite(txn, old_doc, old); !put) {
       return std::unexpected(put.error());
     }
   } else {
@@ -361,7 +361,7 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
   // The sketch goes in the document's own (compact) record: a new document is never numbered
   // before docs_compact_from.
   if (!page.sketch.empty()) record.sketch = records::encode_sketch(page.sketch);
-  if (auto put = DocsTable(tables).append(txn, doc, record); !put) {
+  if (auto put = appender_->append(txn, doc, record); !put) {
     return std::unexpected(put.error());
   }
   if (!page.sketch.empty()) {

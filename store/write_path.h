@@ -8,12 +8,14 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 #include <span>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "store/catalog.h"
+#include "store/docs_table.h"
 #include "store/index.h"
 #include "store/passages.h"
 #include "store/read_path.h"
@@ -114,6 +116,7 @@ class BatchWriter {
   Candidates candidates_;
   std::vector<BandKeys> keys_;                             // each item's
   std::vector<std::pair<Column*, Column::Slice>> slices_;  // written, not yet committed
+  std::optional<DocsTable::Appender> appender_;  // the documents of the batch's transaction
   std::vector<std::uint64_t> neighbours_;                  // cluster_well_indexed's scratch
   std::vector<std::pair<std::uint32_t, std::uint64_t>> holders_;  // a page's passage holders
   std::vector<std::uint32_t> passages_added_;  // schemes whose passages column this batch made
