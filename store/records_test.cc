@@ -154,13 +154,18 @@ TEST(Records, CompactDocRecordRoundTripsEveryField) {
   }
 }
 
+// A unique page of a crawl, document `doc`: its first-seen time minutes before it is stored,
+// its id the benchmark's (store_bench).
+DocRecord crawled_page(std::uint64_t doc, const char* number) {
+  return DocRecord{.fingerprint = 0x0123456789abcdef,
+                   .cluster = doc,
+                   .first_seen_ms = 1700000000000 - 300000,
+                   .stored_at_s = 1700000000,
+                   .id = std::string("https://www.example.com/articles/") + number};
+}
+
 TEST(Records, CompactDocRecordIsSmallAndDropsTheIdsSchemePrefix) {
-  // A unique page of a crawl: its first-seen time minutes before it is stored.
-  const DocRecord r{.fingerprint = 0x0123456789abcdef,
-                    .cluster = 1000000,
-                    .first_seen_ms = 1700000000000 - 300000,
-                    .stored_at_s = 1700000000,
-                    .id = "https://www.example.com/articles/000000000123"};
+  const DocRecord r = crawled_page(1000000, "000000000123");
   const std::string bytes = r.encode_compact(1000000);
   // 2 flag bytes, 8 fingerprint, 1 cluster, 3 first seen, 1 scheme, 4 stored at, the id less
   // "https://www." (12 bytes): 19 + 33, against 48 + 45 wide.
@@ -196,15 +201,9 @@ TEST(Records, CompactDocRecordRefusesBadFlagsAndCodes) {
 }
 
 TEST(Records, ABlocksLaterRecordsAreCodedAgainstItsFirst) {
-  const DocRecord first{.fingerprint = 5,
-                        .cluster = 100,
-                        .first_seen_ms = 1700000000000 - 300000,
-                        .stored_at_s = 1700000000,
-                        .id = "https://www.example.com/articles/000000000100"};
-  DocRecord next = first;
-  next.cluster = 101;
+  const DocRecord first = crawled_page(100, "000000000100");
+  DocRecord next = crawled_page(101, "000000000101");
   next.stored_at_s = 1700000002;
-  next.id = "https://www.example.com/articles/000000000101";
   const std::string alone = next.encode_compact(101);
   const std::string relative = next.encode_compact(101, &first);
   // The time: a one-byte difference for 4 bytes; the id: a byte for the 32 it shares.

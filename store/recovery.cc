@@ -370,6 +370,7 @@ StoreResult<> Catalog::for_each_unmerged_doc(const lmdb::Txn& txn, const StoreTa
   for (Column* column : all_columns()) from = std::min(from, column->watermark());
   return DocsTable(tables).for_each(
       txn, from + 1, [&](std::uint64_t doc, const DocRecord& record) -> StoreResult<> {
+        mutex.assert_held();  // called on this thread
         if (record.scheme >= schemes.size()) return corrupt("docs record " + std::to_string(doc));
         return fn(doc, record);
       });
