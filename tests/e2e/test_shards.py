@@ -177,8 +177,13 @@ def test(workdir):
         time.sleep(5)
         last = h.output_count(broker.bootstrap, "tagged", 8)
         ready = [h.get(m.metrics_url() + "/readyz") for m in merges]
-        h.check(stopped == stalled == last, f"outputs went on while shard 1 was stopped: "
-                                            f"{stopped}, {stalled}, {last}")
+        # What the second half got (the offsets above also move with transaction markers and
+        # with outputs of the first half a restarted merge stage gives again).
+        early = {r["value"]["url"] for r in h.consume(broker.bootstrap, "tagged", timeout=2.0)
+                 if isinstance(r["value"], dict)} & set(urls[count // 2:])
+        h.check(not early, f"{len(early)} pages of the second half got an output while shard 1 "
+                           f"was stopped (offsets {stopped}, {stalled}, {last}), e.g. "
+                           f"{sorted(early)[:3]}")
         waiting = [m for m in merges if "for the answers of shard 1 for" in m.log_text()]
         h.check(waiting, "no merge stage logged that it waits for shard 1")
         h.check(any(code == 503 and "shard 1 for" in body for code, body in ready),
