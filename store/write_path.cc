@@ -8,7 +8,7 @@
 
 #include "common/coding.h"
 #include "store/distinct.h"
-#include "store/docs_table.h"
+#include "store/merge_schedule.h"
 #include "store/passages.h"
 #include "store/pending.h"
 
@@ -431,6 +431,8 @@ StoreResult<> BatchWriter::merge_slices(const lmdb::Txn& txn, std::size_t batch_
   const auto start = Clock::now();
   ApplyTiming* timing = catalog_.options.timing;
   const Dropped dropped{catalog_.expired_through(now_ms_), &catalog_.forgotten};
+  std::vector<Column*> merging;
+  std::vector<MergeDue> due;
   for (auto [column, per_page, idle] : columns_and_rates()) {
     if (column->full() || (idle && !column->merging() && column->delta().size() > 0)) {
       column->begin_merge(catalog_.next_doc - 1, dropped.expired_through > 0);
@@ -438,17 +440,20 @@ StoreResult<> BatchWriter::merge_slices(const lmdb::Txn& txn, std::size_t batch_
     const std::uint64_t adds = std::max<std::uint64_t>(1, batch_pages * per_page);
     column->build_union(kUnionBuildPerAdd * adds);
     if (!column->merging()) continue;
-    const std::uint64_t remaining = column->merge_remaining();
     const std::uint64_t size = column->delta().size();
-    std::uint64_t budget = remaining;
-    if (size < column->capacity()) {
-      const std::uint64_t batches_left =
-          std::max<std::uint64_t>(1, (column->capacity() - size) / adds / 2);
-      budget = (remaining + batches_left - 1) / batches_left;
-    }
-    if (idle) budget = std::max(budget, kIdleMergeBudget);
+    const std::uint64_t batches_left =
+        size < column->capacity()
+            ? std::max<std::uint64_t>(1, (column->capacity() - size) / adds / 2)
+            : 1;
+    merging.push_back(column);
+    due.push_back({column->merge_remaining(), batches_left, idle});
+  }
+  const std::vector<std::uint64_t> budgets = plan_merge_budgets(due, kIdleMergeBudget);
+  for (std::size_t i = 0; i < merging.size(); ++i) {
+    if (budgets[i] == 0) continue;  // its turn comes when the merges due before it are done
+    Column* column = merging[i];
     const auto column_start = Clock::now();
-    auto slice = lift(column->merge_slice(txn, env_.tables().meta, budget, dropped));
+    auto slice = lift(column->merge_slice(txn, env_.tables().meta, budgets[i], dropped));
     if (timing && column->format() == RunFormat::kNarrow) {
       timing->band_merge_ns += nanos_since(column_start);
     }

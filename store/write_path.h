@@ -93,9 +93,11 @@ class BatchWriter {
   void prefetch(const IndexItem& item, const std::vector<std::uint64_t>& band_keys)
       REQUIRES(catalog_.mutex);
 
-  // Starts the merge of every full delta and writes the next slice of every running merge in
-  // txn (column.h), sized so that a merge ends before its column's new delta is half full; a
-  // delta already full again finishes its merge now. The slices are adopted after the commit.
+  // Starts the merge of every full delta and writes the next slices of the running merges in
+  // txn (column.h): each merge must end before its column's new delta is half full (a delta
+  // already full again finishes its merge now), and the batch's share of them all is spent
+  // earliest deadline first, one merge after another (merge_schedule.h). The slices are adopted
+  // after the commit.
   StoreResult<> merge_slices(const lmdb::Txn& txn, std::size_t batch_pages)
       REQUIRES(catalog_.mutex);
   // After the batch transaction committed: the slices become current.
