@@ -291,6 +291,7 @@ int main(int argc, char** argv) {
   // Where the slowest batch's time went (µs); the rest is trim_pending and apply()'s own work.
   struct Slowest {
     std::uint64_t total_us = 0, items_us = 0, merge_us = 0, band_merge_us = 0, commit_us = 0;
+    std::uint64_t batch = 0;  // its number in the window, from 0
   } slowest;
   std::uint64_t commit_before = 0;
   std::vector<std::uint32_t> commit_ns;
@@ -335,8 +336,12 @@ int main(int argc, char** argv) {
       std::uint64_t items_ns = 0;
       for (std::size_t i = items_before; i < timing.item_ns.size(); ++i)
         items_ns += timing.item_ns[i];
-      slowest = {batch_us.back(), items_ns / 1000, (timing.merge_ns - merge_before) / 1000,
-                 (timing.band_merge_ns - band_before) / 1000, commit_ns.back() / 1000};
+      slowest = {batch_us.back(),
+                 items_ns / 1000,
+                 (timing.merge_ns - merge_before) / 1000,
+                 (timing.band_merge_ns - band_before) / 1000,
+                 commit_ns.back() / 1000,
+                 batch_us.size() - 1};
     }
     secs += batch_secs;
     cpu += cpu_seconds() - cpu_start;
@@ -384,9 +389,9 @@ int main(int argc, char** argv) {
       per_page(static_cast<double>(stats.index_memory_bytes)),
       per_page(static_cast<double>(anon) - static_cast<double>(stats.delta_memory_bytes)),
       own / 1048576.0, per_page(static_cast<double>(own)), rest / 1048576.0);
-  std::printf(
-      "slowest batch %.1f ms: items %.1f ms, merges %.1f ms (bands %.1f ms), commit %.1f ms\n",
-      slowest.total_us / 1e3, slowest.items_us / 1e3, slowest.merge_us / 1e3,
-      slowest.band_merge_us / 1e3, slowest.commit_us / 1e3);
+  std::printf("slowest batch (number %" PRIu64
+              ") %.1f ms: items %.1f ms, merges %.1f ms (bands %.1f ms), commit %.1f ms\n",
+              slowest.batch, slowest.total_us / 1e3, slowest.items_us / 1e3, slowest.merge_us / 1e3,
+              slowest.band_merge_us / 1e3, slowest.commit_us / 1e3);
   return 0;
 }

@@ -209,8 +209,12 @@ void Column::prefetch(std::uint64_t key) const {
   }
 }
 
-void Column::presize_if_busy() {
-  if (state_.runs.empty() || delta_.size() * kBusyShare < capacity_ || merge_) return;
+bool Column::busy() const {
+  return !state_.runs.empty() && delta_.size() * kBusyShare >= capacity_;
+}
+
+void Column::presize_if_busy(bool beside_busy) {
+  if (state_.runs.empty() || merge_ || !(beside_busy || busy())) return;
   delta_.presize();
   spare_ = std::make_unique<Delta>(std::min(prefix_bits_, bucket_bits_), capacity_);
   spare_->presize();

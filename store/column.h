@@ -160,13 +160,18 @@ class Column {
   // Whether a merge should begin (the delta is full and none is running).
   bool full() const { return !merge_ && delta_.size() >= capacity_; }
 
-  // At open, once the deltas are rebuilt: a column that has merged before and whose delta holds
-  // at least 1/kBusyShare of its capacity (it was in use when the store closed) will fill it, so
-  // its table and the next merge's are made at their full size now, rather than grown in the
-  // batches that follow (rehashed and faulted in: up to a second a batch at 10M pages). An idle
-  // column (a scheme no longer written, a few late pages) keeps its small table.
+  // Whether the column has merged before and its delta holds at least 1/kBusyShare of its
+  // capacity: it was in use when the store closed.
   static constexpr std::uint64_t kBusyShare = 16;
-  void presize_if_busy();
+  bool busy() const;
+  // At open, once the deltas are rebuilt: a busy column, or one with runs that fills beside a
+  // busy one (`beside_busy`: the wide columns of a scheme gain an entry a page each and merge
+  // one after another, so one that has just merged holds a small delta while the others are
+  // full), will fill its delta, so its table and the next merge's are made at their full size
+  // now, rather than grown in the batches that follow (rehashed and faulted in: up to a second a
+  // batch at 10M pages). An idle column (a scheme no longer written, a few late pages) keeps its
+  // small table.
+  void presize_if_busy(bool beside_busy = false);
   // Entries the running merge has still to write (0 when none runs).
   std::uint64_t merge_remaining() const;
   // Freezes the delta as described above; `watermark` is every document stored so far (the

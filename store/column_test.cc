@@ -302,8 +302,15 @@ TEST(Column, ABusyColumnsTablesAreFullSizeAtOpenAndAnIdleOnesStaySmall) {
   busy->delta().mark();
   EXPECT_EQ(busy->delta().buckets(), full_buckets);  // filled without growing
   auto idle = reopened(4096 / Column::kBusyShare - 1);
+  EXPECT_FALSE(idle->busy());
   EXPECT_LT(idle->delta().buckets(), full_buckets);
   EXPECT_EQ(idle->delta().size(), 4096 / Column::kBusyShare - 1);
+  // Beside a busy column (a sibling that merged just before the store closed), a small delta is
+  // made at its full size too.
+  auto beside = reopened(1);
+  beside->presize_if_busy(true);
+  EXPECT_EQ(beside->delta().buckets(), full_buckets);
+  EXPECT_GE(beside->memory(), 2 * beside->delta().memory());
 }
 
 // Copies of a page add equal keys, more than a bucket has slots: the overflow is scanned with

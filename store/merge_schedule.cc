@@ -8,9 +8,9 @@ namespace neardup {
 std::vector<std::uint64_t> plan_merge_budgets(std::span<const MergeDue> due,
                                               std::uint64_t idle_budget) {
   std::vector<std::uint64_t> budgets(due.size(), 0);
-  const auto share = [](const MergeDue& d) {
+  const auto share = [&](const MergeDue& d) {
     const std::uint64_t left = std::max<std::uint64_t>(1, d.batches_left);
-    return (d.remaining + left - 1) / left;
+    return std::max((d.remaining + left - 1) / left, std::min(d.least, d.remaining));
   };
   std::uint64_t pool = 0;
   std::vector<std::size_t> order;

@@ -28,12 +28,17 @@ struct MergeDue {
   std::uint64_t remaining = 0;     // entries the merge has still to write
   std::uint64_t batches_left = 1;  // batches before it must be done (at least 1)
   bool idle = false;               // an idle scheme's merge: its own budget, at least `idle_budget`
+  std::uint64_t least = 0;         // entries a slice of it writes at least: a record's (column.h)
 };
 
 // Entries each merge may write this batch, in the order given. Merges not idle share the sum
-// of their shares (ceil(remaining / batches_left) each), taken earliest deadline first (ties in
-// the order given), each up to what it has left; a merge that gets 0 writes nothing this batch.
-// An idle merge writes its share or `idle_budget`, whichever is more, outside the sum.
+// of their shares, taken earliest deadline first (ties in the order given), each up to what it
+// has left; a merge that gets 0 writes nothing this batch. A merge's share is ceil(remaining /
+// batches_left), and at least its `least` (or what it has left): a merge writes a whole record
+// a slice (column.h), so merges written side by side each wrote at least that much a batch and
+// ended well before their deadline; summed, the shares keep that pace, and the last merge of
+// those started together ends when it did. An idle merge writes its share or `idle_budget`,
+// whichever is more, outside the sum.
 std::vector<std::uint64_t> plan_merge_budgets(std::span<const MergeDue> due,
                                               std::uint64_t idle_budget);
 

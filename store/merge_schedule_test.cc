@@ -61,5 +61,12 @@ TEST(MergeSchedule, EveryMergeEndsByItsDeadlineAndOneIsHalfWrittenAtATime) {
   }
 }
 
+TEST(MergeSchedule, EachMergeAddsAtLeastItsSmallestShareToTheSum) {
+  // Shares of 10 each, but at least 64 a merge (a record a slice) unless it has less left.
+  std::vector<MergeDue> due = {
+      {1000, 100, false, 64}, {1000, 100, false, 64}, {20, 100, false, 64}};
+  EXPECT_EQ(plan_merge_budgets(due, 1u << 18), (std::vector<std::uint64_t>{148, 0, 0}));
+}
+
 }  // namespace
 }  // namespace neardup

@@ -167,7 +167,18 @@ StoreResult<> Catalog::create_or_load(StoreEnv& env) {
   if (!txn) return std::unexpected(txn.error());
   if (auto rebuilt = rebuild_deltas(*txn, tables); !rebuilt) return rebuilt;
   if (options.presize_busy_deltas) {
-    for (Column* column : all_columns()) column->presize_if_busy();
+    // A scheme's tables, and `ids` and `members` beside any scheme's, fill together (one entry a
+    // page each): busy if one of them is.
+    bool any_busy = (ids && ids->busy()) || (members && members->busy());
+    for (Scheme& scheme : schemes) {
+      const bool busy = std::ranges::any_of(scheme.tables, [](const auto& t) { return t->busy(); });
+      any_busy = any_busy || busy;
+      for (auto& table : scheme.tables) table->presize_if_busy(busy);
+      if (scheme.bands) scheme.bands->presize_if_busy();
+      if (scheme.passages) scheme.passages->presize_if_busy();
+    }
+    if (ids) ids->presize_if_busy(any_busy);
+    if (members) members->presize_if_busy(any_busy);
   }
   return {};
 }

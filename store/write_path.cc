@@ -446,7 +446,8 @@ StoreResult<> BatchWriter::merge_slices(const lmdb::Txn& txn, std::size_t batch_
             ? std::max<std::uint64_t>(1, (column->capacity() - size) / adds / 2)
             : 1;
     merging.push_back(column);
-    due.push_back({column->merge_remaining(), batches_left, idle});
+    due.push_back(
+        {column->merge_remaining(), batches_left, idle, entries_per_record(column->format())});
   }
   const std::vector<std::uint64_t> budgets = plan_merge_budgets(due, kIdleMergeBudget);
   for (std::size_t i = 0; i < merging.size(); ++i) {
