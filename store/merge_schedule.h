@@ -33,7 +33,8 @@ struct MergeDue {
 
 // Entries each merge may write this batch, in the order given. Merges not idle share the sum
 // of their shares, taken earliest deadline first (ties in the order given), each up to what it
-// has left; a merge that gets 0 writes nothing this batch. A merge's share is ceil(remaining /
+// has left (a merge with nothing left counts as one entry: its last slice ends it); a merge
+// that gets 0 writes nothing this batch. A merge's share is ceil(remaining /
 // batches_left), and at least its `least` (or what it has left): a merge writes a whole record
 // a slice (column.h), so merges written side by side each wrote at least that much a batch and
 // ended well before their deadline; summed, the shares keep that pace, and the last merge of

@@ -68,5 +68,17 @@ TEST(MergeSchedule, EachMergeAddsAtLeastItsSmallestShareToTheSum) {
   EXPECT_EQ(plan_merge_budgets(due, 1u << 18), (std::vector<std::uint64_t>{148, 0, 0}));
 }
 
+// A merge whose entries are all written but that has not yet found its inputs exhausted still
+// gets a slice, which ends it; without one it would never end, and its column never merge again.
+TEST(MergeSchedule, AMergeWithNothingLeftStillGetsTheSliceThatEndsIt) {
+  std::vector<MergeDue> due = {{0, 500, false, 64}};
+  EXPECT_EQ(plan_merge_budgets(due, 1u << 18), (std::vector<std::uint64_t>{1}));
+  due = {{1000, 10, false, 64}, {0, 500, false, 64}};
+  // Its turn comes after the one due first, which takes the shares' sum (100 + 1).
+  EXPECT_EQ(plan_merge_budgets(due, 1u << 18), (std::vector<std::uint64_t>{101, 0}));
+  due[0].remaining = 50;
+  EXPECT_EQ(plan_merge_budgets(due, 1u << 18), (std::vector<std::uint64_t>{50, 1}));
+}
+
 }  // namespace
 }  // namespace neardup
