@@ -97,7 +97,10 @@ def test(workdir):
         else:
             # A worker that has joined (it may be asked to leave in the step it joined, before
             # its process installed its signal handling: SIGTERM would then end it at once).
-            third.wait_assigned()
+            # With exactly_once, its partitions' committed offsets may be held by the open
+            # transaction of a worker killed just before, until the broker aborts it
+            # (transaction.timeout.ms, 60 s): the worker is assigned only once it has them.
+            third.wait_assigned(timeout=120)
             code, _ = third.terminate(timeout=30)
             h.check(code == 0, f"a leaving worker exited with {code}")
             third = None
