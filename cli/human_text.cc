@@ -335,7 +335,9 @@ std::string stats_text(const nlohmann::json& stats) {
              std::string("k=") + std::to_string(design.value("k", 0)) +
                  " r=" + std::to_string(design.value("r", 0)) + ", " +
                  std::to_string(design.value("tables", 0)) + " tables of " +
-                 std::to_string(design.value("blocks", 0)) + " blocks (" + widths + " bits)");
+                 std::to_string(design.value("blocks", 0)) + " blocks (" + widths +
+                 " bits), keys of " + std::to_string(design.value("table_key_bits", 64)) +
+                 " bits (ids " + std::to_string(design.value("id_key_bits", 64)) + ")");
   for (const auto& scheme : stats["schemes"]) {
     std::string signatures_text = "SimHash";
     if (scheme.contains("minhash")) {

@@ -87,6 +87,8 @@ class Catalog {
   // documents stored so far.
   StoreResult<> add_passages(const lmdb::Txn& txn, const StoreTables& tables, Scheme& scheme)
       REQUIRES(mutex);
+  // Sets table_format and id_format from the store's meta key_bits.
+  void set_key_bits(const records::KeyBits& bits);
   // Fills a new id filter with every hash in the ids column's runs (none without runs).
   StoreResult<> rebuild_id_filter(StoreEnv& env) REQUIRES(mutex);
 
@@ -146,6 +148,20 @@ class Catalog {
   // Set at open, before any other thread sees the catalog, and unchanged after: read without
   // the mutex (stats() on any thread).
   TableDesign design;
+  // What a table entry and an `ids` entry keep of their key (meta key_bits, FORMAT.md): the whole
+  // key (kWide: stores created before format 11, and table designs whose prefix leaves fewer
+  // than TableDesign::kCheckedBits of 40 to compare) or its top 40 bits (kShort). Set with
+  // `design`.
+  RunFormat table_format = RunFormat::kWide, id_format = RunFormat::kWide;
+  // A fingerprint's key in table t and a page id's key in `ids`, as their columns keep them: a
+  // probe's hits within k bits of a table key are within k of the kept bits, and are confirmed
+  // against the document's fingerprint (read_path.cc); those of an id against its stored id.
+  std::uint64_t table_key(std::size_t t, std::uint64_t fingerprint) const {
+    return stored_key(table_format, design.permute(t, fingerprint));
+  }
+  std::uint64_t id_key(std::string_view id) const {
+    return stored_key(id_format, XXH3_64bits(id.data(), id.size()));
+  }
   // The share of an index split by table and band this store holds (StoreConfig::shards): the
   // tables and bands numbered `shard` modulo `shards`. The rest of its columns stay empty.
   std::uint32_t shard = 0, shards = 1;
@@ -191,12 +207,12 @@ class Catalog {
 template <typename Fn>
 void Catalog::for_each_entry(std::uint64_t doc, const records::DocRecord& record,
                              std::span<const std::uint64_t> band_keys, Fn&& fn) {
-  if (doc > ids->watermark()) fn(*ids, {XXH3_64bits(record.id.data(), record.id.size()), doc});
+  if (doc > ids->watermark()) fn(*ids, {id_key(record.id), doc});
   if (is_indexed(record)) {
     Scheme& scheme = schemes[record.scheme];
     for (std::size_t t = 0; t < scheme.tables.size(); ++t) {
       if (owns(t) && doc > scheme.tables[t]->watermark()) {
-        fn(*scheme.tables[t], {design.permute(t, record.fingerprint), doc});
+        fn(*scheme.tables[t], {table_key(t, record.fingerprint), doc});
       }
     }
     if (scheme.bands && doc > scheme.bands->watermark()) {

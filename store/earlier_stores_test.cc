@@ -5,7 +5,9 @@
 //   store/testdata/format9-wide-bit-packed/: format 9 as first written, whose table, `ids` and
 //   `members` runs are bit-packed (this build writes them Elias–Fano);
 //   store/testdata/format9/: format 9 as last written, a `docs` record for each document (this
-//   build writes the documents after the upgrade in blocks, docs_table.h).
+//   build writes the documents after the upgrade in blocks, docs_table.h);
+//   store/testdata/format10/: format 10, whose table and `ids` entries keep their whole keys (a
+//   store created by this build keeps their top 40 bits; an upgraded one goes on with 64).
 //
 // A fixture is written by this same test against the build that wrote such stores:
 //   NEARDUP_WRITE_FORMAT_FIXTURE=DIR build/store/store_earlier_stores_test
@@ -211,11 +213,14 @@ void read_alike_then_written_on(const Fixture& fixture) {
   auto index = testing::open_or_die(config, fixture_options());
   ASSERT_NE(index, nullptr);
   EXPECT_EQ(index->stats().format_version, records::kFormatVersion);
+  EXPECT_EQ(index->stats().table_key_bits, 64u);  // its entries keep their whole keys
+  EXPECT_EQ(index->stats().id_key_bits, 64u);
   EXPECT_EQ(stored_pages(*index), read_file(expected / "stored.txt"));
   EXPECT_EQ(apply(*index, kFirst, kFirst + kRest), read_file(expected / "rest.txt"));
   EXPECT_EQ(clusters(*index), read_file(expected / "clusters-after.txt"));
   index.reset();
-  // The documents stored before the upgrade keep their records; those after it are in blocks.
+  // The documents stored before the upgrade keep their records; those after it are in blocks
+  // (all of them in a store of format 10).
   {
     auto env = lmdb::Env::open(dir.path(), {.map_size = 1ull << 30});
     ASSERT_TRUE(env.has_value());
@@ -224,11 +229,16 @@ void read_alike_then_written_on(const Fixture& fixture) {
     auto meta = lmdb::Dbi::open(*txn, "meta", 0);
     auto docs = lmdb::Dbi::open(*txn, "docs", 0);
     ASSERT_TRUE(meta && docs);
-    EXPECT_EQ(records::decode_u64(meta->get(*txn, "docs_block_from").value_or("")), kFirst + 1);
-    EXPECT_TRUE(docs->get(*txn, coding::be64_key(kFirst)).has_value());  // its own record
-    auto block = docs->get(*txn, coding::be64_key(kFirst + 1));
-    ASSERT_TRUE(block.has_value());
-    EXPECT_GT(records::DocBlock::count(*block).value_or(0), 1u);
+    const std::uint64_t block_from = fixture.version < 10 ? kFirst + 1 : 1;
+    EXPECT_EQ(records::decode_u64(meta->get(*txn, "docs_block_from").value_or("")), block_from);
+    EXPECT_EQ(records::KeyBits::decode(meta->get(*txn, "key_bits").value_or("")),
+              records::KeyBits{});
+    if (fixture.version < 10) {
+      EXPECT_TRUE(docs->get(*txn, coding::be64_key(kFirst)).has_value());  // its own record
+      auto block = docs->get(*txn, coding::be64_key(kFirst + 1));
+      ASSERT_TRUE(block.has_value());
+      EXPECT_GT(records::DocBlock::count(*block).value_or(0), 1u);
+    }
   }
   // Reopened: the runs of both forms answer the same again; every page's band keys find it
   // (its fingerprint turned over, so that only its sketch can), and so does its fingerprint
@@ -274,6 +284,11 @@ TEST(EarlierStores, FormatNineWithBitPackedWideRunsReadAlikeThenWrittenOnWithThe
 TEST(EarlierStores, FormatNineWithARecordADocumentReadAlikeThenWrittenOnWithTheSameVerdicts) {
   if (wrote_fixture()) return;
   read_alike_then_written_on({"format9", "format8", 9, {"t/", "ids", "members", "b/"}});
+}
+
+TEST(EarlierStores, FormatTenWithWholeKeysReadAlikeThenWrittenOnWithTheSameVerdicts) {
+  if (wrote_fixture()) return;
+  read_alike_then_written_on({"format10", "format8", 10, {"t/", "ids"}});
 }
 
 }  // namespace

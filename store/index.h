@@ -105,6 +105,9 @@ struct IndexStats {
   std::uint32_t design_k = 0, design_r = 0, blocks = 0, tables = 0;
   std::vector<std::uint32_t> block_widths;  // bits per block, most significant first
   std::uint32_t format_version = 0;  // as on disk (a read-only open leaves an older one)
+  // The bits of its key a table entry and an `ids` entry keep (store/FORMAT.md, meta key_bits):
+  // 64, or the top 40.
+  std::uint32_t table_key_bits = 64, id_key_bits = 64;
   std::uint32_t shard = 0, shards = 1;  // the share of the index it holds (StoreConfig::shards)
   struct Scheme {
     std::string id;

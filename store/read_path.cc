@@ -1,7 +1,5 @@
 #include "store/read_path.h"
 
-#include <xxhash.h>
-
 #include <algorithm>
 #include <bit>
 
@@ -24,27 +22,31 @@ struct Hit {
   double similarity = 0;  // MinHash hits
 };
 
-// The nearest live document among the SimHash hits (ties: the lowest document number).
-StoreResult<std::optional<Hit>> nearest(const Documents& docs,
+// The nearest live document within k bits of the page's fingerprint among the SimHash hits
+// (ties: the lowest document number). A hit's distance is over the bits its table keeps
+// (Catalog::table_key): a lower bound of the document's, which its stored fingerprint gives.
+StoreResult<std::optional<Hit>> nearest(const Documents& docs, const PageRequest& page,
                                         std::vector<std::pair<int, std::uint64_t>>& hits) {
-  // The nearest hit is the answer when it is live: a page with many copies in the index has a
-  // hit per copy and table, and the sort is needed only when it is not.
   if (hits.empty()) return std::nullopt;
-  const auto first = std::min_element(hits.begin(), hits.end());
-  auto first_record = docs.get(first->second);
-  if (!first_record) return std::unexpected(first_record.error());
-  if (docs.live(*first_record)) {
-    return Hit{.doc = first->second, .record = std::move(*first_record), .distance = first->first};
-  }
+  const auto k = static_cast<int>(page.max_distance);
+  // Hits in order of (bound, doc): once the best found so far is no worse than the next
+  // hit's bound, no later hit can beat it. A page with many copies in the index has a hit
+  // per copy and table, and reads the first copy's document alone.
   std::sort(hits.begin(), hits.end());
-  hits.erase(std::unique(hits.begin(), hits.end()), hits.end());
-  for (const auto& [distance, doc] : hits) {
+  std::optional<Hit> best;
+  for (std::size_t i = 0; i < hits.size(); ++i) {
+    const auto [bound, doc] = hits[i];
+    if (best && std::pair(best->distance, best->doc) <= std::pair(bound, doc)) break;
+    if (i > 0 && hits[i - 1].second == doc && hits[i - 1].first == bound) continue;
     auto record = docs.get(doc);
     if (!record) return std::unexpected(record.error());
-    if (docs.live(*record))
-      return Hit{.doc = doc, .record = std::move(*record), .distance = distance};
+    const int distance = std::popcount(record->fingerprint ^ page.fingerprint);
+    if (distance > k || !docs.live(*record)) continue;
+    if (!best || std::pair(distance, doc) < std::pair(best->distance, best->doc)) {
+      best = Hit{.doc = doc, .record = std::move(*record), .distance = distance};
+    }
   }
-  return std::nullopt;
+  return best;
 }
 
 // The most similar live document among the band candidates that really shares a band with the
@@ -278,7 +280,7 @@ void Prober::probe(Catalog& catalog, Scheme& scheme, const PageRequest& page,
   const auto k = static_cast<int>(page.max_distance);
   for (std::size_t t = 0; t < scheme.tables.size(); ++t) {
     if (!catalog.owns(t)) continue;
-    const std::uint64_t key = catalog.design.permute(t, page.fingerprint);
+    const std::uint64_t key = catalog.table_key(t, page.fingerprint);
     scheme.tables[t]->start(key, probes_, [&](const Entry& e) {
       ++out.checked;
       const int distance = std::popcount(e.key ^ key);
@@ -352,12 +354,12 @@ void Prober::holders(Catalog& catalog, Column& passages, const PageRequest& page
 }
 
 void Prober::ids(Catalog& catalog, const std::string& id, std::vector<std::uint64_t>& out) {
-  const std::uint64_t hash = XXH3_64bits(id.data(), id.size());
+  const std::uint64_t key = catalog.id_key(id);
   out.clear();
   probes_.clear();
   catalog.ids->start(
-      hash, probes_, [&](const Entry& e) { out.push_back(e.doc); },
-      catalog.id_filter.may_contain(hash));
+      key, probes_, [&](const Entry& e) { out.push_back(e.doc); },
+      catalog.id_filter.may_contain(key));
   for (RunProbe& p : probes_) p.finish([&](std::uint64_t, auto doc) { out.push_back(doc()); });
   probes_.clear();
 }
@@ -377,7 +379,7 @@ StoreResult<Verdict> decide(const Documents& docs, const records::SchemeState& s
   Verdict verdict;
   verdict.candidates = static_cast<std::uint32_t>(found.checked);
   verdict.capped_bands = found.capped_bands;
-  auto by_simhash = nearest(docs, found.hits);
+  auto by_simhash = nearest(docs, page, found.hits);
   if (!by_simhash) return std::unexpected(by_simhash.error());
   std::optional<Hit> by_minhash;
   if (has_bands && !page.sketch.empty()) {

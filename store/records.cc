@@ -459,6 +459,21 @@ std::optional<DesignState> DesignState::decode(std::string_view bytes) {
   return d;
 }
 
+std::string KeyBits::encode() const {
+  std::string out;
+  put_fixed32(out, tables);
+  put_fixed32(out, ids);
+  return out;
+}
+
+std::optional<KeyBits> KeyBits::decode(std::string_view bytes) {
+  ByteReader in(bytes);
+  KeyBits bits{in.u32(), in.u32()};
+  auto valid = [](std::uint32_t b) { return b == 40 || b == 64; };
+  if (!in.done() || !valid(bits.tables) || !valid(bits.ids)) return std::nullopt;
+  return bits;
+}
+
 std::string encode_sketch(const std::vector<std::uint16_t>& sketch) {
   static_assert(kSketchBits == 8, "a byte per stored value");
   std::string out(sketch.size(), '\0');

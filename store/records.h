@@ -19,9 +19,10 @@ namespace neardup::records {
 // alike: decode_sketch() tells the forms apart by length), a version-4 store besides that has
 // pending verdicts without a digest of their record, which reads as "unknown"; stores of 7 and
 // older hold wide document records only; stores of 8 and older hold no Elias–Fano run records
-// (store/run.h), which a build of version 8 would misread. A writable open marks any of them
-// version 9 (FORMAT.md).
-inline constexpr std::uint32_t kFormatVersion = 10;
+// (store/run.h), which a build of version 8 would misread; stores of 9 and older keep a `docs`
+// record a document, of 10 and older every key of their tables and `ids` whole (KeyBits). A
+// writable open marks any of them this version (FORMAT.md).
+inline constexpr std::uint32_t kFormatVersion = 11;
 inline constexpr std::uint32_t kOldestReadableFormat = 4;
 
 // docs: document number -> page, in one of two forms (FORMAT.md, "docs"). Compact (format 8):
@@ -161,6 +162,16 @@ struct DesignState {
   std::string encode() const;
   static std::optional<DesignState> decode(std::string_view bytes);
   bool operator==(const DesignState&) const = default;
+};
+
+// meta "key_bits": u32 the bits of its key a table entry keeps, u32 those an `ids` entry keeps;
+// each 64 (the whole key: stores created before format 11) or 40 (the top 40: store/run.h,
+// RunFormat::kShort).
+struct KeyBits {
+  std::uint32_t tables = 64, ids = 64;
+  std::string encode() const;
+  static std::optional<KeyBits> decode(std::string_view bytes);
+  bool operator==(const KeyBits&) const = default;
 };
 
 // sketches: document number -> its MinHash sketch's low kSketchBits (8) bits, a byte per value

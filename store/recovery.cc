@@ -97,7 +97,39 @@ StoreResult<> load_doc_form(const lmdb::Txn& txn, StoreTables& tables, std::uint
   return {};
 }
 
+// What the store's table and `ids` entries keep of their keys (meta key_bits): a store created
+// now (on_disk 0) gets `created`, written down; one older than version 11 keeps whole keys,
+// written down by a writable open; a store of 11 or later without it is damaged.
+StoreResult<records::KeyBits> load_key_bits(const lmdb::Txn& txn, lmdb::Dbi meta,
+                                            std::uint32_t on_disk, bool writable,
+                                            records::KeyBits created) {
+  auto stored = meta.get(txn, "key_bits");
+  if (stored) {
+    auto bits = records::KeyBits::decode(*stored);
+    if (!bits) return corrupt("meta key_bits");
+    return *bits;
+  }
+  if (stored.error().code != MDB_NOTFOUND) return std::unexpected(from_lmdb(stored.error()));
+  if (on_disk >= 11) return corrupt("meta key_bits (missing in a store of version 11 or later)");
+  const records::KeyBits bits = on_disk == 0 ? created : records::KeyBits{};
+  if (writable) {
+    if (auto put = lift(meta.put(txn, "key_bits", bits.encode())); !put) {
+      return std::unexpected(put.error());
+    }
+  }
+  return bits;
+}
+
+RunFormat key_format(std::uint32_t bits) {
+  return bits == 64 ? RunFormat::kWide : RunFormat::kShort;
+}
+
 }  // namespace
+
+void Catalog::set_key_bits(const records::KeyBits& bits) {
+  table_format = key_format(bits.tables);
+  id_format = key_format(bits.ids);
+}
 
 StoreResult<> Catalog::create_or_load(StoreEnv& env) {
   auto wanted = TableDesign::for_store(config.design_k, config.expected_documents, config.tables);
@@ -130,6 +162,14 @@ StoreResult<> Catalog::create_or_load(StoreEnv& env) {
         }
         if (auto opened = env.open_tables(txn, MDB_CREATE); !opened) return opened;
         if (auto form = load_doc_form(txn, tables, on_disk, true); !form) return form;
+        // A new store's table entries keep the top 40 bits where its design leaves enough
+        // below every prefix to compare (TableDesign::fits_kept_bits); its ids entries do.
+        constexpr std::uint32_t kShortBits = 64 - kNarrowDroppedBits;
+        const records::KeyBits created{
+            .tables = design.fits_kept_bits(kShortBits) ? kShortBits : 64, .ids = kShortBits};
+        auto key_bits = load_key_bits(txn, tables.meta, on_disk, true, created);
+        if (!key_bits) return std::unexpected(key_bits.error());
+        set_key_bits(*key_bits);
         auto stored = records::DesignState::decode(tables.meta.get(txn, "design").value_or(""));
         if (!stored) return corrupt("meta design");
         if (stored->k != want.k || stored->r != want.r) {
@@ -200,6 +240,9 @@ StoreResult<> Catalog::load_read_only(StoreEnv& env, lmdb::Txn& snapshot) {
       return store_error(Code::kCorrupt, "not a neardup index (" + opened.error().message + ")");
     }
     if (auto form = load_doc_form(*txn, tables, *format, false); !form) return form;
+    auto key_bits = load_key_bits(*txn, tables.meta, *format, false, {});
+    if (!key_bits) return std::unexpected(key_bits.error());
+    set_key_bits(*key_bits);
     auto stored = records::DesignState::decode(tables.meta.get(*txn, "design").value_or(""));
     if (!stored) return corrupt("meta design");
     design = TableDesign::make(stored->k, stored->r);
@@ -259,7 +302,7 @@ StoreResult<> Catalog::load_state(const lmdb::Txn& txn, const StoreTables& table
       return added;
     }
   }
-  ids = std::make_unique<Column>("ids", 64, RunFormat::kWide, bucket_bits, options.delta_entries);
+  ids = std::make_unique<Column>("ids", 64, id_format, bucket_bits, options.delta_entries);
   if (auto r = lift(ids->load(txn, tables.meta, !read_only, next_doc - 1, read_only)); !r) {
     return r;
   }
@@ -314,7 +357,7 @@ StoreResult<> Catalog::open_scheme(const lmdb::Txn& txn, const StoreTables& tabl
   const std::string number = std::to_string(state.number);
   for (std::size_t t = 0; t < design.tables(); ++t) {
     scheme.tables.push_back(std::make_unique<Column>("t/" + number + "/" + std::to_string(t),
-                                                     design.prefix_bits(t), RunFormat::kWide,
+                                                     design.prefix_bits(t), table_format,
                                                      bucket_bits, options.delta_entries));
   }
   if (state.has_minhash()) {
@@ -362,7 +405,7 @@ StoreResult<> Catalog::rebuild_id_filter(StoreEnv& env) {
     const std::string name = "ids/" + std::to_string(run.id);
     auto dbi = lift(lmdb::Dbi::open(*txn, name, 0));
     if (!dbi) return std::unexpected(dbi.error());
-    auto reader = lift(RunReader::open(*txn, *dbi, RunFormat::kWide, name));
+    auto reader = lift(RunReader::open(*txn, *dbi, ids->format(), name));
     if (!reader) return std::unexpected(reader.error());
     while (!reader->done()) {
       filter.add(reader->current().key);

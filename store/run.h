@@ -41,13 +41,18 @@ struct Entry {
 //   kNarrow: the top 40 bits of the key and a doc below 2^40: LSH band columns, whose probes
 //            look a key up exactly. A run then answers for the key's top 40 bits, a superset
 //            that the index confirms against the stored sketch.
+//   kShort:  the top 40 bits of the key, as narrow, and the u64 doc: the permuted-table and ids
+//            columns of a store of format 11 (store/FORMAT.md, "Keys of 40 bits"), whose keys
+//            are cut to their top 40 bits before they enter the column, and whose candidates the
+//            index confirms against the stored document (its fingerprint, its id). Its runs are
+//            Elias–Fano only; the column merges as a wide one (column.h).
 // (How many bytes a record spends on each: RecordForm.)
-enum class RunFormat : std::uint8_t { kWide, kNarrow };
+enum class RunFormat : std::uint8_t { kWide, kNarrow, kShort };
 
 // The bits of a key a narrow run drops: its low 24 (it keeps the top 40).
 inline constexpr int kNarrowDroppedBits = 24;
 inline constexpr std::uint64_t kNarrowDropped = (std::uint64_t{1} << kNarrowDroppedBits) - 1;
-// The key as a run of this format keeps it: whole (wide) or its top 40 bits (narrow).
+// The key as a run of this format keeps it: whole (wide) or its top 40 bits (narrow, short).
 inline constexpr std::uint64_t stored_key(RunFormat format, std::uint64_t key) {
   return format == RunFormat::kWide ? key : key & ~kNarrowDropped;
 }
@@ -148,7 +153,7 @@ struct RecordForm {
   }
 };
 
-// The fixed form of a format (records of format 5 and older).
+// The fixed form of a format (records of format 5 and older; what the packed forms start from).
 inline constexpr RecordForm fixed_form(RunFormat format) {
   return format == RunFormat::kWide
              ? RecordForm{.key_bits = 64, .doc_bits = 64, .shift = 0}

@@ -91,6 +91,13 @@ std::uint32_t TableDesign::prefix_bits(std::size_t table) const {
   return bits;
 }
 
+bool TableDesign::fits_kept_bits(std::uint32_t kept_bits) const {
+  for (std::size_t t = 0; t < tables(); ++t) {
+    if (prefix_bits(t) + kCheckedBits > kept_bits) return false;
+  }
+  return true;
+}
+
 std::uint64_t TableDesign::permute(std::size_t table, std::uint64_t fingerprint) const {
   std::uint64_t key = 0;
   for (const Move& m : moves[table]) key |= ((fingerprint >> m.from) & m.mask) << m.to;

@@ -231,12 +231,12 @@ void BatchWriter::prefetch(const IndexItem& item, const std::vector<std::uint64_
   if (!item.page) return;
   Scheme* scheme = catalog_.scheme(item.page->scheme);
   if (scheme == nullptr) return;
-  const std::uint64_t id_hash = XXH3_64bits(item.page->id.data(), item.page->id.size());
-  catalog_.ids->delta().prefetch(id_hash);
-  catalog_.id_filter.prefetch(id_hash);
+  const std::uint64_t id_key = catalog_.id_key(item.page->id);
+  catalog_.ids->delta().prefetch(id_key);
+  catalog_.id_filter.prefetch(id_key);
   for (std::size_t t = 0; t < catalog_.design.tables(); ++t) {
     if (catalog_.owns(t))
-      scheme->tables[t]->prefetch(catalog_.design.permute(t, item.page->fingerprint));
+      scheme->tables[t]->prefetch(catalog_.table_key(t, item.page->fingerprint));
   }
   if (scheme->bands) {
     for (std::uint64_t key : band_keys) scheme->bands->prefetch(key);
@@ -272,10 +272,10 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
   const std::uint32_t scheme_number = scheme.state.number;
   scheme.last_batch = catalog_.batches;
   if (auto fits = check_sketch_fits(scheme, page, lsh); !fits) return unfit(fits.error());
-  const std::uint64_t id_hash = XXH3_64bits(page.id.data(), page.id.size());
+  const std::uint64_t id_key = catalog_.id_key(page.id);
 
   Candidates& found = candidates_;
-  prober_.probe(catalog_, scheme, page, band_keys.keys, &id_hash, found);
+  prober_.probe(catalog_, scheme, page, band_keys.keys, &id_key, found);
   auto existing = docs.find_id(found.id_docs, page.id);
   if (!existing) return std::unexpected(existing.error());
   // A first-seen time in the future (a crawler's clock, a bad fetched_at) counts as now: it

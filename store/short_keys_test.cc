@@ -1,0 +1,137 @@
+// Table and `ids` entries that keep the top 40 bits of their keys (format 11, RunFormat::kShort):
+// which stores keep them, and that what they let through is confirmed against the document
+// (its fingerprint, its id), in the deltas and in the runs alike.
+#include <gtest/gtest.h>
+#include <xxhash.h>
+
+#include <random>
+
+#include "store/index.h"
+#include "store/test_util.h"
+
+namespace neardup {
+namespace {
+
+using namespace testing;  // NOLINT(google-build-using-namespace)
+using Status = Verdict::Status;
+
+// Small deltas, so that a few hundred pages make runs of every column.
+OpenOptions small_deltas() {
+  OpenOptions options;
+  options.delta_entries = 64;
+  return options;
+}
+
+// n pages of random fingerprints (none within 3 bits of kA or of each other, but by chance),
+// applied in batches of 10, so that the merges they start run.
+void apply_fillers(Index& index, const std::string& prefix, std::size_t n) {
+  std::mt19937_64 rng(std::hash<std::string>()(prefix));
+  for (std::size_t i = 0; i < n; i += 10) {
+    std::vector<IndexItem> batch;
+    for (std::size_t j = i; j < i + 10; ++j)
+      batch.push_back(page(prefix + std::to_string(j), rng()));
+    apply_or_die(index, batch);
+  }
+}
+
+std::uint64_t table_runs(Index& index) {
+  std::uint64_t runs = 0;
+  for (const auto& column : index.stats().columns) {
+    if (column.name.starts_with("t/") || column.name == "ids") runs += column.runs;
+  }
+  return runs;
+}
+
+TEST(ShortKeys, ANewStoreKeepsFortyBitsWhereItsDesignLeavesTwentyFourBelowEveryPrefix) {
+  struct Case {
+    std::uint32_t k, tables, table_bits;
+  };
+  // Prefixes of 16 (k = 3, 4 tables) and 12-13 bits (k = 4, 5 tables) leave 24 or more of 40;
+  // 21-22 (k = 2, 3 tables) and 25-26 (k = 3, 10 tables) do not.
+  for (const Case& c : {Case{3, 4, 40}, Case{4, 5, 40}, Case{2, 3, 64}, Case{3, 10, 64}}) {
+    TempDir dir;
+    auto index = open_or_die(store_config(dir.path(), c.k, c.tables));
+    ASSERT_NE(index, nullptr);
+    EXPECT_EQ(index->stats().table_key_bits, c.table_bits) << c.k << " " << c.tables;
+    EXPECT_EQ(index->stats().id_key_bits, 40u);
+  }
+}
+
+// With k = 3 and four tables of 16-bit blocks, a table keeps the top 40 bits of its permuted
+// key: tables 0, 1 and 2 drop the fingerprint's low 16 bits (block 3), and table 3 has them as
+// its prefix. A page 4 bits away in its low 4 bits is then within 0 of the kept bits of three
+// tables: a candidate that the stored fingerprint turns down.
+constexpr std::uint64_t kFar = kA ^ 0xF;            // 4 bits from kA, all dropped by tables 0-2
+constexpr std::uint64_t kNear = kA ^ (1ull << 63);  // 1 bit from kA, kept by every table
+
+void expect_confirmed_by_fingerprint(Index& index) {
+  auto far_only = index.lookup(*page("q", kA).page);
+  ASSERT_TRUE(far_only.has_value()) << far_only.error();
+  EXPECT_EQ(far_only->status, Status::kUnique);
+  EXPECT_GE(far_only->candidates, 1u);  // the far page was compared, and turned down
+}
+
+TEST(ShortKeys, AStoredPageEqualInTheKeptBitsButFartherThanKIsNotADuplicate) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path(), 3, 4), small_deltas());
+  ASSERT_NE(index, nullptr);
+  ASSERT_EQ(index->stats().table_key_bits, 40u);
+  apply_or_die(*index, {page("far", kFar)});
+  expect_confirmed_by_fingerprint(*index);  // in the deltas
+  apply_fillers(*index, "f", 400);
+  EXPECT_GT(table_runs(*index), 0u);
+  expect_confirmed_by_fingerprint(*index);  // in the runs
+  index.reset();
+  index = open_or_die(store_config(dir.path(), 3, 4), small_deltas());
+  ASSERT_NE(index, nullptr);
+  expect_confirmed_by_fingerprint(*index);  // reopened
+
+  // A near page stored after the far one is the match, though the far one's kept bits are
+  // nearer and its document number lower: in the deltas, then in the runs.
+  apply_or_die(*index, {page("near", kNear)});
+  for (int round = 0; round < 2; ++round) {
+    auto v = index->lookup(*page("q", kA).page);
+    ASSERT_TRUE(v.has_value()) << v.error();
+    EXPECT_EQ(v->status, Status::kDuplicate);
+    EXPECT_EQ(v->matched, "near");
+    EXPECT_EQ(v->distance, 1);
+    apply_fillers(*index, "g", 400);
+  }
+}
+
+TEST(ShortKeys, IdsWhoseHashesShareTheirTopFortyBitsAreDifferentPages) {
+  const std::string a = "https://www.example.com/id/300385",
+                    b = "https://www.example.com/id/1172354";
+  const std::uint64_t ha = XXH3_64bits(a.data(), a.size()), hb = XXH3_64bits(b.data(), b.size());
+  ASSERT_NE(ha, hb);
+  ASSERT_EQ(ha >> 24, hb >> 24);  // the ids column keeps the same key for both
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path(), 3, 4), small_deltas());
+  ASSERT_NE(index, nullptr);
+  ASSERT_EQ(index->stats().id_key_bits, 40u);
+  auto check = [&] {
+    auto found_a = index->find(a);
+    auto found_b = index->find(b);
+    ASSERT_TRUE(found_a.has_value() && found_b.has_value());
+    ASSERT_TRUE(found_a->has_value() && found_b->has_value());
+    EXPECT_EQ((*found_a)->id, a);
+    EXPECT_EQ((*found_b)->id, b);
+    EXPECT_NE((*found_a)->doc, (*found_b)->doc);
+  };
+  auto first = apply_or_die(*index, {page(a, kA), page(b, ~kA)});
+  EXPECT_EQ(first[1].status, Status::kUnique);  // not a re-fetch of a
+  EXPECT_FALSE(first[1].replayed);
+  check();
+  apply_fillers(*index, "f", 400);  // into the runs
+  EXPECT_GT(table_runs(*index), 0u);
+  check();
+  // Each fetched again with its fingerprint: its own first verdict, replayed.
+  auto again = apply_or_die(*index, {page(b, ~kA), page(a, kA)});
+  EXPECT_TRUE(again[0].replayed);
+  EXPECT_EQ(again[0].status, Status::kUnique);
+  EXPECT_TRUE(again[1].replayed);
+  EXPECT_EQ(index->stats().documents, 402u);
+}
+
+}  // namespace
+}  // namespace neardup
