@@ -7,6 +7,8 @@
 #include <random>
 
 #include "store/index.h"
+#include "store/lmdb.h"
+#include "store/records.h"
 #include "store/test_util.h"
 
 namespace neardup {
@@ -131,6 +133,30 @@ TEST(ShortKeys, IdsWhoseHashesShareTheirTopFortyBitsAreDifferentPages) {
   EXPECT_EQ(again[0].status, Status::kUnique);
   EXPECT_TRUE(again[1].replayed);
   EXPECT_EQ(index->stats().documents, 402u);
+}
+
+TEST(ShortKeys, AStoreWithoutOrWithBadKeyBitsIsReportedDamagedNotMisread) {
+  for (const std::string& bad : {std::string(), records::KeyBits{.tables = 48}.encode()}) {
+    TempDir dir;
+    auto config = store_config(dir.path(), 3, 4);
+    {
+      auto index = open_or_die(config);
+      apply_or_die(*index, {page("a", kA)});
+    }
+    {
+      auto env = lmdb::Env::open(dir.path(), {});
+      auto txn = lmdb::Txn::begin(*env, 0);
+      auto meta = lmdb::Dbi::open(*txn, "meta", 0);
+      ASSERT_TRUE(bad.empty() ? meta->del(*txn, "key_bits") : meta->put(*txn, "key_bits", bad));
+      ASSERT_TRUE(txn->commit());
+    }
+    for (bool read_only : {false, true}) {
+      auto index = Index::open(config, {.read_only = read_only});
+      ASSERT_FALSE(index.has_value());
+      EXPECT_EQ(index.error().code, StoreError::Code::kCorrupt);
+      EXPECT_NE(index.error().message.find("key_bits"), std::string::npos) << index.error();
+    }
+  }
 }
 
 }  // namespace
