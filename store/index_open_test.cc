@@ -69,12 +69,7 @@ TEST(Index, AStoreOfBlocksWithoutWhereTheyStartIsReportedDamagedNotMisread) {
     ASSERT_TRUE(meta->del(*txn, "docs_block_from"));
     ASSERT_TRUE(txn->commit());
   }
-  for (bool read_only : {false, true}) {
-    auto index = Index::open(config, {.read_only = read_only});
-    ASSERT_FALSE(index.has_value());
-    EXPECT_EQ(index.error().code, StoreError::Code::kCorrupt);
-    EXPECT_NE(index.error().message.find("docs_block_from"), std::string::npos) << index.error();
-  }
+  expect_refused_as_damaged(config, "docs_block_from");
 }
 
 // (A store of version 5 written by that build: store/format_upgrade_test.py.)

@@ -160,6 +160,16 @@ inline std::unique_ptr<Index> open_or_die(const StoreConfig& config,
   return index ? std::move(*index) : nullptr;
 }
 
+// Both a writable and a read-only open refuse the store as damaged, naming `what`.
+inline void expect_refused_as_damaged(const StoreConfig& config, const std::string& what) {
+  for (bool read_only : {false, true}) {
+    auto index = Index::open(config, {.read_only = read_only});
+    ASSERT_FALSE(index.has_value());
+    EXPECT_EQ(index.error().code, StoreError::Code::kCorrupt);
+    EXPECT_NE(index.error().message.find(what), std::string::npos) << index.error();
+  }
+}
+
 // The verdicts of one batch, or none after a failed expectation naming the error.
 inline std::vector<Verdict> apply_or_die(Index& index, std::vector<IndexItem> items) {
   auto verdicts = index.apply(items);
