@@ -120,10 +120,6 @@ StoreResult<records::KeyBits> load_key_bits(const lmdb::Txn& txn, lmdb::Dbi meta
   return bits;
 }
 
-RunFormat key_format(std::uint32_t bits) {
-  return bits == 64 ? RunFormat::kWide : RunFormat::kShort;
-}
-
 }  // namespace
 
 void Catalog::set_key_bits(const records::KeyBits& bits) {
@@ -164,7 +160,7 @@ StoreResult<> Catalog::create_or_load(StoreEnv& env) {
         if (auto form = load_doc_form(txn, tables, on_disk, true); !form) return form;
         // A new store's table entries keep the top 40 bits where its design leaves enough
         // below every prefix to compare (TableDesign::fits_kept_bits); its ids entries do.
-        constexpr std::uint32_t kShortBits = 64 - kNarrowDroppedBits;
+        constexpr std::uint32_t kShortBits = kept_bits(RunFormat::kShort);
         const records::KeyBits created{
             .tables = design.fits_kept_bits(kShortBits) ? kShortBits : 64, .ids = kShortBits};
         auto key_bits = load_key_bits(txn, tables.meta, on_disk, true, created);

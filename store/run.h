@@ -52,6 +52,14 @@ enum class RunFormat : std::uint8_t { kWide, kNarrow, kShort };
 // The bits of a key a narrow run drops: its low 24 (it keeps the top 40).
 inline constexpr int kNarrowDroppedBits = 24;
 inline constexpr std::uint64_t kNarrowDropped = (std::uint64_t{1} << kNarrowDroppedBits) - 1;
+// The bits of a key a run of this format keeps: 64 (wide) or the top 40 (narrow, short).
+inline constexpr std::uint32_t kept_bits(RunFormat format) {
+  return format == RunFormat::kWide ? 64 : 64 - kNarrowDroppedBits;
+}
+// The format of a table or ids column that keeps `bits` of each key (meta key_bits: 64 or 40).
+inline constexpr RunFormat key_format(std::uint32_t bits) {
+  return bits == 64 ? RunFormat::kWide : RunFormat::kShort;
+}
 // The key as a run of this format keeps it: whole (wide) or its top 40 bits (narrow, short).
 inline constexpr std::uint64_t stored_key(RunFormat format, std::uint64_t key) {
   return format == RunFormat::kWide ? key : key & ~kNarrowDropped;
