@@ -87,8 +87,6 @@ class Catalog {
   // documents stored so far.
   StoreResult<> add_passages(const lmdb::Txn& txn, const StoreTables& tables, Scheme& scheme)
       REQUIRES(mutex);
-  // Sets table_format and id_format from the store's meta key_bits.
-  void set_key_bits(const records::KeyBits& bits);
   // Fills a new id filter with every hash in the ids column's runs (none without runs).
   StoreResult<> rebuild_id_filter(StoreEnv& env) REQUIRES(mutex);
 
@@ -186,6 +184,8 @@ class Catalog {
   std::uint64_t batches GUARDED_BY(mutex) = 0;  // apply() calls so far (Scheme::last_batch)
 
  private:
+  // Sets table_format and id_format from the store's meta key_bits (at open).
+  void set_key_bits(const records::KeyBits& bits);
   StoreResult<> load_state(const lmdb::Txn& txn, const StoreTables& tables, bool read_only)
       REQUIRES(mutex);
   StoreResult<> load_stored_samples(const lmdb::Txn& txn, const StoreTables& tables)
