@@ -24,8 +24,8 @@ IndexStats stats(StoreEnv& env, const Catalog& catalog) {
                .tables = static_cast<std::uint32_t>(design.tables()),
                .block_widths = design.block_width,
                .format_version = records::kFormatVersion,
-               .table_key_bits = kept_bits(catalog.table_format),
-               .id_key_bits = kept_bits(catalog.id_format),
+               .table_key_bits = catalog.table_format.kept_bits(),
+               .id_key_bits = catalog.id_format.kept_bits(),
                .shard = catalog.shard,
                .shards = catalog.shards};
   s.bytes_on_disk = env.bytes_on_disk();

@@ -147,9 +147,10 @@ class Catalog {
   // the mutex (stats() on any thread).
   TableDesign design;
   // What a table entry and an `ids` entry keep of their key (meta key_bits, FORMAT.md): the whole
-  // key (kWide: stores created before format 11, and table designs whose prefix leaves fewer
-  // than TableDesign::kCheckedBits of 40 to compare) or its top 40 bits (kShort). Set with
-  // `design`.
+  // key (kWide: stores created before format 11, and those format 11 made for table designs
+  // whose prefix left fewer than TableDesign::kCheckedBits of 40 to compare) or its top bits
+  // (RunFormat::keeping: the widest prefix and kCheckedBits more for tables, 40 for ids). Set
+  // with `design`.
   RunFormat table_format = RunFormat::kWide, id_format = RunFormat::kWide;
   // A fingerprint's key in table t and a page id's key in `ids`, as their columns keep them: a
   // probe's hits within k bits of a table key are within k of the kept bits, and are confirmed

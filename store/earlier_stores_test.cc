@@ -7,7 +7,9 @@
 //   store/testdata/format9/: format 9 as last written, a `docs` record for each document (this
 //   build writes the documents after the upgrade in blocks, docs_table.h);
 //   store/testdata/format10/: format 10, whose table and `ids` entries keep their whole keys (a
-//   store created by this build keeps their top 40 bits; an upgraded one goes on with 64).
+//   store created by this build keeps their top bits; an upgraded one goes on with 64);
+//   store/testdata/format11/: format 11, whose table and `ids` entries keep their top 40 bits
+//   (format 11 kept 40 or 64 only; an upgraded store goes on with what it kept).
 //
 // A fixture is written by this same test against the build that wrote such stores:
 //   NEARDUP_WRITE_FORMAT_FIXTURE=DIR build/store/store_earlier_stores_test
@@ -144,12 +146,15 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 
 // An earlier store kept in store/testdata/: its directory, the directory of what its build
 // answered (builds that answered alike share one copy), the format version it was written in,
-// and the columns (by name prefix) whose runs are in a form this build no longer writes.
+// the columns (by name prefix) whose runs are in the form the fixture is kept for (one this build
+// no longer writes, or no longer writes for that design), and what its table and `ids` entries
+// keep of their keys (meta key_bits, kept as it was by the upgrade).
 struct Fixture {
   const char* dir;
   const char* answers;
   std::uint32_t version;
   std::vector<std::string> old_columns;
+  records::KeyBits key_bits = {};
 };
 
 std::filesystem::path testdata(const char* dir) {
@@ -213,8 +218,8 @@ void read_alike_then_written_on(const Fixture& fixture) {
   auto index = testing::open_or_die(config, fixture_options());
   ASSERT_NE(index, nullptr);
   EXPECT_EQ(index->stats().format_version, records::kFormatVersion);
-  EXPECT_EQ(index->stats().table_key_bits, 64u);  // its entries keep their whole keys
-  EXPECT_EQ(index->stats().id_key_bits, 64u);
+  EXPECT_EQ(index->stats().table_key_bits, fixture.key_bits.tables);  // as they were written
+  EXPECT_EQ(index->stats().id_key_bits, fixture.key_bits.ids);
   EXPECT_EQ(stored_pages(*index), read_file(expected / "stored.txt"));
   EXPECT_EQ(apply(*index, kFirst, kFirst + kRest), read_file(expected / "rest.txt"));
   EXPECT_EQ(clusters(*index), read_file(expected / "clusters-after.txt"));
@@ -231,8 +236,7 @@ void read_alike_then_written_on(const Fixture& fixture) {
     ASSERT_TRUE(meta && docs);
     const std::uint64_t block_from = fixture.version < 10 ? kFirst + 1 : 1;
     EXPECT_EQ(records::decode_u64(meta->get(*txn, "docs_block_from").value_or("")), block_from);
-    EXPECT_EQ(records::KeyBits::decode(meta->get(*txn, "key_bits").value_or("")),
-              records::KeyBits{});
+    EXPECT_EQ(records::KeyBits::decode(meta->get(*txn, "key_bits").value_or("")), fixture.key_bits);
     if (fixture.version < 10) {
       EXPECT_TRUE(docs->get(*txn, coding::be64_key(kFirst)).has_value());  // its own record
       auto block = docs->get(*txn, coding::be64_key(kFirst + 1));
@@ -289,6 +293,12 @@ TEST(EarlierStores, FormatNineWithARecordADocumentReadAlikeThenWrittenOnWithTheS
 TEST(EarlierStores, FormatTenWithWholeKeysReadAlikeThenWrittenOnWithTheSameVerdicts) {
   if (wrote_fixture()) return;
   read_alike_then_written_on({"format10", "format8", 10, {"t/", "ids"}});
+}
+
+TEST(EarlierStores, FormatElevenWithKeysOfFortyBitsReadAlikeThenWrittenOnWithTheSameVerdicts) {
+  if (wrote_fixture()) return;
+  read_alike_then_written_on(
+      {"format11", "format8", 11, {"t/", "ids"}, records::KeyBits{.tables = 40, .ids = 40}});
 }
 
 }  // namespace

@@ -33,7 +33,7 @@ def json_lines(text):
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-CURRENT = 11
+CURRENT = 12
 
 
 def fixture(name, version=5):

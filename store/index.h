@@ -106,7 +106,7 @@ struct IndexStats {
   std::vector<std::uint32_t> block_widths;  // bits per block, most significant first
   std::uint32_t format_version = 0;  // as on disk (a read-only open leaves an older one)
   // The bits of its key a table entry and an `ids` entry keep (store/FORMAT.md, meta key_bits):
-  // 64, or the top 40.
+  // 64 (the whole key) or its top bits, 40 or more.
   std::uint32_t table_key_bits = 64, id_key_bits = 64;
   std::uint32_t shard = 0, shards = 1;  // the share of the index it holds (StoreConfig::shards)
   struct Scheme {

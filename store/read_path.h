@@ -136,8 +136,8 @@ class Prober {
   // Holders), in `out`.
   void holders(Catalog& catalog, Column& passages, const PageRequest& page,
                std::vector<std::pair<std::uint32_t, std::uint64_t>>& out) REQUIRES(catalog.mutex);
-  // The documents whose id's key is `id`'s (Catalog::id_key: its XXH3-64, or the top 40 bits
-  // of it): candidates, which the caller confirms against each stored id.
+  // The documents whose id's key is `id`'s (Catalog::id_key: its XXH3-64, or its top bits):
+  // candidates, which the caller confirms against each stored id.
   void ids(Catalog& catalog, const std::string& id, std::vector<std::uint64_t>& out)
       REQUIRES(catalog.mutex);
   // The documents of the cluster whose first document is root_doc, sorted and distinct.

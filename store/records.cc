@@ -469,7 +469,7 @@ std::string KeyBits::encode() const {
 std::optional<KeyBits> KeyBits::decode(std::string_view bytes) {
   ByteReader in(bytes);
   KeyBits bits{in.u32(), in.u32()};
-  auto valid = [](std::uint32_t b) { return b == 40 || b == 64; };
+  auto valid = [](std::uint32_t b) { return b >= 40 && b <= 64; };
   if (!in.done() || !valid(bits.tables) || !valid(bits.ids)) return std::nullopt;
   return bits;
 }

@@ -20,9 +20,10 @@ namespace neardup::records {
 // pending verdicts without a digest of their record, which reads as "unknown"; stores of 7 and
 // older hold wide document records only; stores of 8 and older hold no Elias–Fano run records
 // (store/run.h), which a build of version 8 would misread; stores of 9 and older keep a `docs`
-// record a document, of 10 and older every key of their tables and `ids` whole (KeyBits). A
-// writable open marks any of them this version (FORMAT.md).
-inline constexpr std::uint32_t kFormatVersion = 11;
+// record a document, of 10 and older every key of their tables and `ids` whole (KeyBits), of 11
+// and older table keys of 40 or 64 bits only. A writable open marks any of them this version
+// (FORMAT.md).
+inline constexpr std::uint32_t kFormatVersion = 12;
 inline constexpr std::uint32_t kOldestReadableFormat = 4;
 
 // docs: document number -> page, in one of two forms (FORMAT.md, "docs"). Compact (format 8):
@@ -165,8 +166,8 @@ struct DesignState {
 };
 
 // meta "key_bits": u32 the bits of its key a table entry keeps, u32 those an `ids` entry keeps;
-// each 64 (the whole key: stores created before format 11) or 40 (the top 40: store/run.h,
-// RunFormat::kShort).
+// each from 40 to 64: 64 the whole key (stores created before format 11), fewer its top bits
+// (store/run.h, RunFormat::keeping). Format 11 wrote 40 or 64 only.
 struct KeyBits {
   std::uint32_t tables = 64, ids = 64;
   std::string encode() const;

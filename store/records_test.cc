@@ -396,7 +396,9 @@ TEST(Records, MetaStatesRoundTrip) {
   EXPECT_EQ(DesignState::decode(d.encode()), d);
   KeyBits bits{.tables = 64, .ids = 40};
   EXPECT_EQ(KeyBits::decode(bits.encode()), bits);
-  EXPECT_FALSE(KeyBits::decode(KeyBits{.tables = 48}.encode()));  // 40 or 64 only
+  EXPECT_EQ(KeyBits::decode(KeyBits{.tables = 50}.encode()), (KeyBits{.tables = 50}));
+  EXPECT_FALSE(KeyBits::decode(KeyBits{.tables = 39}.encode()));  // 40 to 64 only
+  EXPECT_FALSE(KeyBits::decode(KeyBits{.ids = 65}.encode()));
   EXPECT_FALSE(KeyBits::decode(bits.encode().substr(4)));
   EXPECT_EQ(decode_u64(encode_u64(1ull << 40)), 1ull << 40);
   EXPECT_FALSE(decode_u32("abc"));

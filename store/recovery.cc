@@ -123,8 +123,8 @@ StoreResult<records::KeyBits> load_key_bits(const lmdb::Txn& txn, lmdb::Dbi meta
 }  // namespace
 
 void Catalog::set_key_bits(const records::KeyBits& bits) {
-  table_format = key_format(bits.tables);
-  id_format = key_format(bits.ids);
+  table_format = RunFormat::keeping(bits.tables);
+  id_format = RunFormat::keeping(bits.ids);
 }
 
 StoreResult<> Catalog::create_or_load(StoreEnv& env) {
@@ -158,11 +158,9 @@ StoreResult<> Catalog::create_or_load(StoreEnv& env) {
         }
         if (auto opened = env.open_tables(txn, MDB_CREATE); !opened) return opened;
         if (auto form = load_doc_form(txn, tables, on_disk, true); !form) return form;
-        // A new store's table entries keep the top 40 bits where its design leaves enough
-        // below every prefix to compare (TableDesign::fits_kept_bits); its ids entries do.
-        constexpr std::uint32_t kShortBits = kept_bits(RunFormat::kShort);
-        const records::KeyBits created{
-            .tables = design.fits_kept_bits(kShortBits) ? kShortBits : 64, .ids = kShortBits};
+        // A new store's table entries keep their widest prefix and TableDesign::kCheckedBits
+        // more; its ids entries keep the top 40 bits.
+        const records::KeyBits created{.tables = design.kept_key_bits(), .ids = kMinKeptBits};
         auto key_bits = load_key_bits(txn, tables.meta, on_disk, true, created);
         if (!key_bits) return std::unexpected(key_bits.error());
         set_key_bits(*key_bits);

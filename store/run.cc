@@ -206,7 +206,7 @@ bool record_form(RunFormat format, std::string_view key, RecordForm& form) {
   const bool bit_packed = key.size() == kBitPackedRecordKeyBytes || elias_fano;
   if (key.size() != kPackedRecordKeyBytes && !bit_packed) return true;
   const char* at = key.data() + kRecordKeyBytes;
-  const auto stored_bits = static_cast<std::uint8_t>(kept_bits(format));
+  const auto stored_bits = static_cast<std::uint8_t>(format.kept_bits());
   const std::uint64_t last = coding::decode_be64(key.data()) >> form.shift;
   std::uint8_t key_bits = static_cast<std::uint8_t>(at[8]);
   std::uint8_t doc_bits = static_cast<std::uint8_t>(at[9]);

@@ -41,32 +41,43 @@ struct Entry {
 //   kNarrow: the top 40 bits of the key and a doc below 2^40: LSH band columns, whose probes
 //            look a key up exactly. A run then answers for the key's top 40 bits, a superset
 //            that the index confirms against the stored sketch.
-//   kShort:  the top 40 bits of the key, as narrow, and the u64 doc: the permuted-table and ids
-//            columns of a store of format 11 (store/FORMAT.md, "Keys of 40 bits"), whose keys
-//            are cut to their top 40 bits before they enter the column, and whose candidates the
-//            index confirms against the stored document (its fingerprint, its id). Its runs are
-//            Elias–Fano only; the column merges as a wide one (column.h).
+//   keeping(kept): the top `kept` bits of the key (40 to 63) and the u64 doc: the
+//            permuted-table and ids columns of a store of format 11 or later (store/FORMAT.md,
+//            "Keys that keep fewer bits"), whose keys are cut to their top `kept` bits before
+//            they enter the column, and whose candidates the index confirms against the stored
+//            document (its fingerprint, its id). Its runs are Elias–Fano only; the column
+//            merges as a wide one (column.h).
 // (How many bytes a record spends on each: RecordForm.)
-enum class RunFormat : std::uint8_t { kWide, kNarrow, kShort };
+struct RunFormat {
+  enum class Kind : std::uint8_t { kWide, kNarrow, kShort };
+  Kind kind = Kind::kWide;
+  std::uint8_t dropped = 0;  // the low bits of a key its runs drop: 0 wide, 24 narrow
 
+  static const RunFormat kWide, kNarrow;
+  // The format of a table or ids column that keeps the top `kept` bits of each key (meta
+  // key_bits: 64 is wide). Contract: kMinKeptBits <= kept <= 64.
+  static constexpr RunFormat keeping(std::uint32_t kept);
+  // The bits of a key its runs keep: 64 (wide), 40 (narrow) or the kept bits (short).
+  constexpr std::uint32_t kept_bits() const { return 64 - dropped; }
+  constexpr std::uint64_t dropped_mask() const { return (std::uint64_t{1} << dropped) - 1; }
+  bool operator==(const RunFormat&) const = default;
+};
 // The bits of a key a narrow run drops: its low 24 (it keeps the top 40).
 inline constexpr int kNarrowDroppedBits = 24;
-inline constexpr std::uint64_t kNarrowDropped = (std::uint64_t{1} << kNarrowDroppedBits) - 1;
-// The bits of a key a run of this format keeps: 64 (wide) or the top 40 (narrow, short).
-inline constexpr std::uint32_t kept_bits(RunFormat format) {
-  return format == RunFormat::kWide ? 64 : 64 - kNarrowDroppedBits;
+// The fewest bits a short run keeps of a key (meta key_bits).
+inline constexpr std::uint32_t kMinKeptBits = 64 - kNarrowDroppedBits;
+inline constexpr RunFormat RunFormat::kWide{Kind::kWide, 0};
+inline constexpr RunFormat RunFormat::kNarrow{Kind::kNarrow, kNarrowDroppedBits};
+constexpr RunFormat RunFormat::keeping(std::uint32_t kept) {
+  return kept >= 64 ? kWide : RunFormat{Kind::kShort, static_cast<std::uint8_t>(64 - kept)};
 }
-// The format of a table or ids column that keeps `bits` of each key (meta key_bits: 64 or 40).
-inline constexpr RunFormat key_format(std::uint32_t bits) {
-  return bits == 64 ? RunFormat::kWide : RunFormat::kShort;
-}
-// The key as a run of this format keeps it: whole (wide) or its top 40 bits (narrow, short).
+// The key as a run of this format keeps it: whole (wide) or its top kept_bits() bits.
 inline constexpr std::uint64_t stored_key(RunFormat format, std::uint64_t key) {
-  return format == RunFormat::kWide ? key : key & ~kNarrowDropped;
+  return key & ~format.dropped_mask();
 }
 // The largest key a run of this format cannot tell from `key`.
 inline constexpr std::uint64_t stored_key_end(RunFormat format, std::uint64_t key) {
-  return format == RunFormat::kWide ? key : key | kNarrowDropped;
+  return key | format.dropped_mask();
 }
 
 inline constexpr std::uint64_t kMaxNarrowDoc = (std::uint64_t{1} << 40) - 1;
@@ -162,10 +173,19 @@ struct RecordForm {
 };
 
 // The fixed form of a format (records of format 5 and older; what the packed forms start from).
+// A short format's fixed form is its base for Elias–Fano only (no fixed record was written).
 inline constexpr RecordForm fixed_form(RunFormat format) {
-  return format == RunFormat::kWide
-             ? RecordForm{.key_bits = 64, .doc_bits = 64, .shift = 0}
-             : RecordForm{.key_bits = 40, .doc_bits = 40, .shift = kNarrowDroppedBits};
+  switch (format.kind) {
+    case RunFormat::Kind::kWide:
+      return RecordForm{.key_bits = 64, .doc_bits = 64, .shift = 0};
+    case RunFormat::Kind::kNarrow:
+      return RecordForm{.key_bits = 40, .doc_bits = 40, .shift = kNarrowDroppedBits};
+    case RunFormat::Kind::kShort:
+      break;
+  }
+  return RecordForm{.key_bits = static_cast<std::uint8_t>(format.kept_bits()),
+                    .doc_bits = 64,
+                    .shift = format.dropped};
 }
 
 // The most entries a writer puts in a record (a record holds fewer when they need more bits

@@ -128,6 +128,38 @@ TEST(RunRecords, EveryFormReadsAndProbesAlike) {
   }
 }
 
+// Short runs (table and `ids` columns of format 11 and later) keep a key's top 40 to 63 bits and
+// its u64 doc, Elias–Fano only: every width reads back and probes as the keys it kept.
+TEST(RunRecords, ShortRunsOfEveryWidthReadAndProbeAsTheirKeptBits) {
+  for (std::uint32_t kept : {40u, 46u, 50u, 63u}) {
+    const RunFormat format = RunFormat::keeping(kept);
+    ASSERT_EQ(format.kept_bits(), kept);
+    Map map;
+    auto entries = entries_of(format, 30000, 64, kept);
+    for (Entry& e : entries) e.doc = (e.doc << 30) + 7;  // docs past 2^40
+    std::sort(entries.begin(), entries.end());
+    const std::string name = "t/0/" + std::to_string(kept);
+    lmdb::Dbi dbi = write(map, name, format, entries, Form::kWritten);
+    EXPECT_EQ(read_all(map, dbi, format), entries) << kept;
+    auto txn = lmdb::Txn::begin(map.env, MDB_RDONLY);
+    const RunDirectory dir = *RunDirectory::load(*txn, dbi, format);
+    for (std::size_t r = 0; r < dir.forms.size(); ++r) {
+      EXPECT_TRUE(dir.forms[r].elias_fano);
+      EXPECT_EQ(dir.forms[r].shift, 64 - kept);
+      EXPECT_TRUE(dir.intact(r));
+    }
+    for (auto [lo, hi] : testing::probe_ranges(entries, 3000, 2, 48)) {
+      EXPECT_EQ(testing::probe_run(dir, lo, hi, entries.size()),
+                testing::entries_between(entries, format, lo, hi))
+          << kept << " " << lo;
+    }
+    // A key's dropped bits never tell it from its kept ones.
+    const std::uint64_t any = entries[entries.size() / 2].key;
+    EXPECT_EQ(stored_key(format, any | format.dropped_mask()), any);
+    EXPECT_EQ(stored_key_end(format, any), any | format.dropped_mask());
+  }
+}
+
 // Keys spread over 2^32 of a band key's 40 stored bits and 30,000 documents: each record keeps
 // the bits its keys and docs need (about 30 + 15), as many entries as fit in a record, where the
 // byte-packed form spent 4 + 2 bytes.

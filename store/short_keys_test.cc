@@ -1,6 +1,6 @@
-// Table and `ids` entries that keep the top 40 bits of their keys (format 11, RunFormat::kShort):
-// which stores keep them, and that what they let through is confirmed against the document
-// (its fingerprint, its id), in the deltas and in the runs alike.
+// Table and `ids` entries that keep the top bits of their keys (formats 11 and 12,
+// RunFormat::keeping): how many bits a store keeps, and that what they let through is confirmed
+// against the document (its fingerprint, its id), in the deltas and in the runs alike.
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
@@ -44,13 +44,14 @@ std::uint64_t table_runs(Index& index) {
   return runs;
 }
 
-TEST(ShortKeys, ANewStoreKeepsFortyBitsWhereItsDesignLeavesTwentyFourBelowEveryPrefix) {
+TEST(ShortKeys, ANewStoreKeepsItsWidestPrefixAndTwentyFourBitsMoreOfATableKey) {
   struct Case {
     std::uint32_t k, tables, table_bits;
   };
-  // Prefixes of 16 (k = 3, 4 tables) and 12-13 bits (k = 4, 5 tables) leave 24 or more of 40;
-  // 21-22 (k = 2, 3 tables) and 25-26 (k = 3, 10 tables) do not.
-  for (const Case& c : {Case{3, 4, 40}, Case{4, 5, 40}, Case{2, 3, 64}, Case{3, 10, 64}}) {
+  // Prefixes of 16 bits (k = 3, 4 tables), 12-13 (k = 4, 5 tables: at least 40 are kept), 21-22
+  // (k = 2, 3 tables) and 25-26 (k = 3, 10 tables, the default design's); a table keeps 40,
+  // 40, 46 and 50 bits. `ids` keeps 40 in every store.
+  for (const Case& c : {Case{3, 4, 40}, Case{4, 5, 40}, Case{2, 3, 46}, Case{3, 10, 50}}) {
     TempDir dir;
     auto index = open_or_die(store_config(dir.path(), c.k, c.tables));
     ASSERT_NE(index, nullptr);
@@ -59,11 +60,12 @@ TEST(ShortKeys, ANewStoreKeepsFortyBitsWhereItsDesignLeavesTwentyFourBelowEveryP
   }
 }
 
-// With k = 3 and four tables of 16-bit blocks, a table keeps the top 40 bits of its permuted
-// key: tables 0, 1 and 2 drop the fingerprint's low 16 bits (block 3), and table 3 has them as
-// its prefix. A page 4 bits away in its low 4 bits is then within 0 of the kept bits of three
-// tables: a candidate that the stored fingerprint turns down.
-constexpr std::uint64_t kFar = kA ^ 0xF;            // 4 bits from kA, all dropped by tables 0-2
+// A table keeps the top bits of its permuted key, and drops the low 24 (four tables of 16-bit
+// blocks, k = 3) or 14 (ten tables of 12- and 13-bit blocks): in either design the tables whose
+// key ends in the fingerprint's last block drop its low 4 bits. A page 4 bits away in its low
+// 4 bits is then within 0 of the kept bits of those tables: a candidate that the stored
+// fingerprint turns down.
+constexpr std::uint64_t kFar = kA ^ 0xF;            // 4 bits from kA, all dropped by some tables
 constexpr std::uint64_t kNear = kA ^ (1ull << 63);  // 1 bit from kA, kept by every table
 
 void expect_confirmed_by_fingerprint(Index& index) {
@@ -74,30 +76,33 @@ void expect_confirmed_by_fingerprint(Index& index) {
 }
 
 TEST(ShortKeys, AStoredPageEqualInTheKeptBitsButFartherThanKIsNotADuplicate) {
-  TempDir dir;
-  auto index = open_or_die(store_config(dir.path(), 3, 4), small_deltas());
-  ASSERT_NE(index, nullptr);
-  ASSERT_EQ(index->stats().table_key_bits, 40u);
-  apply_or_die(*index, {page("far", kFar)});
-  expect_confirmed_by_fingerprint(*index);  // in the deltas
-  apply_fillers(*index, "f", 400);
-  EXPECT_GT(table_runs(*index), 0u);
-  expect_confirmed_by_fingerprint(*index);  // in the runs
-  index.reset();
-  index = open_or_die(store_config(dir.path(), 3, 4), small_deltas());
-  ASSERT_NE(index, nullptr);
-  expect_confirmed_by_fingerprint(*index);  // reopened
+  for (const auto& [tables, kept] : {std::pair{4u, 40u}, std::pair{10u, 50u}}) {
+    SCOPED_TRACE(std::to_string(tables) + " tables");
+    TempDir dir;
+    auto index = open_or_die(store_config(dir.path(), 3, tables), small_deltas());
+    ASSERT_NE(index, nullptr);
+    ASSERT_EQ(index->stats().table_key_bits, kept);
+    apply_or_die(*index, {page("far", kFar)});
+    expect_confirmed_by_fingerprint(*index);  // in the deltas
+    apply_fillers(*index, "f", 400);
+    EXPECT_GT(table_runs(*index), 0u);
+    expect_confirmed_by_fingerprint(*index);  // in the runs
+    index.reset();
+    index = open_or_die(store_config(dir.path(), 3, tables), small_deltas());
+    ASSERT_NE(index, nullptr);
+    expect_confirmed_by_fingerprint(*index);  // reopened
 
-  // A near page stored after the far one is the match, though the far one's kept bits are
-  // nearer and its document number lower: in the deltas, then in the runs.
-  apply_or_die(*index, {page("near", kNear)});
-  for (int round = 0; round < 2; ++round) {
-    auto v = index->lookup(*page("q", kA).page);
-    ASSERT_TRUE(v.has_value()) << v.error();
-    EXPECT_EQ(v->status, Status::kDuplicate);
-    EXPECT_EQ(v->matched, "near");
-    EXPECT_EQ(v->distance, 1);
-    apply_fillers(*index, "g", 400);
+    // A near page stored after the far one is the match, though the far one's kept bits are
+    // nearer and its document number lower: in the deltas, then in the runs.
+    apply_or_die(*index, {page("near", kNear)});
+    for (int round = 0; round < 2; ++round) {
+      auto v = index->lookup(*page("q", kA).page);
+      ASSERT_TRUE(v.has_value()) << v.error();
+      EXPECT_EQ(v->status, Status::kDuplicate);
+      EXPECT_EQ(v->matched, "near");
+      EXPECT_EQ(v->distance, 1);
+      apply_fillers(*index, "g", 400);
+    }
   }
 }
 
@@ -136,7 +141,8 @@ TEST(ShortKeys, IdsWhoseHashesShareTheirTopFortyBitsAreDifferentPages) {
 }
 
 TEST(ShortKeys, AStoreWithoutOrWithBadKeyBitsIsReportedDamagedNotMisread) {
-  for (const std::string& bad : {std::string(), records::KeyBits{.tables = 48}.encode()}) {
+  for (const std::string& bad : {std::string(), records::KeyBits{.tables = 39}.encode(),
+                                 records::KeyBits{.ids = 65}.encode()}) {
     TempDir dir;
     auto config = store_config(dir.path(), 3, 4);
     {

@@ -3,6 +3,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "store/run.h"
+
 namespace neardup {
 namespace {
 
@@ -91,11 +93,10 @@ std::uint32_t TableDesign::prefix_bits(std::size_t table) const {
   return bits;
 }
 
-bool TableDesign::fits_kept_bits(std::uint32_t kept_bits) const {
-  for (std::size_t t = 0; t < tables(); ++t) {
-    if (prefix_bits(t) + kCheckedBits > kept_bits) return false;
-  }
-  return true;
+std::uint32_t TableDesign::kept_key_bits() const {
+  std::uint32_t widest = 0;
+  for (std::size_t t = 0; t < tables(); ++t) widest = std::max(widest, prefix_bits(t));
+  return std::clamp(widest + kCheckedBits, kMinKeptBits, std::uint32_t{64});
 }
 
 std::uint64_t TableDesign::permute(std::size_t table, std::uint64_t fingerprint) const {

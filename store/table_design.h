@@ -42,11 +42,11 @@ struct TableDesign {
   std::uint32_t prefix_bits(std::size_t table) const;
   // The fingerprint's key in table t: its blocks concatenated in the table's order.
   std::uint64_t permute(std::size_t table, std::uint64_t fingerprint) const;
-  // Whether table entries that keep only the top `kept_bits` bits of their key leave every
-  // table at least kCheckedBits bits below its prefix to compare: then a random stored
-  // fingerprint in a probed prefix bucket passes the comparison within k of the kept bits (and
-  // costs a read of its document, which confirms it) rarely, under 2^-10 for k <= 4.
-  bool fits_kept_bits(std::uint32_t kept_bits) const;
+  // The bits of its key a new store's table entries keep (meta key_bits): the widest prefix and
+  // kCheckedBits more, at least 40 and at most 64 (the whole key). A random stored fingerprint in
+  // a probed prefix bucket then passes the comparison within k of the kept bits (and costs a
+  // read of its document, which confirms it) rarely, under 2^-10 for k <= 4.
+  std::uint32_t kept_key_bits() const;
   static constexpr std::uint32_t kCheckedBits = 24;
   // Expected stored fingerprints per prefix bucket of the narrowest table at `documents`.
   double bucket_entries(std::uint64_t documents) const;
