@@ -51,7 +51,7 @@ struct Entry {
 struct RunFormat {
   enum class Kind : std::uint8_t { kWide, kNarrow, kShort };
   Kind kind = Kind::kWide;
-  std::uint8_t dropped = 0;  // the low bits of a key its runs drop: 0 wide, 24 narrow
+  std::uint8_t dropped = 0;  // the low bits of a key its runs drop: 0 wide, 24 narrow, 1-24 short
 
   static const RunFormat kWide, kNarrow;
   // The format of a table or ids column that keeps the top `kept` bits of each key (meta
@@ -175,13 +175,8 @@ struct RecordForm {
 // The fixed form of a format (records of format 5 and older; what the packed forms start from).
 // A short format's fixed form is its base for Elias–Fano only (no fixed record was written).
 inline constexpr RecordForm fixed_form(RunFormat format) {
-  switch (format.kind) {
-    case RunFormat::Kind::kWide:
-      return RecordForm{.key_bits = 64, .doc_bits = 64, .shift = 0};
-    case RunFormat::Kind::kNarrow:
-      return RecordForm{.key_bits = 40, .doc_bits = 40, .shift = kNarrowDroppedBits};
-    case RunFormat::Kind::kShort:
-      break;
+  if (format == RunFormat::kNarrow) {
+    return RecordForm{.key_bits = 40, .doc_bits = 40, .shift = kNarrowDroppedBits};
   }
   return RecordForm{.key_bits = static_cast<std::uint8_t>(format.kept_bits()),
                     .doc_bits = 64,
