@@ -3,6 +3,7 @@
 #include <algorithm>
 
 #include "common/coding.h"
+#include "store/batch_merges.h"
 #include "store/docs_table.h"
 #include "store/pending.h"
 #include "store/read_path.h"

@@ -64,15 +64,19 @@ std::vector<Column*> Catalog::columns_of(Scheme& scheme) const {
   return out;
 }
 
-std::vector<Column*> Catalog::all_columns() const {
-  std::vector<Column*> out;
-  for (const Scheme& scheme : schemes) {
-    for (auto& table : scheme.tables) out.push_back(table.get());
-    if (scheme.bands) out.push_back(scheme.bands.get());
-    if (scheme.passages) out.push_back(scheme.passages.get());
+std::vector<std::pair<Column*, Scheme*>> Catalog::columns_and_schemes() {
+  std::vector<std::pair<Column*, Scheme*>> out;
+  for (Scheme& scheme : schemes) {
+    for (Column* column : columns_of(scheme)) out.emplace_back(column, &scheme);
   }
-  if (ids) out.push_back(ids.get());
-  if (members) out.push_back(members.get());
+  if (ids) out.emplace_back(ids.get(), nullptr);
+  if (members) out.emplace_back(members.get(), nullptr);
+  return out;
+}
+
+std::vector<Column*> Catalog::all_columns() {
+  std::vector<Column*> out;
+  for (auto [column, scheme] : columns_and_schemes()) out.push_back(column);
   return out;
 }
 

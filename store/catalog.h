@@ -114,7 +114,11 @@ class Catalog {
   // Every scheme's id by number ("" never), for naming stored documents' schemes.
   std::vector<SchemeName> scheme_names() const REQUIRES(mutex);
   std::vector<Column*> columns_of(Scheme& scheme) const;
-  std::vector<Column*> all_columns() const REQUIRES(mutex);
+  // Every column with the scheme whose pages fill it (null for `ids` and `members`, which every
+  // page fills): each scheme's columns (columns_of), then `ids` and `members`.
+  std::vector<std::pair<Column*, Scheme*>> columns_and_schemes() REQUIRES(mutex);
+  // The same columns alone.
+  std::vector<Column*> all_columns() REQUIRES(mutex);
 
   // Adds a stored document's entries to the deltas of the columns whose watermark it passed.
   void add_entries(std::uint64_t doc, const records::DocRecord& record,

@@ -201,18 +201,22 @@ StoreResult<> Catalog::create_or_load(StoreEnv& env) {
   if (!txn) return std::unexpected(txn.error());
   if (auto rebuilt = rebuild_deltas(*txn, tables); !rebuilt) return rebuilt;
   if (options.presize_busy_deltas) {
-    // A scheme's tables, and `ids` and `members` beside any scheme's, fill together (one entry a
-    // page each): busy if one of them is.
-    bool any_busy = (ids && ids->busy()) || (members && members->busy());
-    for (Scheme& scheme : schemes) {
-      const bool busy = std::ranges::any_of(scheme.tables, [](const auto& t) { return t->busy(); });
-      any_busy = any_busy || busy;
-      for (auto& table : scheme.tables) table->presize_if_busy(busy);
-      if (scheme.bands) scheme.bands->presize_if_busy();
-      if (scheme.passages) scheme.passages->presize_if_busy();
+    // The wide columns gain an entry a page each and fill together: a scheme's tables with each
+    // other, `ids` and `members` with every scheme's. Each is busy if one it fills with is.
+    const auto columns = columns_and_schemes();
+    auto busy_beside = [&](const Scheme* filled_by) {
+      return std::ranges::any_of(columns, [&](const auto& c) {
+        return c.first->format() != RunFormat::kNarrow &&
+               (filled_by == nullptr || c.second == filled_by) && c.first->busy();
+      });
+    };
+    for (auto [column, scheme] : columns) {
+      if (column->format() == RunFormat::kNarrow) {
+        column->presize_if_busy();
+      } else {
+        column->presize_if_busy(busy_beside(scheme));
+      }
     }
-    if (ids) ids->presize_if_busy(any_busy);
-    if (members) members->presize_if_busy(any_busy);
   }
   return {};
 }

@@ -11,6 +11,7 @@
 // the process may be open in mdb_env_set_mapsize), which the map lock arranges.
 #pragma once
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -52,6 +53,13 @@ struct StoreTables {
   lmdb::Dbi docs_tail;
   bool has_docs_tail = false;
 };
+
+// Nanoseconds since `start` (the timings of OpenOptions::timing).
+inline std::uint64_t nanos_since(std::chrono::steady_clock::time_point start) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(std::chrono::steady_clock::now() - start)
+          .count());
+}
 
 // When set, the time spent in commits is added here (benchmarks; OpenOptions::timing).
 struct CommitTiming {
@@ -158,12 +166,7 @@ StoreResult<> StoreEnv::write(Body&& body, Undo&& undo) {
     } else {
       const auto start = std::chrono::steady_clock::now();
       done = lift(txn->commit());
-      if (commit_ns_ != nullptr) {
-        *commit_ns_ +=
-            static_cast<std::uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                           std::chrono::steady_clock::now() - start)
-                                           .count());
-      }
+      if (commit_ns_ != nullptr) *commit_ns_ += nanos_since(start);
       if (!done) undo();
     }
     if (done) return {};

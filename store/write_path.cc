@@ -8,7 +8,6 @@
 
 #include "common/coding.h"
 #include "store/distinct.h"
-#include "store/merge_schedule.h"
 #include "store/passages.h"
 #include "store/pending.h"
 
@@ -18,21 +17,6 @@ namespace {
 using Code = StoreError::Code;
 using records::DocRecord;
 using Clock = std::chrono::steady_clock;
-
-// A scheme that has stored no page for this many apply() calls is idle: its deltas are merged
-// into its runs, a slice of at least kIdleMergeBudget entries per call, and so freed. Its pages
-// are still found (in the runs); a page of it starts a new, small delta.
-constexpr std::uint64_t kIdleBatches = 64;
-constexpr std::uint64_t kIdleMergeBudget = 1u << 18;
-// A band column's new union filter (Column::build_union) reads this many run entries a batch
-// per entry the batch adds: a rebuild over N entries ends within N / 4 entries added, while the
-// union it replaces (sized for twice its runs' entries) still has room.
-constexpr std::uint64_t kUnionBuildPerAdd = 4;
-
-std::uint64_t nanos_since(Clock::time_point start) {
-  return static_cast<std::uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - start).count());
-}
 
 // A page that does not fit the store (index.h, apply()) is a dead letter of its own.
 Verdict unfit(const StoreError& error) {
@@ -96,12 +80,11 @@ StoreResult<std::vector<Verdict>> BatchWriter::apply(std::span<const IndexItem> 
         catalog_.mutex.assert_held();
         rollback(undo);
         if (learner != nullptr) learner->undo();
-        for (auto& [column, slice] : slices_) column->discard(slice);
-        slices_.clear();
+        merges_.discard();
         if (timing) timing->item_ns.resize(timed);
       });
   if (!written) return std::unexpected(written.error());
-  adopt_slices();
+  merges_.adopt(catalog_);
   catalog_.note_scheme_memory();
   return verdicts;
 }
@@ -128,7 +111,7 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
     column->delta().mark();
     if (auto r = lift(column->open_directories(txn, env_.map_generation())); !r) return r;
   }
-  if (auto merged = merge_slices(txn, items.size()); !merged) return merged;
+  if (auto merged = merges_.write(catalog_, txn, items.size(), now_ms_); !merged) return merged;
   // Each page's band keys, computed once for its prefetch, probe and insert.
   keys_.resize(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {
@@ -424,137 +407,6 @@ StoreResult<bool> BatchWriter::cluster_well_indexed(
     if (++copies == kIndexedCopies) return true;
   }
   return false;
-}
-
-StoreResult<> BatchWriter::merge_slices(const lmdb::Txn& txn, std::size_t batch_pages) {
-  slices_.clear();
-  const auto start = Clock::now();
-  ApplyTiming* timing = catalog_.options.timing;
-  const Dropped dropped{catalog_.expired_through(now_ms_), &catalog_.forgotten};
-  std::vector<Column*> merging;
-  std::vector<MergeDue> due;
-  for (auto [column, per_page, idle] : columns_and_rates()) {
-    if (column->full() || (idle && !column->merging() && column->delta().size() > 0)) {
-      column->begin_merge(catalog_.next_doc - 1, dropped.expired_through > 0);
-    }
-    const std::uint64_t adds = std::max<std::uint64_t>(1, batch_pages * per_page);
-    column->build_union(kUnionBuildPerAdd * adds);
-    if (!column->merging()) continue;
-    const std::uint64_t size = column->delta().size();
-    const std::uint64_t batches_left =
-        size < column->capacity()
-            ? std::max<std::uint64_t>(1, (column->capacity() - size) / adds / 2)
-            : 1;
-    merging.push_back(column);
-    due.push_back(
-        {column->merge_remaining(), batches_left, idle, entries_per_record(column->format())});
-  }
-  const std::vector<std::uint64_t> budgets = plan_merge_budgets(due, kIdleMergeBudget);
-  for (std::size_t i = 0; i < merging.size(); ++i) {
-    if (budgets[i] == 0) continue;  // its turn comes when the merges due before it are done
-    Column* column = merging[i];
-    const auto column_start = Clock::now();
-    auto slice = lift(column->merge_slice(txn, env_.tables().meta, budgets[i], dropped));
-    if (timing && column->format() == RunFormat::kNarrow) {
-      timing->band_merge_ns += nanos_since(column_start);
-    }
-    if (!slice) {
-      slice.error().message = "merging " + column->name() + ": " + slice.error().message;
-      return std::unexpected(slice.error());
-    }
-    if (slice->done && column->format() == RunFormat::kNarrow) {
-      const auto [number, is_bands] = narrow_scheme(column);
-      const StoreTables& tables = env_.tables();
-      auto trimmed = is_bands ? trim_sketch_highs(txn, tables, number, slice->state.watermark)
-                              : trim_passage_log(txn, tables, number, slice->state.watermark);
-      if (!trimmed) return trimmed;
-    }
-    slices_.emplace_back(column, std::move(*slice));
-  }
-  if (timing) timing->merge_ns += nanos_since(start);
-  return {};
-}
-
-void BatchWriter::adopt_slices() {
-  for (auto& [column, slice] : slices_) {
-    const bool done = slice.done;
-    std::unique_ptr<Delta> merged = column->adopt(std::move(slice));
-    if (!done) continue;
-    if (column == catalog_.ids.get()) add_to_id_filter(*merged);
-    column->recycle(std::move(merged));
-    if (ApplyTiming* timing = catalog_.options.timing) ++timing->merges;
-  }
-  slices_.clear();
-}
-
-std::vector<std::tuple<Column*, std::uint64_t, bool>> BatchWriter::columns_and_rates() {
-  std::vector<std::tuple<Column*, std::uint64_t, bool>> out;
-  for (Scheme& scheme : catalog_.schemes) {
-    const bool idle = catalog_.batches - scheme.last_batch > kIdleBatches;
-    for (auto& table : scheme.tables) out.emplace_back(table.get(), 1, idle);
-    if (scheme.bands) out.emplace_back(scheme.bands.get(), scheme.state.bands, idle);
-    if (scheme.passages) out.emplace_back(scheme.passages.get(), kPassageKeysPerPage, idle);
-  }
-  if (catalog_.ids) out.emplace_back(catalog_.ids.get(), 1, false);
-  if (catalog_.members) out.emplace_back(catalog_.members.get(), 1, false);
-  return out;
-}
-
-std::pair<std::uint32_t, bool> BatchWriter::narrow_scheme(const Column* column) {
-  for (const Scheme& scheme : catalog_.schemes) {
-    if (scheme.bands.get() == column) return {scheme.state.number, true};
-    if (scheme.passages.get() == column) return {scheme.state.number, false};
-  }
-  return {0, true};  // not reached: merge_slices() asks for the narrow columns of schemes alone
-}
-
-namespace {
-
-// Deletes the records of scheme `scheme`'s documents up to `through` from a table keyed by
-// sketch_high_key (sketch_highs, passage_log).
-StoreResult<> trim_scheme_docs(const lmdb::Txn& txn, lmdb::Dbi table, std::uint32_t scheme,
-                               std::uint64_t through) {
-  auto cursor = lift(lmdb::Cursor::open(txn, table));
-  if (!cursor) return std::unexpected(cursor.error());
-  const std::string from = records::sketch_high_key(scheme, 0);
-  const std::string last = records::sketch_high_key(scheme, through);
-  MDB_val key{from.size(), const_cast<char*>(from.data())}, value{};
-  auto at = lift(cursor->get(key, value, MDB_SET_RANGE));
-  while (at && *at) {
-    const std::string_view found(static_cast<const char*>(key.mv_data), key.mv_size);
-    if (found > last) break;
-    if (auto deleted = lift(cursor->del()); !deleted) return deleted;
-    at = lift(cursor->get(key, value, MDB_NEXT));
-  }
-  if (!at) return std::unexpected(at.error());
-  return {};
-}
-
-}  // namespace
-
-StoreResult<> trim_sketch_highs(const lmdb::Txn& txn, const StoreTables& tables,
-                                std::uint32_t scheme, std::uint64_t through) {
-  if (!tables.has_sketch_highs) return {};
-  return trim_scheme_docs(txn, tables.sketch_highs, scheme, through);
-}
-
-StoreResult<> trim_passage_log(const lmdb::Txn& txn, const StoreTables& tables,
-                               std::uint32_t scheme, std::uint64_t through) {
-  if (!tables.has_passages) return {};
-  return trim_scheme_docs(txn, tables.passage_log, scheme, through);
-}
-
-void BatchWriter::add_to_id_filter(const Delta& merged) {
-  IdFilter& filter = catalog_.id_filter;
-  if (filter.size() + merged.size() > filter.capacity()) {
-    // On failure no filter (every id probes the runs): slower, never wrong.
-    if (!catalog_.rebuild_id_filter(env_)) filter = IdFilter();
-  } else {
-    merged.for_each([&](const Entry& e) {
-      catalog_.mutex.assert_held();  // called on this thread
-      filter.add(e.key);
-    });
-  }
 }
 
 }  // namespace neardup

@@ -1,8 +1,8 @@
 // The index's write path (Index::apply, index.h): a batch of items looked up and inserted in one
 // write transaction (group commit), in order, each page seeing the ones before it; the merges
-// of full deltas into sorted runs, a slice per batch inside the same transaction; the verdicts
-// stored against their source offsets; and, when the transaction fails, everything it changed
-// in memory undone, so that the batch can simply be applied again.
+// of full deltas into sorted runs, a slice per batch inside the same transaction
+// (batch_merges.h); the verdicts stored against their source offsets; and, when the transaction
+// fails, everything it changed in memory undone, so that the batch can simply be applied again.
 //
 // Writer thread only, with the catalog's mutex held.
 #pragma once
@@ -10,10 +10,10 @@
 #include <cstdint>
 #include <optional>
 #include <span>
-#include <tuple>
 #include <utility>
 #include <vector>
 
+#include "store/batch_merges.h"
 #include "store/catalog.h"
 #include "store/docs_table.h"
 #include "store/index.h"
@@ -30,22 +30,9 @@ StoreResult<> check_page(const TableDesign& design, const PageRequest& page, Lsh
 // Whether a page's sketch and the design it is banded by match its scheme's stored design.
 StoreResult<> check_sketch_fits(const Scheme& scheme, const PageRequest& page, LshDesign lsh);
 
-// Deletes from sketch_highs the high bits of scheme `scheme`'s documents up to `through`
-// (their band keys are in the band column's runs now). Errors: LMDB's.
-StoreResult<> trim_sketch_highs(const lmdb::Txn& txn, const StoreTables& tables,
-                                std::uint32_t scheme, std::uint64_t through);
-// The same for passage_log (the keys of the documents up to `through` are in the passages
-// column's runs now).
-StoreResult<> trim_passage_log(const lmdb::Txn& txn, const StoreTables& tables,
-                               std::uint32_t scheme, std::uint64_t through);
-
-// About the keys a page adds to a passages column, for sizing merge slices (anchors and
-// paragraphs of a unique page: pipeline/passages/MEASUREMENTS.md).
-inline constexpr std::uint64_t kPassageKeysPerPage = 64;
-
 class BatchWriter {
  public:
-  BatchWriter(StoreEnv& env, Catalog& catalog) : env_(env), catalog_(catalog) {}
+  BatchWriter(StoreEnv& env, Catalog& catalog) : env_(env), catalog_(catalog), merges_(env) {}
 
   // The catalog's mutex, which every call needs held.
   Mutex& mutex() RETURN_CAPABILITY(catalog_.mutex) { return catalog_.mutex; }
@@ -93,31 +80,12 @@ class BatchWriter {
   void prefetch(const IndexItem& item, const std::vector<std::uint64_t>& band_keys)
       REQUIRES(catalog_.mutex);
 
-  // Starts the merge of every full delta and writes the next slices of the running merges in
-  // txn (column.h): each merge must end before its column's new delta is half full (a delta
-  // already full again finishes its merge now), and the batch's share of them all is spent
-  // earliest deadline first, one merge after another (merge_schedule.h). The slices are adopted
-  // after the commit.
-  StoreResult<> merge_slices(const lmdb::Txn& txn, std::size_t batch_pages)
-      REQUIRES(catalog_.mutex);
-  // After the batch transaction committed: the slices become current.
-  void adopt_slices() REQUIRES(catalog_.mutex);
-  // Every column with the entries one page adds to it (bands per page for a band column), and
-  // whether it belongs to an idle scheme (kIdleBatches).
-  std::vector<std::tuple<Column*, std::uint64_t, bool>> columns_and_rates()
-      REQUIRES(catalog_.mutex);
-  // The number of the scheme whose narrow column this is, and whether it is its band column
-  // (else its passages column).
-  std::pair<std::uint32_t, bool> narrow_scheme(const Column* column) REQUIRES(catalog_.mutex);
-  // The merged ids are in the runs now: the filter must report their hashes.
-  void add_to_id_filter(const Delta& merged) REQUIRES(catalog_.mutex);
-
   StoreEnv& env_;
   Catalog& catalog_;
   Prober prober_;
   Candidates candidates_;
   std::vector<BandKeys> keys_;                             // each item's
-  std::vector<std::pair<Column*, Column::Slice>> slices_;  // written, not yet committed
+  BatchMerges merges_;
   std::optional<DocsTable::Appender> appender_;  // the documents of the batch's transaction
   std::vector<std::uint64_t> neighbours_;                  // cluster_well_indexed's scratch
   std::vector<std::pair<std::uint32_t, std::uint64_t>> holders_;  // a page's passage holders
