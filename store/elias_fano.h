@@ -9,8 +9,9 @@
 // key of a large run 15 bits where its fixed-width field takes 27 (store/FORMAT.md).
 //
 // A search for the first value >= x skips x >> low zeros, starting from a known entry (the
-// record's fences are the high-part bits of evenly spaced entries: store/run.h); a scan then reads
-// each entry's low field and steps to the next 1. Fields are read with one unaligned 8-byte load
+// record's fences are the high-part bits of evenly spaced entries: store/run.h), forward from
+// one before it or back from one after it, whichever is nearer; a scan then reads each entry's
+// low field and steps to the next 1. Fields are read with one unaligned 8-byte load
 // each, so a region must be followed by at least 8 readable bytes (a record ends in 8 zero
 // bytes).
 #pragma once
@@ -59,23 +60,43 @@ class Reader {
 
   // The first entry whose high part is >= high, counted on from `from`: entry 0, or an entry
   // whose high part is below `high`. Contract: some entry has a high part >= high.
+  // The zeros are counted a 64-bit word of the high part at a time (words from the region's
+  // start, so one load a word), and the last one is found within its word by nth_one().
   Position seek_high(std::uint64_t high, Position from) const {
-    std::uint64_t bit = from.bit;
     std::uint64_t need = high - from.high();  // zeros still to pass
-    while (need > 0) {
-      if (bit >= high_bits_) return end();
-      std::uint64_t zeros = ~bits56(bit) & kMask56;
+    if (need == 0) return at_next_one(from);
+    if (from.bit >= high_bits_) return end();
+    std::uint64_t word = from.bit / 64;
+    std::uint64_t zeros = ~word_at(word) & (~std::uint64_t{0} << (from.bit % 64));
+    while (true) {
       const auto count = static_cast<std::uint64_t>(std::popcount(zeros));
-      if (count < need) {
-        need -= count;
-        bit += 56;
-        continue;
-      }
-      for (std::uint64_t k = 1; k < need; ++k) zeros &= zeros - 1;  // the need-th zero
-      bit += static_cast<std::uint64_t>(std::countr_zero(zeros)) + 1;
-      need = 0;
+      if (count >= need) break;
+      need -= count;
+      if (++word * 64 >= high_bits_) return end();
+      zeros = ~word_at(word);
     }
+    const std::uint64_t bit = word * 64 + nth_one(zeros, static_cast<unsigned>(need - 1)) + 1;
     // `high` zeros lie before `bit`: the entry there or after is the one, index bit - high.
+    return at_next_one(Position{.index = bit - high, .bit = bit});
+  }
+
+  // The same entry, counted back from `to`: an entry whose high part is >= high (a search from
+  // the entry after it that is nearer than any before it: RunProbe). Contract: high > 0.
+  Position seek_high_back(std::uint64_t high, Position to) const {
+    if (to.bit == 0 || to.bit > high_bits_ || to.high() < high) return end();
+    // The high-th zero lies before to.bit, with this many zeros from it up to to.bit.
+    std::uint64_t need = to.high() - high + 1;
+    std::uint64_t word = (to.bit - 1) / 64;
+    const std::uint64_t bits = to.bit - word * 64;  // of the first word, below to.bit: 1 to 64
+    std::uint64_t zeros = ~word_at(word) & (~std::uint64_t{0} >> (64 - bits));
+    std::uint64_t count = static_cast<std::uint64_t>(std::popcount(zeros));
+    while (count < need) {
+      need -= count;
+      if (word == 0) return end();
+      zeros = ~word_at(--word);
+      count = static_cast<std::uint64_t>(std::popcount(zeros));
+    }
+    const std::uint64_t bit = word * 64 + nth_one(zeros, static_cast<unsigned>(count - need)) + 1;
     return at_next_one(Position{.index = bit - high, .bit = bit});
   }
 
@@ -117,6 +138,29 @@ class Reader {
   // 56 bits of the high part from `bit` on.
   std::uint64_t bits56(std::uint64_t bit) const {
     return coding::decode_fixed64(high_ + bit / 8) >> (bit % 8);
+  }
+  // The high part's 64-bit word `word` (bits 64·word on). Contract: word·64 < high_bits_ (so
+  // the load ends within the 8 readable bytes after the region).
+  std::uint64_t word_at(std::uint64_t word) const {
+    return coding::decode_fixed64(high_ + word * 8);
+  }
+  // The position of x's one of rank r (r = 0: its lowest). Contract: x has more than r ones.
+  // The ones before each byte are summed in the bytes of one word; the byte is the first whose
+  // sum passes r, and a few ones are cleared within it.
+  static unsigned nth_one(std::uint64_t x, unsigned r) {
+    constexpr std::uint64_t kOnes = 0x0101010101010101ull, kHighs = 0x8080808080808080ull;
+    std::uint64_t s = x - ((x >> 1) & 0x5555555555555555ull);
+    s = (s & 0x3333333333333333ull) + ((s >> 2) & 0x3333333333333333ull);
+    s = (s + (s >> 4)) & 0x0F0F0F0F0F0F0F0Full;  // each byte's ones
+    const std::uint64_t through = s * kOnes;     // byte i: the ones of bytes 0..i (at most 64)
+    // The bytes whose running sum is above r have their high bit set here.
+    const std::uint64_t above = ((through | kHighs) - kOnes * (r + 1)) & kHighs;
+    const auto byte = static_cast<unsigned>(std::countr_zero(above)) / 8;
+    const unsigned before =
+        byte == 0 ? 0 : static_cast<unsigned>((through >> (8 * byte - 8)) & 0xFF);
+    std::uint64_t in_byte = (x >> (8 * byte)) & 0xFF;
+    for (unsigned k = before; k < r; ++k) in_byte &= in_byte - 1;
+    return 8 * byte + static_cast<unsigned>(std::countr_zero(in_byte));
   }
   Position end() const { return Position{.index = kEnd, .bit = high_bits_}; }
   // The first 1 at or after p.bit, which is entry p.index's.

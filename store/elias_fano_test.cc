@@ -105,6 +105,15 @@ TEST(EliasFano, ValuesReadInOrderAndEverySearchLandsOnTheFirstAtOrPast) {
         EXPECT_EQ(got.index, want);
         EXPECT_EQ(got.bit, at[want].bit);
       }
+      // Back from the entry itself and from a later one.
+      if (high > 0) {
+        const std::size_t to = want + rng() % (values.size() - want);
+        for (std::size_t from_entry : {want, to}) {
+          const Position back = reader.seek_high_back(high, at[from_entry]);
+          EXPECT_EQ(back.index, want) << low << " " << high << " " << from_entry;
+          EXPECT_EQ(back.bit, at[want].bit);
+        }
+      }
     }
   }
 }
@@ -126,6 +135,13 @@ TEST(EliasFano, ADamagedHighPartEndsTheSearchAtItsEnd) {
       EXPECT_EQ(sought.index, Reader::kEnd);
     }
     EXPECT_LE(sought.bit, coded.high_bits);
+    // Back from the last entry's place: all zeros hold no entry, all ones too many.
+    const Position last{values.size() - 1, (values.back() >> 4) + values.size() - 1};
+    const Position back = reader.seek_high_back(values[values.size() / 2] >> 4, last);
+    if (fill == '\0') {
+      EXPECT_EQ(back.index, Reader::kEnd);
+    }
+    EXPECT_LE(back.bit, coded.high_bits);
   }
 }
 

@@ -27,6 +27,15 @@ constexpr std::uint8_t kSketchBit = 0x80;
 // Longest first where one extends another; index + 1 is the code.
 constexpr std::string_view kIdPrefixes[] = {"https://www.", "http://www.", "https://", "http://"};
 
+// out[i] = the byte of sketch value i from bit `shift` on (0: its low byte, 8: its high byte).
+// Through plain pointers, so that the loop is vectorized (stores through a std::string's
+// operator[] may alias the vector's own pointers and are made one value at a time).
+void narrow_values(const std::vector<std::uint16_t>& sketch, unsigned shift, char* out) {
+  const std::uint16_t* in = sketch.data();
+  const std::size_t n = sketch.size();
+  for (std::size_t i = 0; i < n; ++i) out[i] = static_cast<char>(in[i] >> shift);
+}
+
 std::uint8_t id_prefix(std::string_view id) {
   for (std::size_t i = 0; i < std::size(kIdPrefixes); ++i) {
     if (id.starts_with(kIdPrefixes[i])) return static_cast<std::uint8_t>(i + 1);
@@ -477,9 +486,7 @@ std::optional<KeyBits> KeyBits::decode(std::string_view bytes) {
 std::string encode_sketch(const std::vector<std::uint16_t>& sketch) {
   static_assert(kSketchBits == 8, "a byte per stored value");
   std::string out(sketch.size(), '\0');
-  for (std::size_t i = 0; i < sketch.size(); ++i) {
-    out[i] = static_cast<char>(sketch[i] & kSketchMask);
-  }
+  narrow_values(sketch, 0, out.data());
   return out;
 }
 
@@ -506,7 +513,7 @@ std::string sketch_high_key(std::uint32_t scheme, std::uint64_t doc) {
 
 std::string encode_sketch_high(const std::vector<std::uint16_t>& sketch) {
   std::string out(sketch.size(), '\0');
-  for (std::size_t i = 0; i < sketch.size(); ++i) out[i] = static_cast<char>(sketch[i] >> 8);
+  narrow_values(sketch, 8, out.data());
   return out;
 }
 

@@ -76,8 +76,9 @@ class RunProbe {
   bool scan_elias_fano(Fn& fn) {
     if (last_ < lo_) return true;
     const elias_fano::Reader keys = form_->keys(data_);
-    elias_fano::Position p =
-        target_high_ == 0 ? elias_fano::Position{} : keys.seek_high(target_high_, from_);
+    elias_fano::Position p = target_high_ == 0 ? elias_fano::Position{}
+                             : back_           ? keys.seek_high_back(target_high_, start_)
+                                               : keys.seek_high(target_high_, start_);
     // p.index past the entries: a damaged record, whose bits ran out (checksums catch it where
     // records are read whole; a probe reads only what it needs and stops).
     // Copies, so that the loop keeps them in registers across fn.
@@ -92,42 +93,79 @@ class RunProbe {
     return more;
   }
 
-  // An Elias–Fano record: the high part of lo_'s value and the last fence entry below it
-  // (entry 0 when none), from which the search counts zeros; prefetches the bits it will read.
+  // An Elias–Fano record: the high part of lo_'s value, and the entry nearer it in zeros of the
+  // two it lies between, from which the search counts: the last fence entry below it (entry 0
+  // when none), or the next fence entry (the record's last entry after the last fence), counted
+  // back from (back_). Prefetches the bits the search and the scan will read.
   void position_elias_fano() {
-    from_ = elias_fano::Position{};
+    start_ = elias_fano::Position{};
+    back_ = false;
     target_high_ = 0;
     const std::uint64_t lo = lo_ >> form_->shift;
     if (last_ < lo_ || lo <= form_->prefix) return;
     target_high_ = (lo - form_->prefix) >> form_->key_bits;
+    const auto n = static_cast<std::uint64_t>(n_);
+    elias_fano::Position to{
+        .index = n - 1,
+        .bit = (((last_ >> form_->shift) - form_->prefix) >> form_->key_bits) + n - 1};
     if (!dir_->fences.empty()) {
+      // The last fence below the target (their high parts ascend): a binary search of the
+      // fences after entry 0's.
+      static_assert(kFences == 16);
       const std::uint32_t* f = dir_->fences.data() + kFences * record_;
-      for (std::size_t j = 1; j < kFences; ++j) {
-        const std::uint64_t index = fence_position(j, static_cast<std::size_t>(n_));
-        if (f[j] - index >= target_high_) break;
-        from_ = elias_fano::Position{.index = index, .bit = f[j]};
+      std::size_t below = 0;
+      for (std::size_t step = kFences / 2; step > 0; step /= 2) {
+        const std::size_t j = below + step;
+        if (f[j] - fence_position(j, n) < target_high_) below = j;
       }
+      if (below > 0)
+        start_ = elias_fano::Position{.index = fence_position(below, n), .bit = f[below]};
+      if (below + 1 < kFences) {
+        to = elias_fano::Position{.index = fence_position(below + 1, n), .bit = f[below + 1]};
+      }
+    }
+    const std::uint64_t ahead = target_high_ - start_.high();
+    if (to.high() >= target_high_ && to.high() - target_high_ < ahead) {
+      back_ = true;
+      start_ = to;
     }
     // The entry the search should reach, at the record's mean entries per high value, and the
     // lines the search and the scan of the expected range will read (with slack for the guess's
-    // error, as for the other forms): the high part from the fence on, and the range's low parts.
+    // error, as for the other forms): the high part between the start and the range, and the
+    // range's low parts.
     const elias_fano::Reader keys = form_->keys(data_);
-    const auto n = static_cast<std::uint64_t>(n_);
     const double ones = static_cast<double>(n),
                  zeros = static_cast<double>(form_->high_bits) - ones;
-    const auto guess = std::min<std::uint64_t>(
-        n - 1,
-        from_.index + static_cast<std::uint64_t>(static_cast<double>(target_high_ - from_.high()) *
-                                                 ones / (zeros + 1)));
+    const double per_zero = ones / (zeros + 1), bits_per_entry = 1 + zeros / ones;
+    const std::uint64_t guess =
+        back_
+            ? start_.index - std::min<std::uint64_t>(
+                                 start_.index,
+                                 static_cast<std::uint64_t>(
+                                     static_cast<double>(start_.high() - target_high_) * per_zero))
+            : std::min<std::uint64_t>(
+                  n - 1,
+                  start_.index + static_cast<std::uint64_t>(static_cast<double>(ahead) * per_zero));
     const std::uint64_t first = guess > kSlack ? guess - kSlack : 0;
     const std::uint64_t last = std::min<std::uint64_t>(n - 1, guess + kSlack + expected_entries());
     const std::uint64_t step = std::max(1u, 512u / std::max<unsigned>(form_->key_bits, 1));
     for (std::uint64_t i = first; i <= last; i += step) __builtin_prefetch(keys.low_address(i));
-    // Entry `last`'s 1 lies about (last - from) * (1 + zeros / ones) bits past the fence's.
-    const auto end =
-        static_cast<std::uint64_t>(static_cast<double>(last - from_.index) * (1 + zeros / ones)) +
-        64;
-    for (std::uint64_t bit = from_.bit; bit < from_.bit + end && bit < form_->high_bits; bit += 512)
+    // An entry's 1 lies about bits_per_entry bits a place from the start's.
+    std::uint64_t from_bit = start_.bit, to_bit;
+    if (back_) {
+      const auto behind =
+          static_cast<std::uint64_t>(static_cast<double>(start_.index - first) * bits_per_entry);
+      from_bit = start_.bit - std::min(start_.bit, behind + 64);
+      to_bit = std::max(start_.bit + 64,
+                        from_bit + static_cast<std::uint64_t>(static_cast<double>(last - first) *
+                                                              bits_per_entry));
+    } else {
+      to_bit =
+          start_.bit +
+          static_cast<std::uint64_t>(static_cast<double>(last - start_.index) * bits_per_entry) +
+          64;
+    }
+    for (std::uint64_t bit = from_bit; bit < to_bit && bit < form_->high_bits; bit += 512)
       __builtin_prefetch(keys.high_address(elias_fano::Position{.bit = bit}));
   }
 
@@ -254,7 +292,10 @@ class RunProbe {
   const RecordForm* form_ = nullptr;
   std::ptrdiff_t n_ = 0, guess_ = 0;
   std::uint64_t last_ = 0;     // the record's last key
-  elias_fano::Position from_;  // Elias–Fano: where the search starts, and for what high part
+  // Elias–Fano: where the search starts (an entry before the target, or one at or after it when
+  // back_), and for what high part.
+  elias_fano::Position start_;
+  bool back_ = false;
   std::uint64_t target_high_ = 0;
 };
 
