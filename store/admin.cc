@@ -7,7 +7,6 @@
 #include "store/docs_table.h"
 #include "store/pending.h"
 #include "store/read_path.h"
-#include "store/write_path.h"
 
 namespace neardup::admin {
 namespace {

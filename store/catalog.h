@@ -150,11 +150,11 @@ class Catalog {
   // Set at open, before any other thread sees the catalog, and unchanged after: read without
   // the mutex (stats() on any thread).
   TableDesign design;
-  // What a table entry and an `ids` entry keep of their key (meta key_bits, FORMAT.md): the whole
-  // key (kWide: stores created before format 11, and those format 11 made for table designs
-  // whose prefix left fewer than TableDesign::kCheckedBits of 40 to compare) or its top bits
-  // (RunFormat::keeping: the widest prefix and kCheckedBits more for tables, 40 for ids). Set
-  // with `design`.
+  // What a table entry and an `ids` entry keep of their key (meta key_bits, FORMAT.md): its top
+  // bits (RunFormat::keeping: for tables TableDesign::kept_key_bits, the widest prefix and
+  // kCheckedBits more, at least 40; for ids 40), or the whole key (kWide: stores created before
+  // format 11, the tables of those format 11 made for designs with a prefix wider than 16 bits,
+  // and designs whose widest prefix leaves fewer than kCheckedBits below it). Set with `design`.
   RunFormat table_format = RunFormat::kWide, id_format = RunFormat::kWide;
   // A fingerprint's key in table t and a page id's key in `ids`, as their columns keep them: a
   // probe's hits within k bits of a table key are within k of the kept bits, and are confirmed
