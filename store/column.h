@@ -7,10 +7,10 @@
 // is its log, and the index re-adds every document past the watermark at open.
 //
 // Merging, in slices. When the delta is full, begin_merge() freezes it: its entries, sorted,
-// become the merge's first input, with the newest runs (each at most merge_ratio() times what was
-// gathered before it, and, for a band column, while the merged run stays within
-// max_run_entries()), and a new, empty delta takes the next entries. merge_slice() then writes
-// a bounded number of the merged entries into the new run in the caller's write transaction
+// become the merge's first input, with the newest runs (wide: each at most kWideMergeRatio times
+// what was gathered before it; narrow: whole tiers of kNarrowFanout, while the merged run stays
+// within max_run_entries()), and a new, empty delta takes the next entries. merge_slice() then
+// writes a bounded number of the merged entries into the new run in the caller's write transaction
 // (the index calls it once per batch, sized so that the merge ends well before the new delta
 // fills); the last slice also drops the input runs and writes the column's new state to meta.
 // adopt() makes a slice current once its transaction commits. Meanwhile probes read the delta,
@@ -50,32 +50,36 @@ struct Dropped {
   bool none() const { return expired_through == 0 && (forgotten == nullptr || forgotten->empty()); }
 };
 
+// The first entry of the ascending [first, last) not below value (last if none), found by
+// galloping from first: O(log d) comparisons for an answer d entries on, so that a merge of
+// interleaved sources pays for the length of each stretch it takes, not of its source's chunk.
+const Entry* gallop_lower_bound(const Entry* first, const Entry* last, const Entry& value);
+
 class Column {
  public:
-  // A merge takes the newest runs while each is at most merge_ratio() times the entries
-  // gathered so far, so runs grow geometrically. Wide runs (SimHash tables, ids, members): 2.
-  // Under 16 a column of up to 16 deltas was one run, rewritten whole by every merge (each
-  // entry written 6.5 times at 10M pages and 16.5 at 30M); under 2 it is written 1.5–2 times
-  // there, for a second run to probe, whose directory search costs less than the merges saved
-  // (30M pages, SimHash alone: 1.22–1.30 times the pages a CPU second, bench/RESULTS.md).
-  // Narrow (band) runs: 1, a binary counter of deltas (runs of 2^i deltas, at most one of each
-  // size). They hold most of the index's entries; under 16 the largest would be rewritten each
-  // time the ones after it reached a sixteenth of it (each entry written about 16 times at 10M
-  // pages, 4 under 1), and their filters (key_filter.h) spare most probes of the few more runs
-  // this leaves.
+  // Wide runs (SimHash tables, ids, members): a merge takes the newest runs while each is at
+  // most kWideMergeRatio times the entries gathered so far, so runs grow geometrically. Under 16
+  // a column of up to 16 deltas was one run, rewritten whole by every merge (each entry written
+  // 6.5 times at 10M pages and 16.5 at 30M); under 2 it is written 1.5–2 times there, for a
+  // second run to probe, whose directory search costs less than the merges saved (30M pages,
+  // SimHash alone: 1.22–1.30 times the pages a CPU second, bench/RESULTS.md).
+  // Narrow (band) runs, in tiers of kNarrowFanout: a delta is a run of its own until three sit
+  // beside it, then the four merge into one of 4 deltas, and three of those with the next into
+  // one of 16 (a merge takes whole tiers, each of runs at most twice what it gathered before
+  // them). They hold most of the index's entries: each is written 2.5 times on its way to 16
+  // deltas, against 3 under a binary counter of deltas (ratio 1: runs of 2^i deltas) and about
+  // 16 under ratio 16 at 10M pages; a 3.3M-page fill with both signatures took 0.90–0.93 of the
+  // binary counter's time. Their filters (key_filter.h) spare most probes of the few more runs
+  // this leaves (at most six below the settled ones).
   static constexpr std::uint64_t kWideMergeRatio = 2;
-  static constexpr std::uint64_t kNarrowMergeRatio = 1;
-  std::uint64_t merge_ratio() const {
-    return format_ == RunFormat::kNarrow ? kNarrowMergeRatio : kWideMergeRatio;
-  }
+  static constexpr std::size_t kNarrowFanout = 4;
   // A narrow merge stays within this many full deltas' entries (unless it reclaims dropped
-  // documents, begin_merge). A delta holds a little more than its capacity, so two runs of 16
-  // deltas would pass it: band runs settle at 16 deltas and a little over (≈ 1.65M pages of 42
-  // bands) and take part in no further merge. Without it the binary counter ends every 2^i
-  // deltas in a merge of every band run into one, as large as the whole column (5 GB at 12.8M
-  // pages), which stalled batches for seconds and doubled the store's footprint while it ran;
-  // with it no merge is larger than that, and a page's absent keys check one more filter per
-  // 16 deltas (bench/RESULTS.md).
+  // documents, begin_merge). The tier after 16 deltas, 64, would pass it: band runs settle at
+  // 16 deltas and a little over (≈ 3.3M pages of 21 bands) and take part in no further merge.
+  // Without it, every 4^i deltas all the band runs would merge into one, as large as the whole
+  // column (under the binary counter before: 5 GB at 12.8M pages, which stalled batches for
+  // seconds and doubled the store's footprint while it ran); with it no merge is larger than
+  // that, and a page's absent keys check one more filter per 16 deltas (bench/RESULTS.md).
   static constexpr std::uint64_t kNarrowRunDeltas = 32;
   std::uint64_t max_run_entries() const {
     return format_ == RunFormat::kNarrow ? kNarrowRunDeltas * capacity_ : ~std::uint64_t{0};
@@ -141,9 +145,14 @@ class Column {
     }
   }
 
-  // Starts loading what start(key) will read, so that the cache and TLB misses of the next
-  // page overlap the work on this one. Directories must be current.
-  void prefetch(std::uint64_t key) const;
+  // Starts loading what start(key) will read, in two steps a page apart, so that the cache and
+  // TLB misses of the pages ahead overlap the work on this one. Directories must be current.
+  //   kDirectories (two pages ahead): the delta's bucket, the filters' lines, and the directory
+  //     lines of the record the key most likely falls in: prefetches only, nothing is read.
+  //   kRecords (the next page): reads the directories (their lines loaded by the step before)
+  //     and prefetches the lines of the records where the search will begin.
+  enum class Lookahead { kDirectories, kRecords };
+  void prefetch(std::uint64_t key, Lookahead step) const;
 
   // Narrow columns opened for writing: reads up to `budget` more run entries into the union
   // filter being built (below), starting a build when two or more runs are not covered by the

@@ -102,14 +102,35 @@ void check_exact_keys(RunFormat format) {
   }
 }
 
+TEST(Column, GallopingFindsWhatLowerBoundFinds) {
+  std::mt19937_64 rng(7);
+  for (std::size_t n : {0, 1, 2, 3, 7, 64, 1000}) {
+    std::vector<Entry> entries(n);
+    for (Entry& e : entries) e = {rng() % 50, rng() % 4};
+    std::sort(entries.begin(), entries.end());
+    const Entry* first = entries.data();
+    const Entry* last = first + n;
+    for (std::uint64_t key = 0; key <= 50; ++key) {
+      for (std::uint64_t doc = 0; doc <= 4; ++doc) {
+        const Entry value{key, doc};
+        EXPECT_EQ(gallop_lower_bound(first, last, value), std::lower_bound(first, last, value))
+            << "n " << n << " key " << key << " doc " << doc;
+      }
+    }
+  }
+  // The 128-bit comparison orders as <=> does.
+  const Entry a{1, ~0ull}, b{2, 0}, c{2, 1};
+  EXPECT_TRUE(a < b && b < c && !(c < b) && !(b < b));
+}
+
 TEST(Column, WideRunsAnswerExactKeysExactly) { check_exact_keys(RunFormat::kWide); }
 TEST(Column, NarrowRunsAnswerASupersetWithinTheTop40Bits) { check_exact_keys(RunFormat::kNarrow); }
 
-// The merge policy (Column::merge_ratio): seven merges of a full delta leave wide runs of 5 and
-// 2 deltas (ratio 2: 1, 2, 3, 3+1, 5, 5+1, 5+2), and narrow runs of 4, 2 and 1 deltas (ratio 1
-// counts in binary: 1, 2, 2+1, 4, 4+1, 4+2, 4+2+1). The reused delta tables (recycle) come back
-// empty.
-TEST(Column, WideRunsMergeAtRatio2AndNarrowOnesAtRatio1) {
+// The merge policy (Column::kWideMergeRatio, Column::kNarrowFanout): seven merges of a full
+// delta leave wide runs of 5 and 2 deltas (ratio 2: 1, 2, 3, 3+1, 5, 5+1, 5+2), and narrow runs
+// of 4, 1, 1 and 1 (tiers of 4: 1, 1+1, 1+1+1, 4, 4+1, 4+1+1, 4+1+1+1). The reused delta tables
+// (recycle) come back empty.
+TEST(Column, WideRunsMergeAtRatio2AndNarrowOnesInTiersOf4) {
   for (RunFormat format : {RunFormat::kWide, RunFormat::kNarrow}) {
     Fixture f;
     Column column("b/0", 64, format, 12, 1000);
@@ -127,13 +148,14 @@ TEST(Column, WideRunsMergeAtRatio2AndNarrowOnesAtRatio1) {
     if (format == RunFormat::kWide) {
       EXPECT_EQ(sizes, (std::vector<std::uint64_t>{5000, 2000}));
     } else {
-      EXPECT_EQ(sizes, (std::vector<std::uint64_t>{4000, 2000, 1000}));
+      EXPECT_EQ(sizes, (std::vector<std::uint64_t>{4000, 1000, 1000, 1000}));
     }
   }
 }
 
-// A narrow run stops growing at kNarrowRunDeltas full deltas: 64 merges leave two runs of 32
-// deltas, not one of 64; a merge that reclaims dropped documents is not held to that.
+// Narrow runs stop growing at 16 deltas (the next tier, 64, would pass kNarrowRunDeltas): 64
+// merges leave four runs of 16 deltas; a merge that reclaims dropped documents is not held to
+// the limit, and the 64th then gathers every tier into one run.
 TEST(Column, NarrowRunsStopGrowingAtTheirLimitUnlessAMergeReclaims) {
   for (bool reclaim : {false, true}) {
     Fixture f;
@@ -141,7 +163,7 @@ TEST(Column, NarrowRunsStopGrowingAtTheirLimitUnlessAMergeReclaims) {
     f.create(column);
     std::mt19937_64 rng(7);
     std::uint64_t doc = 0;
-    const std::uint64_t deltas = 2 * Column::kNarrowRunDeltas;
+    const std::uint64_t deltas = 64;
     for (std::uint64_t m = 0; m < deltas; ++m) {
       while (!column.full()) column.add({rng(), ++doc});
       column.delta().mark();
@@ -152,7 +174,7 @@ TEST(Column, NarrowRunsStopGrowingAtTheirLimitUnlessAMergeReclaims) {
     if (reclaim) {
       EXPECT_EQ(sizes, (std::vector<std::uint64_t>{deltas * 100}));
     } else {
-      EXPECT_EQ(sizes, (std::vector<std::uint64_t>(2, column.max_run_entries())));
+      EXPECT_EQ(sizes, (std::vector<std::uint64_t>(4, 16 * 100)));
     }
   }
 }

@@ -126,11 +126,15 @@ class Delta {
   }
 
   // The table's buckets cover the keys in ascending order: bucket b's entries are all below
-  // bucket b + 1's. sorted_bucket() gives one bucket's entries, sorted.
+  // bucket b + 1's. sorted_bucket() gives one bucket's entries, each passed through `map` (which
+  // may change its key) and then sorted.
   std::size_t buckets() const { return buckets_; }
-  void sorted_bucket(std::size_t b, std::vector<Entry>& out) const {
+  template <typename Map = void (*)(Entry&)>
+  void sorted_bucket(
+      std::size_t b, std::vector<Entry>& out, Map&& map = [](Entry&) {}) const {
     out.clear();
     append_bucket(b, out);
+    for (Entry& entry : out) map(entry);
     sort_entries(out, 0);
   }
   template <typename Fn>

@@ -126,7 +126,12 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
   std::map<std::string, pending::Partition, std::less<>> partitions;
   for (std::size_t i = 0; i < items.size(); ++i) {
     const IndexItem& item = items[i];
-    if (i + 1 < items.size()) prefetch(items[i + 1], keys_[i + 1].keys);
+    if (i == 0 && items.size() > 1)
+      prefetch(items[1], keys_[1].keys, Column::Lookahead::kDirectories);
+    if (i + 2 < items.size())
+      prefetch(items[i + 2], keys_[i + 2].keys, Column::Lookahead::kDirectories);
+    if (i + 1 < items.size())
+      prefetch(items[i + 1], keys_[i + 1].keys, Column::Lookahead::kRecords);
     pending::Partition* partition = nullptr;
     bool record = true, conflict = false;
     if (item.source) {
@@ -210,19 +215,22 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
   return lift(tables.meta.put(txn, "documents", records::encode_u64(catalog_.documents)));
 }
 
-void BatchWriter::prefetch(const IndexItem& item, const std::vector<std::uint64_t>& band_keys) {
+void BatchWriter::prefetch(const IndexItem& item, const std::vector<std::uint64_t>& band_keys,
+                           Column::Lookahead step) {
   if (!item.page) return;
   Scheme* scheme = catalog_.scheme(item.page->scheme);
   if (scheme == nullptr) return;
-  const std::uint64_t id_key = catalog_.id_key(item.page->id);
-  catalog_.ids->delta().prefetch(id_key);
-  catalog_.id_filter.prefetch(id_key);
+  if (step == Column::Lookahead::kDirectories) {
+    const std::uint64_t id_key = catalog_.id_key(item.page->id);
+    catalog_.ids->delta().prefetch(id_key);
+    catalog_.id_filter.prefetch(id_key);
+  }
   for (std::size_t t = 0; t < catalog_.design.tables(); ++t) {
     if (catalog_.owns(t))
-      scheme->tables[t]->prefetch(catalog_.table_key(t, item.page->fingerprint));
+      scheme->tables[t]->prefetch(catalog_.table_key(t, item.page->fingerprint), step);
   }
   if (scheme->bands) {
-    for (std::uint64_t key : band_keys) scheme->bands->prefetch(key);
+    for (std::uint64_t key : band_keys) scheme->bands->prefetch(key, step);
   }
 }
 

@@ -76,9 +76,10 @@ class BatchWriter {
                                        Verdict& verdict,
                                        std::uint64_t before = ~std::uint64_t{0})
       REQUIRES(catalog_.mutex);
-  // Starts loading the delta buckets a page will probe, while the previous page is applied.
-  void prefetch(const IndexItem& item, const std::vector<std::uint64_t>& band_keys)
-      REQUIRES(catalog_.mutex);
+  // Starts loading what a page's probe will read, while the pages before it are applied: a
+  // step of Column::prefetch for every key of the page.
+  void prefetch(const IndexItem& item, const std::vector<std::uint64_t>& band_keys,
+                Column::Lookahead step) REQUIRES(catalog_.mutex);
 
   StoreEnv& env_;
   Catalog& catalog_;
