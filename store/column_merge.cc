@@ -10,7 +10,8 @@
 namespace neardup {
 
 const Entry* gallop_lower_bound(const Entry* first, const Entry* last, const Entry& value) {
-  // Bracket the answer in (first + step / 2, first + step] for step = 1, 2, 4, ...
+  // Invariant: first[0 .. below) < value. Doubling step until first[step - 1] >= value (or the
+  // end) leaves the answer in [below, step).
   std::size_t below = 0, step = 1;
   const auto n = static_cast<std::size_t>(last - first);
   while (step <= n && first[step - 1] < value) {
