@@ -124,10 +124,11 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
   const Documents docs(txn, tables, {}, catalog_.config.retention_seconds, now_ms_);
   appender_.emplace(tables);
   std::map<std::string, pending::Partition, std::less<>> partitions;
+  // The lookahead's two steps (Column::prefetch): the directories two pages ahead, the records
+  // one page ahead.
+  if (items.size() > 1) prefetch(items[1], keys_[1].keys, Column::Lookahead::kDirectories);
   for (std::size_t i = 0; i < items.size(); ++i) {
     const IndexItem& item = items[i];
-    if (i == 0 && items.size() > 1)
-      prefetch(items[1], keys_[1].keys, Column::Lookahead::kDirectories);
     if (i + 2 < items.size())
       prefetch(items[i + 2], keys_[i + 2].keys, Column::Lookahead::kDirectories);
     if (i + 1 < items.size())
