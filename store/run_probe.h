@@ -41,8 +41,7 @@ class RunProbe {
   static void prefetch_directory(const RunDirectory& directory, std::uint64_t lo) {
     const std::size_t n = directory.last_keys.size();
     if (n == 0) return;
-    const auto stored = stored_key(directory.format, lo);
-    const auto r = static_cast<std::size_t>((static_cast<unsigned __int128>(stored) * n) >> 64);
+    const std::size_t r = guessed_record(stored_key(directory.format, lo), n);
     __builtin_prefetch(directory.last_keys.data() + r);
     __builtin_prefetch(directory.records.data() + r);
     __builtin_prefetch(directory.sizes.data() + r);
@@ -240,6 +239,12 @@ class RunProbe {
     return static_cast<std::ptrdiff_t>(from + (target - low) * (to - from) / (high - low));
   }
 
+  // The record a stored key falls in by its place in the key space, of n records (keys are
+  // uniform and records hold equal counts).
+  static std::size_t guessed_record(std::uint64_t stored, std::size_t n) {
+    return static_cast<std::size_t>((static_cast<unsigned __int128>(stored) * n) >> 64);
+  }
+
   // The first record whose last key is >= lo_: guessed from lo_'s place in the key space (keys
   // are uniform and records hold equal counts), then walked to; a binary search of the rest of
   // the directory when the guess is far off.
@@ -247,7 +252,7 @@ class RunProbe {
     const auto& keys = dir_->last_keys;
     const std::size_t n = keys.size();
     if (n == 0) return 0;
-    std::size_t r = static_cast<std::size_t>((static_cast<unsigned __int128>(lo_) * n) >> 64);
+    std::size_t r = guessed_record(lo_, n);
     for (int step = 0; step < 4; ++step) {
       if (r > 0 && keys[r - 1] >= lo_) {
         --r;
