@@ -383,10 +383,12 @@ int main(int argc, char** argv) {
                       static_cast<double>(stats.index_memory_bytes) - static_cast<double>(own);
   std::printf(
       "memory: anonymous %.1f MiB; the index's: deltas %.1f MiB (fixed), filters and "
-      "directories %.1f MiB = %.1f bytes/page; anonymous less deltas %.1f bytes/page; the "
-      "benchmark's own %.1f MiB = %.1f bytes/page; the rest %.1f MiB\n",
+      "directories %.1f MiB = %.1f bytes/page (of which a running merge's new filter %.1f MiB); "
+      "anonymous less deltas %.1f bytes/page; the benchmark's own %.1f MiB = %.1f bytes/page; "
+      "the rest %.1f MiB\n",
       anon / 1048576.0, stats.delta_memory_bytes / 1048576.0, stats.index_memory_bytes / 1048576.0,
       per_page(static_cast<double>(stats.index_memory_bytes)),
+      stats.merge_filter_memory_bytes / 1048576.0,
       per_page(static_cast<double>(anon) - static_cast<double>(stats.delta_memory_bytes)),
       own / 1048576.0, per_page(static_cast<double>(own)), rest / 1048576.0);
   std::printf("slowest batch (number %" PRIu64

@@ -59,6 +59,7 @@ IndexStats stats(StoreEnv& env, const Catalog& catalog) {
   const Catalog::MemoryTotals totals = catalog.memory_totals();
   s.delta_memory_bytes = totals.deltas;
   s.index_memory_bytes = totals.index;
+  s.merge_filter_memory_bytes = totals.merging;
   (void)for_each_prefixed(
       txn, tables.meta, "column/", [&](std::string_view key, std::string_view value) {
         auto state = records::ColumnState::decode(value);

@@ -91,6 +91,7 @@ void Catalog::note_scheme_memory() {
   for (Column* column : all_columns()) {
     totals.deltas += column->delta_memory();
     totals.index += column->memory() - column->delta_memory();
+    totals.merging += column->merge_filter_memory();
   }
   MutexLock lock(memory_mutex);
   scheme_memory_ = std::move(bytes);

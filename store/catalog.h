@@ -136,9 +136,10 @@ class Catalog {
   void note_scheme_memory() REQUIRES(mutex);
   std::vector<std::uint64_t> scheme_memory() const EXCLUDES(memory_mutex);
   // Every column's and the id filter's, noted alike: the deltas (a fixed cost), and the rest
-  // (filters and run directories, which grow with the store).
+  // (filters and run directories, which grow with the store), of which `merging` is the running
+  // merges' filters for their new runs (until each merge ends).
   struct MemoryTotals {
-    std::uint64_t deltas = 0, index = 0;
+    std::uint64_t deltas = 0, index = 0, merging = 0;
   };
   MemoryTotals memory_totals() const EXCLUDES(memory_mutex);
 

@@ -146,7 +146,7 @@ std::size_t Column::memory() const {
   for (const auto& filter : filters_) bytes += filter ? filter->memory() : 0;
   if (union_) bytes += union_->memory();
   if (build_) bytes += build_->filter->memory();
-  if (merge_ && merge_->filter) bytes += merge_->filter->memory();
+  bytes += merge_filter_memory();
   for (const RunDirectory& dir : directories_) bytes += dir.memory();
   return bytes;
 }

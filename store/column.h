@@ -115,6 +115,11 @@ class Column {
   // Bytes of memory held: the delta, the run filters, a running merge's frozen entries and
   // filter, the table kept for the next delta, and the runs' directories.
   std::size_t memory() const;
+  // Of memory() less delta_memory(), a running merge's filter for its new run (narrow columns:
+  // held beside its inputs' until the merge ends).
+  std::size_t merge_filter_memory() const {
+    return merge_ && merge_->filter ? merge_->filter->memory() : 0;
+  }
   // Of memory(), the deltas' part (a fixed cost: the tables do not grow with the store): the
   // delta, the table kept for the next, a running merge's frozen entries.
   std::size_t delta_memory() const;

@@ -217,6 +217,8 @@ TEST(Column, TheUnionFilterCoversEveryRunAndProbesStayExact) {
     auto batch = [&](std::uint64_t union_budget) {
       auto txn = lmdb::Txn::begin(f.env, 0);
       ASSERT_TRUE(column.open_directories(*txn, 0));
+      // A narrow merge fills its new run's filter while its inputs keep theirs.
+      EXPECT_EQ(column.merge_filter_memory() > 0, column.merging());
       const bool building = column.building_union();
       column.build_union(union_budget);
       builds += !building && column.building_union();

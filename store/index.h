@@ -134,6 +134,7 @@ struct IndexStats {
   // deltas of every column (a fixed cost, store/FORMAT.md), and the rest it keeps in memory
   // (band and id filters, run directories), which grows with the store.
   std::uint64_t delta_memory_bytes = 0, index_memory_bytes = 0;
+  std::uint64_t merge_filter_memory_bytes = 0;  // of index_memory_bytes: running merges' filters
   std::uint64_t documents = 0;
   // The highest document number given (documents are numbered from 1 in order of storage,
   // superseded and forgotten ones included): how far a walk in that order has gone.

@@ -26,7 +26,7 @@ double pass_rate(bool narrow) {
 
 TEST(KeyFilter, HoldsEveryKeyAddedAndLetsFewAbsentOnesThrough) {
   // Sized in whole 2 MiB pages, so a million keys get more bits than asked: the rates are
-  // those of about 16.8 bits a key. The ids' design lets well under 1 % through.
+  // those of about 16.8 bits a key: well under 1 % get through.
   EXPECT_LT(pass_rate<IdFilter>(false), 0.01);
   EXPECT_LT(pass_rate<BandFilter>(true), 0.01);
 }

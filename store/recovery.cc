@@ -389,7 +389,7 @@ StoreResult<> Catalog::add_passages(const lmdb::Txn& txn, const StoreTables& tab
 }
 
 StoreResult<> Catalog::rebuild_id_filter(StoreEnv& env) {
-  constexpr std::uint64_t kMinIdFilter = 1ull << 22;  // 6 MiB
+  constexpr std::uint64_t kMinIdFilter = 1ull << 22;  // 4 MiB
   std::uint64_t entries = 0;
   for (const auto& run : ids->state().runs) entries += run.entries;
   if (entries == 0) {
