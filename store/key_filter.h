@@ -6,8 +6,9 @@
 // every one costs a cache- and TLB-cold record in each ids run. Each run of an LSH band column
 // has its own over the run's stored keys: most band keys of a page are in no run, and the filter
 // spares their probes the run's cold record and the TLB miss that comes with a 64 KiB record
-// anywhere in a file of gigabytes; a band column has a few runs (tiers of four, column.h), each
-// key checks every run's filter, so what gets through is paid once per run (store/FORMAT.md).
+// anywhere in a file of gigabytes; a band column has a few runs (tiers of four, column.h), and a
+// key its union filter lets through checks every run's, so what gets through is paid once per
+// run (store/FORMAT.md).
 // The table lives on huge pages where the kernel allows, so a check rarely misses the TLB.
 // Keys must be spread evenly over their top bits (hashes, or a hash's top 40 bits), which choose
 // the block; the bits within it come from all of the key's bits.
