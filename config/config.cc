@@ -1,21 +1,18 @@
 // Strict YAML loading of Config. One table, for_each_key() (keys.h), names every key with its path
-// and its rule; parsing and the unknown-key check here, and to_yaml, scheme_id and
+// and its rule; parsing and the unknown-key check here (with integers.h, key_names.h and
+// read_at_most.h), and to_yaml, scheme_id and
 // restart_only_changes (config_text.cc) all walk that table, so a key added there is parsed,
 // validated, printed, hashed and diffed alike.
 #include "config/config.h"
 
-#include <fcntl.h>
-#include <unistd.h>
 #include <yaml-cpp/yaml.h>
 
 #include <algorithm>
 #include <array>
 #include <cctype>
-#include <cerrno>
 #include <charconv>
 #include <concepts>
 #include <cstdlib>
-#include <cstring>
 #include <filesystem>
 #include <limits>
 #include <optional>
@@ -28,7 +25,10 @@
 
 #include "common/ascii.h"
 #include "common/table_counts.h"
+#include "config/integers.h"
+#include "config/key_names.h"
 #include "config/keys.h"
+#include "config/read_at_most.h"
 #include "config/yaml_gate.h"
 
 namespace neardup {
@@ -76,61 +76,6 @@ std::string describe(const YAML::Node& node, bool quote) {
       break;
   }
   return quote ? cat("\"", node.Scalar(), "\"") : node.Scalar();
-}
-
-// --- Integers and sizes -------------------------------------------------------------------
-
-std::string range_text(const Key& key, std::uint64_t max) {
-  auto number = [&](std::uint64_t n) { return key.size ? format_size(n) : std::to_string(n); };
-  if (max == kNoMax && key.min > 0) return ">= " + number(key.min);
-  return number(key.min) + ".." + number(max);
-}
-
-struct ParsedInteger {
-  enum class Outcome { kOk, kNotInteger, kOutOfRange } outcome = Outcome::kNotInteger;
-  std::uint64_t value = 0;
-};
-
-// Decimal or 0x hex; for sizes, decimal with an optional KiB/MiB/GiB/TiB (or B) suffix,
-// optionally after one space. A minus sign or a value past 2^64-1 is out of range.
-ParsedInteger parse_integer(std::string_view text, bool size, bool duration = false) {
-  using Outcome = ParsedInteger::Outcome;
-  ParsedInteger result;
-  if (text.starts_with('-')) {
-    std::string_view digits = text.substr(1);
-    bool all_digits = !digits.empty() &&
-                      std::ranges::all_of(digits, [](unsigned char c) { return std::isdigit(c); });
-    if (all_digits) result.outcome = Outcome::kOutOfRange;
-    return result;
-  }
-  int base = 10;
-  if (text.starts_with("0x") || text.starts_with("0X")) {
-    base = 16;
-    text.remove_prefix(2);
-  }
-  const char* end = text.data() + text.size();
-  auto [rest, ec] = std::from_chars(text.data(), end, result.value, base);
-  if (rest == text.data()) return result;  // no digits
-  if (ec == std::errc::result_out_of_range) {
-    result.outcome = Outcome::kOutOfRange;
-    return result;
-  }
-  std::string_view suffix(rest, end);
-  if (!suffix.empty()) {
-    if (!(size || duration) || base != 10) return result;
-    if (suffix.starts_with(' ')) suffix.remove_prefix(1);
-    const auto& units = duration ? kDurationUnits : kSizeUnits;
-    auto unit =
-        std::ranges::find(units, suffix, &std::pair<std::string_view, std::uint64_t>::first);
-    if (unit == units.end()) return result;
-    if (result.value > kNoMax / unit->second) {
-      result.outcome = Outcome::kOutOfRange;
-      return result;
-    }
-    result.value *= unit->second;
-  }
-  result.outcome = Outcome::kOk;
-  return result;
 }
 
 // --- Readers: one per field type; each reports its own errors -----------------------------
@@ -296,103 +241,6 @@ void read(const Found& found, const Key& key, PropertyMap& field, Errors& errors
   field = std::move(properties);
 }
 
-// --- The shape of the document: sections and leaves ---------------------------------------
-
-struct Schema {
-  std::vector<std::string> leaves;  // every key path, in table order
-  std::set<std::string> sections;   // every proper prefix: "kafka", "input", "input.fields", ...
-
-  bool is_leaf(std::string_view path) const {
-    return std::ranges::find(leaves, path) != leaves.end();
-  }
-
-  // The names directly under a section ("" for the top level).
-  std::vector<std::string> children(std::string_view section) const {
-    std::vector<std::string> names;
-    auto add = [&](std::string_view path) {
-      std::string_view rest = path;
-      if (!section.empty()) {
-        if (!path.starts_with(section) || path.size() <= section.size() ||
-            path[section.size()] != '.') {
-          return;
-        }
-        rest = path.substr(section.size() + 1);
-      }
-      std::string name(rest.substr(0, rest.find('.')));
-      if (std::ranges::find(names, name) == names.end()) names.push_back(std::move(name));
-    };
-    for (const std::string& leaf : leaves) add(leaf);
-    return names;
-  }
-};
-
-const Schema& schema() {
-  static const Schema instance = [] {
-    Schema s;
-    const Config defaults;
-    for_each_key(defaults, [&](const Key& key, const auto&) {
-      s.leaves.emplace_back(key.path);
-      for (std::size_t dot = key.path.find('.'); dot != std::string_view::npos;
-           dot = key.path.find('.', dot + 1)) {
-        s.sections.emplace(key.path.substr(0, dot));
-      }
-    });
-    return s;
-  }();
-  return instance;
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
-}
-
-std::string join_path(std::string_view section, std::string_view name) {
-  return section.empty() ? std::string(name) : cat(section, ".", name);
-}
-
-// " (did you mean features.ngram?)" for a near-miss among the section's own keys, or for the
-// same name in another section; "" when nothing is close.
-std::string did_you_mean(std::string_view section, std::string_view name) {
-  const Schema& s = schema();
-  if (s.is_leaf(join_path(section, name)) || s.sections.contains(join_path(section, name))) {
-    // A dotted key such as `features.ngram: 3` at the top level.
-    return " (write sections as nested maps, not dotted keys)";
-  }
-  std::string best;
-  std::size_t best_distance = std::max<std::size_t>(1, name.size() / 3) + 1;
-  for (const std::string& child : s.children(section)) {
-    std::size_t distance = edit_distance(name, child);
-    if (distance < best_distance) {
-      best_distance = distance;
-      best = join_path(section, child);
-    }
-  }
-  if (best.empty()) {
-    const std::string tail = cat(".", name);
-    for (const std::string& leaf : s.leaves) {
-      if (leaf.ends_with(tail)) {
-        best = leaf;
-        break;
-      }
-    }
-    for (const std::string& other : s.sections) {
-      if (best.empty() && other.ends_with(tail)) best = other;
-    }
-  }
-  return best.empty() ? std::string() : cat(" (did you mean ", best, "?)");
-}
-
 // Checks the shape of `node` (a section) and records every known key under it in `found`.
 void collect(const YAML::Node& node, const std::string& section,
              std::map<std::string, Found>& found, Errors& errors) {
@@ -514,30 +362,6 @@ void check_across_keys(const Config& c, const std::map<std::string, Found>& foun
                      "), got ", c.store.tables));
     }
   }
-}
-
-// Reads `path` as a stream (a file, pipe, FIFO or device alike) up to max_bytes + 1 bytes: a
-// longer one is known to be too long without reading the rest, and an endless one (/dev/zero)
-// ends there. The error is the system's reason.
-std::expected<std::string, std::string> read_at_most(const std::string& path,
-                                                     std::size_t max_bytes) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::unexpected(std::string(std::strerror(errno)));
-  std::string text;
-  char buffer[1 << 16];
-  while (text.size() <= max_bytes) {
-    const ssize_t n = ::read(fd, buffer, std::min(sizeof buffer, max_bytes + 1 - text.size()));
-    if (n < 0 && errno == EINTR) continue;
-    if (n < 0) {
-      const int error = errno;
-      ::close(fd);
-      return std::unexpected(std::string(std::strerror(error)));
-    }
-    if (n == 0) break;
-    text.append(buffer, static_cast<std::size_t>(n));
-  }
-  ::close(fd);
-  return text;
 }
 
 }  // namespace
