@@ -8,13 +8,12 @@
 // What it keeps (the ordered thread's, but for what readiness() reads):
 // - the answers of records not yet answered by every shard (pending_); the offsets it commits
 //   stay below the first of them (bound_commits), so a restart reads them again;
-// - the pages decided (state_, daemon/merge_state.h: by this stage, and by every other through
-//   the documents topic, on disk), and per input partition the last record decided
-//   (decided_through_): an answer for a record at or below it was merged before and is passed
-//   over;
-// - the documents topic is read to its end at start (from where the state had read it) and
-//   again before the first record of a partition newly assigned here (which another stage may
-//   have been merging), and followed between batches.
+// - its reader of the documents topic (daemon/documents_reader.h): the pages decided (by this
+//   stage, and by every other through the topic, on disk: daemon/merge_state.h), and per input
+//   partition the last record decided (an answer for a record at or below it was merged before
+//   and is passed over). The topic is read to its end at start (from where the state had read
+//   it) and again before the first record of a partition newly assigned here (which another
+//   stage may have been merging), and followed between batches.
 #include <librdkafka/rdkafkacpp.h>
 
 #include <chrono>
@@ -24,6 +23,7 @@
 #include "common/log.h"
 #include "common/mutex.h"
 #include "daemon/clients.h"
+#include "daemon/documents_reader.h"
 #include "daemon/fingerprinted_stage.h"
 #include "daemon/merge_state.h"
 #include "daemon/role.h"
@@ -32,22 +32,12 @@
 namespace neardup::daemon {
 namespace {
 
-using std::chrono::milliseconds;
-
-// How long a catch-up with the documents topic may take before the stage gives up (and stops):
-// a merge stage killed inside a transaction holds the topic's committed end until the broker
-// aborts it (transaction.timeout.ms, 60 s), as for the consumer's committed offsets.
-constexpr int kCatchUpMillis = 240000;
 // A record still waiting for a shard's answer after this long makes the stage not ready, with
 // the shards it waits for named (and a warning logged).
 constexpr int kWaitAlertMillis = 10000;
 // Records waiting for other shards' answers whose page (shard 0's answer) is held in memory, at
 // most; the pages of the others wait on disk (MergeState::keep).
 constexpr std::size_t kHeldInMemory = 512;
-// Documents records read between two batches, at most.
-constexpr int kFollowRecords = 10000;
-// How often what was read of the documents topic is written to the state, at most.
-constexpr int kFlushMillis = 1000;
 
 class MergeStage final : public Stage {
  public:
@@ -56,11 +46,6 @@ class MergeStage final : public Stage {
         metrics_(context.metrics),
         log_(logger("daemon")),
         shards_(startup_.store.shards) {}
-  ~MergeStage() override {
-    if (state_) flush();
-    if (documents_) documents_->close();
-    if (ends_) ends_->close();
-  }
 
   Role role() const override { return Role::kMerge; }
   std::vector<std::string> required_topics() const override {
@@ -89,63 +74,11 @@ class MergeStage final : public Stage {
   // and the documents topic.
   bool owns_every_partition() const override { return false; }
 
-  // A reader of the whole documents topic (no group), read to its end before any record.
+  // The documents topic, read to its end before any record (daemon/documents_reader.h).
   std::expected<void, std::string> attach(RdKafka::KafkaConsumer&) override {
-    auto settings = consumer_properties(startup_, Role::kMerge);
-    if (!settings) return std::unexpected(settings.error());
-    settings->emplace_back("group.id", consumer_group(startup_, Role::kMerge) + "-documents");
-    settings->emplace_back("enable.auto.commit", "false");
-    settings->emplace_back("enable.partition.eof", "true");
-    auto conf = kafka::make_conf(*settings);
-    if (!conf) return std::unexpected("kafka consumer: " + conf.error());
-    auto made = kafka::make_consumer(**conf);
-    if (!made) return std::unexpected(made.error());
-    documents_ = std::move(*made);
-    // The topic's end as written, open transactions included (a read_committed client's
-    // ListOffsets answers the last stable offset instead): end_of().
-    for (auto& [name, value] : *settings) {
-      if (name == "isolation.level") value = "read_uncommitted";
-    }
-    auto ends_conf = kafka::make_conf(*settings);
-    if (!ends_conf) return std::unexpected("kafka consumer: " + ends_conf.error());
-    auto ends = kafka::make_consumer(**ends_conf);
-    if (!ends) return std::unexpected(ends.error());
-    ends_ = std::move(*ends);
-    const std::string& topic = startup_.kafka.documents_topic;
-    auto opened = MergeState::open(startup_.store.path, topic);
-    if (!opened) return std::unexpected(opened.error());
-    state_ = std::move(*opened);
-    auto partitions = kafka::topic_partitions(*documents_, topic, kMetadataMillis);
-    if (!partitions) return std::unexpected(partitions.error());
-    for (std::int32_t p : *partitions) {
-      auto end = end_of(p);
-      if (!end) return std::unexpected(end.error());
-      if (state_->next(p) > *end) {  // the topic was made anew: its offsets start again
-        log_->warn(
-            "{} ends at {} in partition {}, before where the state {} had read it ({}): "
-            "reading it again from its beginning",
-            topic, *end, p, state_->path(), state_->next(p));
-        if (auto cleared = state_->clear(); !cleared) return cleared;
-        break;
-      }
-    }
-    kafka::TopicPartitions wanted;
-    for (std::int32_t p : *partitions) wanted.add(topic, p, state_->next(p));
-    documents_partitions_ = *partitions;
-    for (const auto& [input, offset] : state_->marks()) {
-      decided_through_[PartitionId{input.first, input.second}] = offset;
-    }
-    const std::uint64_t kept = state_->stored();
-    if (RdKafka::ErrorCode code = documents_->assign(wanted.get()); code) {
-      return std::unexpected("assign " + topic + ": " + RdKafka::err2str(code));
-    }
-    const auto start = Clock::now();
-    if (auto caught = catch_up(); !caught) return caught;
-    log_->info(
-        "documents read topic={} state={} pages_kept={} pages={} partitions_decided={} "
-        "seconds={:.1f}",
-        topic, state_->path(), kept, state_->stored(), decided_through_.size(),
-        std::chrono::duration<double>(Clock::now() - start).count());
+    auto reader = DocumentsReader::open(startup_, log_);
+    if (!reader) return std::unexpected(reader.error());
+    documents_ = std::move(*reader);
     return {};
   }
 
@@ -202,8 +135,8 @@ class MergeStage final : public Stage {
       const SourcePosition source{answer.source_topic, answer.source_partition,
                                   answer.source_offset};
       const PartitionId input{source.topic, source.partition};
-      if (auto through = decided_through_.find(input);
-          through != decided_through_.end() && source.offset <= through->second) {
+      if (auto through = documents_->decided_through().find(input);
+          through != documents_->decided_through().end() && source.offset <= through->second) {
         continue;  // merged before: its output is published
       }
       auto [set, added] = pending_.try_emplace(source);
@@ -233,8 +166,9 @@ class MergeStage final : public Stage {
       verdicts[i] = merged(pending, *work->carrier, source);
       // A decided page that could not be looked up: the verdict may be wrong, so the batch is
       // not published (the stage stops; its records are read again).
-      if (!state_->failure().empty()) return std::unexpected("merge state: " + state_->failure());
-      decided_through_[input] = source.offset;
+      if (!documents_->state().failure().empty())
+        return std::unexpected("merge state: " + documents_->state().failure());
+      documents_->decided_through()[input] = source.offset;
       pending_.erase(set);
     }
     note_waiting();
@@ -243,11 +177,7 @@ class MergeStage final : public Stage {
 
   // Follows the documents topic; notes what is still waiting, for readiness().
   void between_batches() override {
-    for (int n = 0; n < kFollowRecords; ++n) {
-      std::unique_ptr<RdKafka::Message> message(documents_->consume(0));
-      if (!read_document(*message)) break;
-    }
-    if (Clock::now() - last_flush_ >= milliseconds(kFlushMillis)) flush();
+    documents_->follow();
     note_waiting();
   }
 
@@ -328,7 +258,7 @@ class MergeStage final : public Stage {
       return {};
     }
     pending.kept = source_position(work->input);
-    if (auto kept = state_->keep(pending.kept, encode_consumed(work->input)); !kept) {
+    if (auto kept = documents_->state().keep(pending.kept, encode_consumed(work->input)); !kept) {
       return std::unexpected(kept.error());
     }
     pending.config = work->processed.config;
@@ -343,7 +273,8 @@ class MergeStage final : public Stage {
       held_in_memory_ -= 1;
     }
     if (!pending.kept.empty()) {
-      if (auto taken = state_->take(pending.kept); !taken) log_->warn("{}", taken.error());
+      if (auto taken = documents_->state().take(pending.kept); !taken)
+        log_->warn("{}", taken.error());
       pending.kept.clear();
     }
   }
@@ -355,7 +286,7 @@ class MergeStage final : public Stage {
       release(pending);
       return carrier;
     }
-    auto bytes = state_->take(pending.kept);
+    auto bytes = documents_->state().take(pending.kept);
     pending.kept.clear();
     if (!bytes) return std::unexpected(bytes.error());
     auto record = decode_consumed(*bytes);
@@ -377,94 +308,9 @@ class MergeStage final : public Stage {
     for (const auto& [shard, verdict] : set.answers) {
       answers.push_back(ShardAnswer{.shard = shard, .shards = shards_, .verdict = verdict});
     }
-    Verdict verdict = merge_answers(processed.page->id, answers, *state_);
-    state_->decide(processed.page->id, verdict, source);
+    Verdict verdict = merge_answers(processed.page->id, answers, documents_->state());
+    documents_->state().decide(processed.page->id, verdict, source);
     return verdict;
-  }
-
-  // The end of a documents partition as written (its high watermark), transactions still open
-  // included: a catch-up reads past it only once every transaction written below it has ended,
-  // so it sees every decision committed before it began. (Up to the last stable offset, the
-  // end a read_committed client is told, it would miss the decisions other stages committed
-  // after a killed stage's transaction that is not yet aborted.)
-  std::expected<std::int64_t, std::string> end_of(std::int32_t p) {
-    const std::string& topic = startup_.kafka.documents_topic;
-    std::int64_t low = 0, high = 0;
-    if (RdKafka::ErrorCode code =
-            ends_->query_watermark_offsets(topic, p, &low, &high, kMetadataMillis);
-        code) {
-      return std::unexpected("the end of " + topic + "/" + std::to_string(p) +
-                             " unknown: " + RdKafka::err2str(code));
-    }
-    return high;
-  }
-
-  // Writes what was read of the documents topic to the state; on failure it stays in memory.
-  void flush() {
-    last_flush_ = Clock::now();
-    if (auto flushed = state_->flush(); !flushed) {
-      log_->warn("{} (kept in memory: {} pages)", flushed.error(), state_->unflushed());
-    }
-  }
-
-  // Reads the documents topic up to where each partition ended when called.
-  std::expected<void, std::string> catch_up() {
-    const std::string& topic = startup_.kafka.documents_topic;
-    std::map<std::int32_t, std::int64_t> ends;
-    for (std::int32_t p : documents_partitions_) {
-      auto end = end_of(p);
-      if (!end) return std::unexpected(end.error());
-      ends[p] = *end;
-    }
-    const auto deadline = Clock::now() + milliseconds(kCatchUpMillis);
-    while (true) {
-      bool done = true;
-      for (const auto& [p, end] : ends) done = done && state_->next(p) >= end;
-      if (done) {
-        flush();
-        return {};
-      }
-      if (Clock::now() > deadline) {
-        return std::unexpected("could not read " + topic + " to its end within " +
-                               std::to_string(kCatchUpMillis / 1000) + " s");
-      }
-      std::unique_ptr<RdKafka::Message> message(documents_->consume(100));
-      read_document(*message);
-    }
-  }
-
-  // One message of the documents reader; false when there was none.
-  bool read_document(RdKafka::Message& message) {
-    const std::int32_t p = message.partition();
-    switch (message.err()) {
-      case RdKafka::ERR_NO_ERROR:
-        break;
-      case RdKafka::ERR__PARTITION_EOF:
-        state_->reached(p, message.offset());
-        return true;
-      case RdKafka::ERR__TIMED_OUT:
-        return false;
-      default:
-        log_->warn("documents topic error={}", message.errstr());
-        return false;
-    }
-    state_->reached(p, message.offset() + 1);
-    const std::string_view key =
-        message.key() ? std::string_view(*message.key()) : std::string_view();
-    auto record = decode_documents_record(
-        key, std::string_view(static_cast<const char*>(message.payload()), message.len()));
-    if (!record) {
-      log_->warn("documents record {}/{}/{} skipped: {}", message.topic_name(), p, message.offset(),
-                 record.error());
-      return true;
-    }
-    const SourcePosition& source = record->source;
-    if (record->mark) {
-      std::int64_t& through = decided_through_[PartitionId{source.topic, source.partition}];
-      through = std::max(through, source.offset);
-    }
-    state_->read(p, message.offset(), *record);
-    return true;
   }
 
   // After an assignment (assigned()): the documents topic read to its end, and the answers kept
@@ -484,7 +330,7 @@ class MergeStage final : public Stage {
       release(it->second);
       it = pending_.erase(it);
     }
-    return catch_up();
+    return documents_->catch_up();
   }
 
   // Why the stage is not ready: the oldest record still waiting for a shard past
@@ -510,7 +356,7 @@ class MergeStage final : public Stage {
                 " s for the answers of shard " + missing + " for " + source.topic + "/" +
                 std::to_string(source.partition) + "/" + std::to_string(source.offset) + " (" +
                 std::to_string(pending_.size()) + " records waiting, the pages of " +
-                std::to_string(state_->kept()) +
+                std::to_string(documents_->state().kept()) +
                 " of them on disk): is that shard running, and keeping up?";
     }
     if (metrics_) {
@@ -518,7 +364,7 @@ class MergeStage final : public Stage {
         metrics_->merge_wait.labels({std::to_string(j)}).set(oldest[j]);
         metrics_->merge_waiting.labels({std::to_string(j)}).set(records[j]);
       }
-      metrics_->merge_pages_on_disk.set(static_cast<double>(state_->kept()));
+      metrics_->merge_pages_on_disk.set(static_cast<double>(documents_->state().kept()));
     }
     MutexLock lock(mutex_);
     if (!waiting.empty() && waiting_.empty()) log_->warn("{}", waiting);
@@ -532,12 +378,9 @@ class MergeStage final : public Stage {
   const std::shared_ptr<spdlog::logger> log_;
   const std::uint32_t shards_;
 
-  std::unique_ptr<RdKafka::KafkaConsumer> documents_;
-  std::unique_ptr<RdKafka::KafkaConsumer> ends_;  // read_uncommitted: end_of()
-  std::vector<std::int32_t> documents_partitions_;
-  std::unique_ptr<MergeState> state_;  // what was read of the documents topic, and how far
-  Clock::time_point last_flush_;
-  std::map<PartitionId, std::int64_t> decided_through_;  // per input partition
+  // What was read of the documents topic, how far, and the last record decided per input
+  // partition.
+  std::unique_ptr<DocumentsReader> documents_;
   std::map<SourcePosition, Pending> pending_;
   std::size_t held_in_memory_ = 0;  // records of pending_ holding shard 0's answer in memory
 
