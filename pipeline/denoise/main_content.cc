@@ -5,6 +5,8 @@
 #include <cstdint>
 #include <string_view>
 
+#include "pipeline/denoise/readability_rules.h"
+
 namespace neardup::denoise_internal {
 namespace {
 
@@ -15,132 +17,12 @@ struct Heuristics {
   bool clean_conditionally = true;  // remove link farms, forms and media boxes from the result
 };
 
-// Subtree sums over the runs and elements kept by an attempt.
-struct Stats {
-  std::int32_t chars = 0;
-  std::int32_t link_chars = 0;
-  std::int32_t heading_chars = 0;
-  std::int32_t commas = 0;
-  std::int32_t p = 0;
-  std::int32_t img = 0;
-  std::int32_t li = 0;
-  std::int32_t input = 0;
-  std::int32_t embed = 0;
-  std::int32_t tr = 0;
-  std::int32_t data_table_marks = 0;  // th, thead, caption
-  std::int32_t linked_headings = 0;   // headings whose text is (almost) all one link
-
-  void add(const Stats& o) {
-    chars += o.chars;
-    link_chars += o.link_chars;
-    heading_chars += o.heading_chars;
-    commas += o.commas;
-    p += o.p;
-    img += o.img;
-    li += o.li;
-    input += o.input;
-    embed += o.embed;
-    tr += o.tr;
-    data_table_marks += o.data_table_marks;
-    linked_headings += o.linked_headings;
-  }
-  void subtract(const Stats& o) {
-    chars -= o.chars;
-    link_chars -= o.link_chars;
-    heading_chars -= o.heading_chars;
-    commas -= o.commas;
-    p -= o.p;
-    img -= o.img;
-    li -= o.li;
-    input -= o.input;
-    embed -= o.embed;
-    tr -= o.tr;
-    data_table_marks -= o.data_table_marks;
-    linked_headings -= o.linked_headings;
-  }
-  double link_density() const {
-    return chars == 0 ? 0.0 : static_cast<double>(link_chars) / static_cast<double>(chars);
-  }
-};
-
-bool is_heading(HtmlTag t) { return t >= HtmlTag::kH1 && t <= HtmlTag::kH6; }
-
-// A heading whose text is a link (allowing a bullet or a counter beside it) titles a teaser for
-// another page; article subheadings are not links.
-bool is_linked(const Stats& heading) {
-  return heading.chars > 0 && 10 * heading.link_chars >= 9 * heading.chars;
-}
-
 // Teasers (Extractor::is_teaser): at most this much text besides the linked headings, per
 // linked heading, and at most this much text in an item cut off with an ellipsis, of which at
 // most kMoreLinkChars in a trailing "more" link.
 constexpr std::int32_t kTeaserBlurbChars = 200;
 constexpr std::int32_t kTeaserItemChars = 400;
 constexpr std::uint32_t kMoreLinkChars = 25;
-
-// Readability.js _initializeNode: a prior by tag.
-double tag_prior(HtmlTag t) {
-  switch (t) {
-    case HtmlTag::kDiv:
-      return 5;
-    case HtmlTag::kPre:
-    case HtmlTag::kTd:
-    case HtmlTag::kBlockquote:
-      return 3;
-    case HtmlTag::kAddress:
-    case HtmlTag::kOl:
-    case HtmlTag::kUl:
-    case HtmlTag::kDl:
-    case HtmlTag::kDd:
-    case HtmlTag::kDt:
-    case HtmlTag::kLi:
-    case HtmlTag::kForm:
-      return -3;
-    case HtmlTag::kTh:
-      return -5;
-    default:
-      return is_heading(t) ? -5 : 0;
-  }
-}
-
-// Paragraph-like owners whose text is scored (Readability.js DEFAULT_TAGS_TO_SCORE plus the
-// divs it turns into paragraphs). List items and table headers are left out: scoring them
-// lifts navigation lists.
-bool scores_text(HtmlTag t) {
-  switch (t) {
-    case HtmlTag::kLi:
-    case HtmlTag::kDt:
-    case HtmlTag::kDd:
-    case HtmlTag::kTh:
-    case HtmlTag::kH1:
-    case HtmlTag::kCaption:
-    case HtmlTag::kFigcaption:
-    case HtmlTag::kAddress:
-    case HtmlTag::kOption:
-    case HtmlTag::kSummary:
-    case HtmlTag::kHtml:
-    case HtmlTag::kHead:
-    case HtmlTag::kTitle:
-      return false;
-    default:
-      return true;
-  }
-}
-
-// A container whose own loose text Readability would wrap in <p>s that score the container
-// itself rather than its parent.
-bool wraps_loose_text(const OutlineElement& e) {
-  if (!(e.flags & kHasBlockChild)) return false;
-  switch (e.tag) {
-    case HtmlTag::kP:
-    case HtmlTag::kPre:
-    case HtmlTag::kTd:
-    case HtmlTag::kBlockquote:
-      return false;
-    default:
-      return !is_heading(e.tag);
-  }
-}
 
 class Extractor {
  public:
