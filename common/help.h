@@ -48,10 +48,6 @@ void set_examples(CLI::App* command, const std::vector<std::string>& examples);
 // The examples set by set_examples (empty when none).
 std::vector<std::string> examples_of(const CLI::App& command);
 
-// Restricted Damerau–Levenshtein distance (insertions, deletions, substitutions and swaps of
-// two neighbours each cost 1): "verison" is 1 from "version".
-std::size_t edit_distance(std::string_view a, std::string_view b);
-
 // The candidate closest to `word`, if it is close enough to be a likely misspelling (at most
 // 2 edits, and fewer than half the word's length); empty otherwise. Ties: the first candidate.
 std::string closest_match(std::string_view word, const std::vector<std::string>& candidates);

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 
+#include "common/edit_distance.h"
 #include "config/keys.h"
 
 namespace neardup::config_keys {
@@ -42,21 +43,6 @@ const Schema& schema() {
     return s;
   }();
   return instance;
-}
-
-std::size_t edit_distance(std::string_view a, std::string_view b) {
-  std::vector<std::size_t> row(b.size() + 1);
-  for (std::size_t j = 0; j <= b.size(); ++j) row[j] = j;
-  for (std::size_t i = 1; i <= a.size(); ++i) {
-    std::size_t diagonal = row[0];
-    row[0] = i;
-    for (std::size_t j = 1; j <= b.size(); ++j) {
-      std::size_t above = row[j];
-      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
-      diagonal = above;
-    }
-  }
-  return row[b.size()];
 }
 
 std::string join_path(std::string_view section, std::string_view name) {

@@ -2,7 +2,6 @@
 // every section, and the near-miss a misspelled key's error suggests. Internal to config/.
 #pragma once
 
-#include <cstddef>
 #include <set>
 #include <string>
 #include <string_view>
@@ -24,9 +23,6 @@ const Schema& schema();
 
 // "section.name", or the name alone at the top level (section "").
 std::string join_path(std::string_view section, std::string_view name);
-
-// Levenshtein distance.
-std::size_t edit_distance(std::string_view a, std::string_view b);
 
 // " (did you mean features.ngram?)" for a near-miss among the section's own keys, or for the
 // same name in another section; a hint for a dotted key written where a nested map belongs;

@@ -22,18 +22,10 @@ TEST(ConfigKeyNames, TheSchemaHoldsEveryKeyAndItsSections) {
   EXPECT_TRUE(s.children("no.such.section").empty());
 }
 
-TEST(ConfigKeyNames, EditDistanceCountsInsertionsDeletionsAndSubstitutions) {
-  EXPECT_EQ(edit_distance("", ""), 0u);
-  EXPECT_EQ(edit_distance("ngram", "ngram"), 0u);
-  EXPECT_EQ(edit_distance("ngrams", "ngram"), 1u);
-  EXPECT_EQ(edit_distance("uri", "url"), 1u);
-  EXPECT_EQ(edit_distance("kitten", "sitting"), 3u);
-  EXPECT_EQ(edit_distance("", "abc"), 3u);
-}
-
 TEST(ConfigKeyNames, ANearMissNamesTheKeyMeantAndAFarOneNothing) {
   EXPECT_EQ(did_you_mean("features", "ngrams"), " (did you mean features.ngram?)");
   EXPECT_EQ(did_you_mean("", "featurez"), " (did you mean features?)");
+  EXPECT_EQ(did_you_mean("features", "nrgam"), " (did you mean features.ngram?)");  // a swap
   // The same name in another section.
   EXPECT_EQ(did_you_mean("dedup", "ngram"), " (did you mean features.ngram?)");
   EXPECT_EQ(did_you_mean("", "features.ngram"),
