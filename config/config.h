@@ -209,6 +209,12 @@ struct StoreConfig {
   // The OS's readahead on the store's map (false: MDB_NORDAHEAD, a page fault reads its page
   // alone: for a store larger than the memory left to the page cache, FORMAT.md).
   bool readahead = true;
+  // Entries a table or ids column keeps in memory before a merge writes them to its sorted runs
+  // (a band column keeps twice as many: a page adds one entry per band): with both signatures
+  // and 10 tables about 1.8 GiB of deltas at 2^21, 0.9 GiB at 2^19. Fewer leave more of the
+  // memory to the page cache, for a store larger than memory, at the cost of more, smaller
+  // merges (docs/index.md, "Larger than memory").
+  std::uint64_t delta_entries = 1ull << 21;
   // Pages first seen longer ago than this stop being matched, and merges drop their index
   // entries; 0 keeps every page. Seconds.
   std::uint64_t retention_seconds = 0;

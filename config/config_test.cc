@@ -185,6 +185,14 @@ TEST(Config, SizeThatOverflowsIsRejected) {
               HasSubstr("store.max_map_size: must be 1MiB..64TiB, got 99999999TiB"));
 }
 
+TEST(Config, DeltaEntriesAreCountedWithinTheirRange) {
+  EXPECT_EQ(Config{}.store.delta_entries, 1u << 21);
+  EXPECT_EQ(parsed("store:\n  delta_entries: 524288\n").store.delta_entries, 524288u);
+  EXPECT_THAT(error_of("store:\n  delta_entries: 100\n"),
+              HasSubstr("store.delta_entries: must be 4096..67108864, got 100"));
+  EXPECT_THAT(error_of("store:\n  delta_entries: 1GiB\n"), HasSubstr("store.delta_entries"));
+}
+
 TEST(Config, BooleansAcceptYamlSpellings) {
   EXPECT_FALSE(parsed("store:\n  sync: false\n").store.sync);
   EXPECT_FALSE(parsed("store:\n  readahead: false\n").store.readahead);
@@ -772,11 +780,13 @@ TEST(RestartOnlyChanges, NamesEveryChangedRestartKeyInOrder) {
   after.store.max_map_size = 2ull << 40;
   after.metrics.listen = "";
   after.store.readahead = false;
+  after.store.delta_entries = 1u << 19;
   after.pipeline.threads = 8;
-  EXPECT_EQ(restart_only_changes(Config{}, after),
-            (std::vector<std::string>{"kafka.group_id", "kafka.properties", "store.map_size",
-                                      "store.max_map_size", "store.sync", "store.readahead",
-                                      "pipeline.threads", "metrics.listen"}));
+  EXPECT_EQ(
+      restart_only_changes(Config{}, after),
+      (std::vector<std::string>{"kafka.group_id", "kafka.properties", "store.map_size",
+                                "store.max_map_size", "store.sync", "store.readahead",
+                                "store.delta_entries", "pipeline.threads", "metrics.listen"}));
 }
 
 TEST(RestartOnlyChanges, IgnoresKeysThatApplyOnReload) {

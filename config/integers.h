@@ -1,5 +1,5 @@
-// The integers of a configuration value: decimal or 0x hex, sizes with a KiB..TiB suffix and
-// durations with a ms..d suffix (config/keys.h has the units). Internal to config/.
+// The integers of a configuration value: decimal or 0x hex, sizes with a B..TiB suffix and
+// durations (seconds) with an s..w suffix (config/keys.h has the units). Internal to config/.
 #pragma once
 
 #include <cstdint>

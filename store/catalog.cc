@@ -14,8 +14,18 @@ bool is_live(const records::DocRecord& record, std::uint64_t retention_seconds,
          record.first_seen_ms >= now_ms - static_cast<std::int64_t>(retention_seconds) * 1000;
 }
 
+namespace {
+
+// The options with their defaults taken from the store's configuration.
+OpenOptions resolved(OpenOptions options, const StoreConfig& config) {
+  if (options.delta_entries == 0) options.delta_entries = config.delta_entries;
+  return options;
+}
+
+}  // namespace
+
 Catalog::Catalog(const StoreConfig& store_config, const OpenOptions& open_options)
-    : config(store_config), options(open_options) {
+    : config(store_config), options(resolved(open_options, store_config)) {
   MutexLock lock(mutex);
   bucket_bits = std::clamp<std::uint32_t>(std::bit_width(options.delta_entries), 8, 20);
 }

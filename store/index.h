@@ -171,8 +171,9 @@ struct OpenOptions {
   bool read_only = false;
   // Entries a table or ids column keeps in memory before they are merged into its sorted runs
   // on disk (a band column keeps twice as many: a page adds one entry per band). More means
-  // fewer, larger merges (less writing) but more memory and a longer rebuild at open.
-  std::uint64_t delta_entries = 1ull << 21;
+  // fewer, larger merges (less writing) but more memory and a longer rebuild at open. 0: the
+  // store's own, StoreConfig::delta_entries (store.delta_entries); tests set fewer.
+  std::uint64_t delta_entries = 0;
   // At open, gives the columns that were in use when the store closed their full-size tables at
   // once (Column::presize_if_busy: a process that applies pages for long, such as neardupd,
   // then never grows a table in a batch). Off, every table is sized for what it holds and grows
