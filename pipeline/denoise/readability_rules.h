@@ -24,36 +24,21 @@ struct Stats {
   std::int32_t data_table_marks = 0;  // th, thead, caption
   std::int32_t linked_headings = 0;   // headings whose text is (almost) all one link
 
-  void add(const Stats& o) {
-    chars += o.chars;
-    link_chars += o.link_chars;
-    heading_chars += o.heading_chars;
-    commas += o.commas;
-    p += o.p;
-    img += o.img;
-    li += o.li;
-    input += o.input;
-    embed += o.embed;
-    tr += o.tr;
-    data_table_marks += o.data_table_marks;
-    linked_headings += o.linked_headings;
-  }
-  void subtract(const Stats& o) {
-    chars -= o.chars;
-    link_chars -= o.link_chars;
-    heading_chars -= o.heading_chars;
-    commas -= o.commas;
-    p -= o.p;
-    img -= o.img;
-    li -= o.li;
-    input -= o.input;
-    embed -= o.embed;
-    tr -= o.tr;
-    data_table_marks -= o.data_table_marks;
-    linked_headings -= o.linked_headings;
-  }
+  void add(const Stats& o) { combine(o, 1); }
+  void subtract(const Stats& o) { combine(o, -1); }
   double link_density() const {
     return chars == 0 ? 0.0 : static_cast<double>(link_chars) / static_cast<double>(chars);
+  }
+ private:
+  // this += sign * o, field by field: every field is a count that sums over a subtree.
+  void combine(const Stats& o, std::int32_t sign) {
+    static constexpr std::int32_t Stats::*kFields[] = {
+        &Stats::chars, &Stats::link_chars, &Stats::heading_chars, &Stats::commas,
+        &Stats::p,     &Stats::img,        &Stats::li,            &Stats::input,
+        &Stats::embed, &Stats::tr,         &Stats::data_table_marks, &Stats::linked_headings};
+    static_assert(sizeof(kFields) / sizeof(kFields[0]) * sizeof(std::int32_t) == sizeof(Stats),
+                  "every field is summed");
+    for (auto field : kFields) this->*field += sign * o.*field;
   }
 };
 
