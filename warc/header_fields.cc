@@ -1,7 +1,7 @@
 #include "warc/header_fields.h"
 
 #include "common/ascii.h"
-#include "warc/warc_reader.h"
+#include "warc/warc_entry.h"
 
 namespace neardup::warc {
 

@@ -1,5 +1,5 @@
 // Header fields "Name: value", one a line (CRLF or LF), as WARC records and HTTP responses write
-// them, read within kMaxHeaderBytes and kMaxHeaderLines (warc_reader.h).
+// them, read within kMaxHeaderBytes and kMaxHeaderLines (warc_entry.h).
 #pragma once
 
 #include <cstddef>

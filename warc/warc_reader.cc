@@ -1,13 +1,7 @@
 #include "warc/warc_reader.h"
 
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <charconv>
-#include <cstring>
 
 #include "common/ascii.h"
 #include "warc/header_fields.h"
@@ -16,9 +10,6 @@
 namespace neardup::warc {
 namespace {
 
-constexpr std::size_t kReadChunk = 1 << 20;  // file bytes read (and handed to inflate) at once
-constexpr std::size_t kCompactAt = 4 << 20;
-constexpr std::string_view kGzipMagic("\x1f\x8b\x08", 3);
 constexpr std::string_view kVersion("WARC/1.");
 constexpr std::string_view kRecordEnd("\r\n\r\n");
 // Content-Length values past this are no file's: refused before any offset arithmetic.
@@ -70,57 +61,15 @@ std::optional<std::uint64_t> parse_length(std::string_view text) {
 
 }  // namespace
 
-std::string describe(const WarcOffset& where) {
-  std::string text = "offset " + std::to_string(where.offset);
-  if (where.in_member > 0) text += " (+" + std::to_string(where.in_member) + " decompressed)";
-  return text;
-}
-
-// The gzip stream where a passed-over record starts: what is needed to inflate again from there.
-struct WarcReader::Checkpoint {
-  z_stream zs{};  // a copy of zs_ (inflateCopy), owned while owns_zs
-  bool owns_zs = false;
-  std::uint64_t raw_pos = 0;
-  bool in_member = false;
-  bool at_eof = false;
-  std::vector<Member> members;
-  std::uint64_t splice = 0;
-  std::string tail;  // buffer_ from the record's start
-
-  Checkpoint() = default;
-  Checkpoint(const Checkpoint&) = delete;
-  Checkpoint& operator=(const Checkpoint&) = delete;
-  ~Checkpoint() {
-    if (owns_zs) ::inflateEnd(&zs);
-  }
-};
-
 std::expected<std::unique_ptr<WarcReader>, std::string> WarcReader::open(const std::string& path) {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) return std::unexpected(path + ": cannot open for reading: " + std::strerror(errno));
-  struct stat st {};
-  if (::fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
-    ::close(fd);
-    return std::unexpected(path + ": not a regular file (WARC input is read from files)");
-  }
-  if (st.st_size == 0) {
-    ::close(fd);
-    return std::unexpected(path + ": empty, not a WARC file");
-  }
-  unsigned char magic[2] = {};
-  if (::pread(fd, magic, sizeof magic, 0) < 0) {
-    const int read_errno = errno;
-    ::close(fd);
-    return std::unexpected(path + ": cannot read: " + std::strerror(read_errno));
-  }
-  ::posix_fadvise(fd, 0, 0, POSIX_FADV_SEQUENTIAL);
-  std::unique_ptr<WarcReader> reader(new WarcReader(
-      path, fd, static_cast<std::uint64_t>(st.st_size), magic[0] == 0x1f && magic[1] == 0x8b));
+  auto stream = WarcStream::open(path);
+  if (!stream) return std::unexpected(std::move(stream.error()));
+  std::unique_ptr<WarcReader> reader(new WarcReader(std::move(*stream)));
   // The first record must be a WARC record (unless the first gzip member is damaged: that is
   // reported by next()).
-  while (reader->buffer_.size() < 8 && reader->fill()) {
+  while (reader->stream_->window().size() < 8 && reader->fill()) {
   }
-  const std::string_view head(reader->buffer_);
+  const std::string_view head = reader->stream_->window();
   if (!head.empty() &&
       !head.starts_with(std::string_view("WARC/", std::min<std::size_t>(5, head.size())))) {
     std::string sample(head.substr(0, 40));
@@ -128,71 +77,90 @@ std::expected<std::unique_ptr<WarcReader>, std::string> WarcReader::open(const s
       if (static_cast<unsigned char>(c) < 0x20 || static_cast<unsigned char>(c) >= 0x7f) c = '.';
     }
     return std::unexpected(path + ": not a WARC file (it starts with \"" + sample + "\"" +
-                           (reader->gzip_ ? ", gzip-compressed" : "") + ")");
+                           (reader->stream_->gzip() ? ", gzip-compressed" : "") + ")");
   }
   return reader;
 }
 
-WarcReader::WarcReader(std::string path, int fd, std::uint64_t size, bool gzip)
-    : path_(std::move(path)), fd_(fd), size_(size), gzip_(gzip) {}
+WarcReader::WarcReader(std::unique_ptr<WarcStream> stream) : stream_(std::move(stream)) {}
 
-WarcReader::~WarcReader() {
-  if (zs_ready_) ::inflateEnd(&zs_);
-  ::close(fd_);
+WarcReader::~WarcReader() = default;
+
+// The stream's next bytes. A gzip member that did not inflate ends a record passed over from
+// before it (the record is lost with its member); otherwise a record begun before it is not
+// completed from the members after it.
+bool WarcReader::fill() {
+  const bool more = stream_->fill();
+  if (const auto drop = stream_->take_drop()) {
+    if (pass_over_ && drop->out_start <= pass_over_->start) {
+      pass_over_.reset();
+      resync_ = true;
+    } else if (splice_ <= stream_->here()) {
+      splice_ = drop->keep_to;
+    }
+  }
+  return more;
 }
 
 bool WarcReader::next(WarcEntry& entry) {
-  auto take_pending = [&] {
-    entry = std::move(pending_.front().entry);
-    pending_.erase(pending_.begin());
+  WarcStream& s = *stream_;
+  auto report = [&](WarcStream::Damage damage) {
+    entry = WarcEntry{.kind = WarcEntry::Kind::kCorrupt,
+                      .where = {.offset = damage.offset},
+                      .reason = std::move(damage.reason)};
     return true;
   };
   for (;;) {
     // Damage found ahead comes after the records before it (not before a passed-over record's
     // length is settled: going back finds it again).
-    if (!pass_over_ && !pending_.empty() && pending_.front().at <= base_ + pos_) {
-      return take_pending();
+    if (!pass_over_) {
+      if (auto damage = s.take_damage(s.here())) return report(std::move(*damage));
     }
     if (parse(entry) == Step::kEntry) return true;
-    if (!at_eof_) {
-      at_eof_ = !fill();
+    if (!s.at_eof()) {
+      fill();
       continue;
     }
     // The file ends where more bytes were needed: inside a record's header.
-    if (!resync_ && pos_ < buffer_.size()) {
+    if (!resync_ && s.pos() < s.window().size()) {
       entry = WarcEntry{.kind = WarcEntry::Kind::kCorrupt,
-                        .where = offset_of(base_ + pos_),
+                        .where = s.offset_of(s.here()),
                         .reason = "the file ends inside this record's header (truncated)"};
-      pos_ = buffer_.size();
+      s.set_pos(s.window().size());
       return true;
     }
-    if (!pending_.empty()) return take_pending();
+    if (auto damage = s.take_damage(UINT64_MAX)) return report(std::move(*damage));
     return false;
   }
 }
 
 WarcReader::Step WarcReader::parse(WarcEntry& entry) {
   if (pass_over_) return pass_over(entry);
-  const std::string_view data(buffer_);
+  WarcStream& s = *stream_;
+  const std::string_view data = s.window();
+  std::size_t pos = s.pos();
   if (resync_) {
-    const std::size_t found = find_version_line(data, pos_);
+    const std::size_t found = find_version_line(data, pos);
     if (found == std::string_view::npos) {
       // Keep what may be the start of "WARC/1.x\r" at the end for the next fill.
-      if (data.size() > 9) pos_ = std::max(pos_, data.size() - 9);
-      if (at_eof_) pos_ = data.size();
+      if (data.size() > 9) pos = std::max(pos, data.size() - 9);
+      if (s.at_eof()) pos = data.size();
+      s.set_pos(pos);
       return Step::kNeedMore;
     }
-    pos_ = found;
+    pos = found;
     resync_ = false;
   }
-  while (pos_ < data.size() && (data[pos_] == '\r' || data[pos_] == '\n')) ++pos_;
-  if (pos_ >= data.size()) return Step::kNeedMore;
+  while (pos < data.size() && (data[pos] == '\r' || data[pos] == '\n')) ++pos;
+  s.set_pos(pos);
+  if (pos >= data.size()) return Step::kNeedMore;
   return read_record(entry);
 }
 
 WarcReader::Step WarcReader::read_record(WarcEntry& entry) {
-  const std::string_view data = std::string_view(buffer_).substr(pos_);
-  const std::uint64_t start = base_ + pos_;
+  WarcStream& s = *stream_;
+  const std::string_view data = s.window().substr(s.pos());
+  const std::uint64_t start = s.here();
   const std::size_t eol = data.substr(0, kMaxHeaderBytes).find('\n');
   if (eol == std::string_view::npos) {
     if (data.size() < kMaxHeaderBytes) return Step::kNeedMore;
@@ -229,8 +197,8 @@ WarcReader::Step WarcReader::read_record(WarcEntry& entry) {
     return Step::kEntry;
   }
   const std::string type(headers.get("WARC-Type"));
-  entry = WarcEntry{.where = offset_of(start)};
-  const bool first_of_member = gzip_ && starts_member(start);
+  entry = WarcEntry{.where = s.offset_of(start)};
+  const bool first_of_member = s.gzip() && s.starts_member(start);
   if (*length > kMaxBlockBytes) {  // passed over without holding it in memory
     entry.kind = type == "response" ? WarcEntry::Kind::kSkipped : WarcEntry::Kind::kPassedOver;
     entry.reason = type == "response" ? "too_large" : type.empty() ? "untyped" : type;
@@ -239,36 +207,21 @@ WarcReader::Step WarcReader::read_record(WarcEntry& entry) {
                           .length = *length,
                           .block_end = block_end,
                           .starts_member = first_of_member,
-                          .file_size = size_,
-                          .pending = pending_,
-                          .checkpoint = nullptr};
-    if (gzip_) {
-      auto checkpoint = std::make_unique<Checkpoint>();
-      if (zs_ready_) {
-        if (::inflateCopy(&checkpoint->zs, &zs_) != Z_OK) throw std::bad_alloc();
-        checkpoint->owns_zs = true;
-      }
-      checkpoint->raw_pos = raw_pos_;
-      checkpoint->in_member = in_member_;
-      checkpoint->at_eof = at_eof_;
-      checkpoint->members = members_;
-      checkpoint->splice = splice_;
-      checkpoint->tail = buffer_.substr(pos_);
-      pass_over_->checkpoint = std::move(checkpoint);
-    }
-    pos_ += *block_at;
+                          .splice = splice_,
+                          .mark = s.mark()};
+    s.set_pos(s.pos() + *block_at);
     return pass_over(entry);
   }
   std::uint64_t member_end = 0;
   if (first_of_member && member_check(start, block_end, member_end) == MemberCheck::kOverruns) {
     entry.kind = WarcEntry::Kind::kCorrupt;
     entry.reason = member_overrun(*length);
-    pos_ = member_end - base_;  // a record starts there
+    s.set_pos(member_end - s.base());  // a record starts there
     return Step::kEntry;
   }
   const std::size_t end = *block_at + *length;
   if (data.size() < end) {
-    if (!at_eof_) return Step::kNeedMore;
+    if (!s.at_eof()) return Step::kNeedMore;
     corrupt(entry, start,
             "the file ends " + std::to_string(data.size() - *block_at) +
                 " bytes into the block of Content-Length " + std::to_string(*length) +
@@ -281,7 +234,7 @@ WarcReader::Step WarcReader::read_record(WarcEntry& entry) {
     corrupt(entry, start, length_error(boundary == Boundary::kNoCrLfCrLf, *length));
     return Step::kEntry;
   }
-  pos_ += std::min(end + kRecordEnd.size(), data.size());
+  s.set_pos(s.pos() + std::min(end + kRecordEnd.size(), data.size()));
 
   const std::string_view block = data.substr(*block_at, *length);
   if (type != "response") {
@@ -313,17 +266,18 @@ WarcReader::Step WarcReader::read_record(WarcEntry& entry) {
 }
 
 WarcReader::Step WarcReader::pass_over(WarcEntry& entry) {
+  WarcStream& s = *stream_;
   PassOver& p = *pass_over_;
   const std::string past_the_end = "the file ends before the end of the block of Content-Length " +
                                    std::to_string(p.length) +
                                    " (truncated, or the length is wrong)";
-  if (!gzip_) {
-    if (p.block_end > size_) {
+  if (!s.gzip()) {
+    if (p.block_end > s.size()) {
       go_back(entry, past_the_end);
       return Step::kEntry;
     }
     // An uncompressed file is read on at the claimed end, without reading the block.
-    if (p.block_end > base_ + buffer_.size()) seek(p.block_end);
+    if (p.block_end > s.end()) s.seek(p.block_end);
   }
   std::uint64_t drop_to = p.block_end;
   if (p.starts_member) {
@@ -333,7 +287,7 @@ WarcReader::Step WarcReader::pass_over(WarcEntry& entry) {
         entry = WarcEntry{.kind = WarcEntry::Kind::kCorrupt,
                           .where = p.entry.where,
                           .reason = member_overrun(p.length)};
-        pos_ = member_end - base_;  // a record starts there
+        s.set_pos(member_end - s.base());  // a record starts there
         pass_over_.reset();
         return Step::kEntry;
       case MemberCheck::kUnknown:
@@ -345,9 +299,9 @@ WarcReader::Step WarcReader::pass_over(WarcEntry& entry) {
         break;
     }
   }
-  if (base_ + pos_ < drop_to) pos_ = std::min<std::uint64_t>(drop_to - base_, buffer_.size());
-  if (base_ + pos_ < p.block_end) {
-    if (!at_eof_) return Step::kNeedMore;
+  if (s.here() < drop_to) s.set_pos(std::min<std::uint64_t>(drop_to - s.base(), s.window().size()));
+  if (s.here() < p.block_end) {
+    if (!s.at_eof()) return Step::kNeedMore;
     go_back(entry, past_the_end);
     return Step::kEntry;
   }
@@ -358,7 +312,7 @@ WarcReader::Step WarcReader::pass_over(WarcEntry& entry) {
     return Step::kEntry;
   }
   entry = std::move(p.entry);
-  pos_ = std::min<std::uint64_t>(p.block_end + kRecordEnd.size() - base_, buffer_.size());
+  s.set_pos(std::min<std::uint64_t>(p.block_end + kRecordEnd.size() - s.base(), s.window().size()));
   pass_over_.reset();
   return Step::kEntry;
 }
@@ -370,62 +324,42 @@ void WarcReader::go_back(WarcEntry& entry, std::string reason) {
   pass_over_.reset();
   entry = WarcEntry{
       .kind = WarcEntry::Kind::kCorrupt, .where = p.entry.where, .reason = std::move(reason)};
-  size_ = p.file_size;
-  pending_ = std::move(p.pending);
-  if (!gzip_) {
-    seek(p.start);
-  } else {
-    Checkpoint& c = *p.checkpoint;
-    if (zs_ready_) ::inflateEnd(&zs_);
-    zs_ready_ = false;
-    // Copied back, not assigned: zlib's state points at the z_stream it belongs to.
-    if (c.owns_zs) {
-      if (::inflateCopy(&zs_, &c.zs) != Z_OK) throw std::bad_alloc();
-      zs_ready_ = true;
-    }
-    jump_raw(c.raw_pos);
-    in_member_ = c.in_member;
-    at_eof_ = c.at_eof;
-    members_ = std::move(c.members);
-    splice_ = c.splice;
-    buffer_ = std::move(c.tail);
-    base_ = p.start;
-  }
-  pos_ = 1;
+  stream_->rewind(*p.mark);
+  splice_ = p.splice;
+  stream_->set_pos(1);
   resync_ = true;
 }
 
+// The bytes of the window from the decompressed offset `at` (none when it is past them).
+std::string_view WarcReader::window_from(std::uint64_t at) const {
+  const std::string_view window = stream_->window();
+  return window.substr(std::min<std::uint64_t>(at - stream_->base(), window.size()));
+}
+
 WarcReader::Boundary WarcReader::boundary_at(std::uint64_t block_end) const {
-  const std::string_view rest =
-      std::string_view(buffer_).substr(std::min<std::uint64_t>(block_end - base_, buffer_.size()));
-  if (at_eof_ && trim(rest).empty()) return Boundary::kHolds;  // the file ends with the block
+  const std::string_view rest = window_from(block_end);
+  const bool at_eof = stream_->at_eof();
+  if (at_eof && trim(rest).empty()) return Boundary::kHolds;  // the file ends with the block
   if (rest.size() < kRecordEnd.size()) {
-    return !at_eof_ && kRecordEnd.starts_with(rest) ? Boundary::kUnknown : Boundary::kNoCrLfCrLf;
+    return !at_eof && kRecordEnd.starts_with(rest) ? Boundary::kUnknown : Boundary::kNoCrLfCrLf;
   }
   if (!rest.starts_with(kRecordEnd)) return Boundary::kNoCrLfCrLf;
   return record_follows(block_end + kRecordEnd.size());
 }
 
 WarcReader::Boundary WarcReader::record_follows(std::uint64_t at) const {
-  std::string_view rest =
-      std::string_view(buffer_).substr(std::min<std::uint64_t>(at - base_, buffer_.size()));
+  std::string_view rest = window_from(at);
+  const bool at_eof = stream_->at_eof();
   const std::size_t first = rest.find_first_not_of("\r\n");
-  if (first == std::string_view::npos) return at_eof_ ? Boundary::kHolds : Boundary::kUnknown;
+  if (first == std::string_view::npos) return at_eof ? Boundary::kHolds : Boundary::kUnknown;
   rest.remove_prefix(first);
   if (!rest.starts_with(kVersion.substr(0, std::min(rest.size(), kVersion.size())))) {
     return Boundary::kNoRecordAfter;
   }
   if (rest.size() < kVersion.size() + 2) {
-    return at_eof_ ? Boundary::kNoRecordAfter : Boundary::kUnknown;
+    return at_eof ? Boundary::kNoRecordAfter : Boundary::kUnknown;
   }
   return is_version_line(rest) ? Boundary::kHolds : Boundary::kNoRecordAfter;
-}
-
-bool WarcReader::starts_member(std::uint64_t at) const {
-  auto after = std::upper_bound(
-      members_.begin(), members_.end(), at,
-      [](std::uint64_t offset, const Member& member) { return offset < member.out_start; });
-  return after != members_.begin() && (after - 1)->out_start == at;
 }
 
 // For a record at `start` that starts a gzip member, with a block claimed to end at
@@ -436,13 +370,10 @@ bool WarcReader::starts_member(std::uint64_t at) const {
 // is still being inflated.
 WarcReader::MemberCheck WarcReader::member_check(std::uint64_t start, std::uint64_t block_end,
                                                  std::uint64_t& member_end) const {
-  auto after = std::upper_bound(
-      members_.begin(), members_.end(), start,
-      [](std::uint64_t offset, const Member& member) { return offset < member.out_start; });
-  member_end = after != members_.end() ? after->out_start : in_member_ ? 0 : base_ + buffer_.size();
+  member_end = stream_->member_end(start);
   if (member_end == 0) {
-    return base_ + buffer_.size() >= block_end + kRecordEnd.size() ? MemberCheck::kFits
-                                                                   : MemberCheck::kUnknown;
+    return stream_->end() >= block_end + kRecordEnd.size() ? MemberCheck::kFits
+                                                           : MemberCheck::kUnknown;
   }
   if (member_end >= block_end + kRecordEnd.size()) return MemberCheck::kFits;
   switch (record_follows(member_end)) {
@@ -456,194 +387,11 @@ WarcReader::MemberCheck WarcReader::member_check(std::uint64_t start, std::uint6
 }
 
 void WarcReader::corrupt(WarcEntry& entry, std::uint64_t at, std::string reason) {
-  entry = WarcEntry{
-      .kind = WarcEntry::Kind::kCorrupt, .where = offset_of(at), .reason = std::move(reason)};
+  entry = WarcEntry{.kind = WarcEntry::Kind::kCorrupt,
+                    .where = stream_->offset_of(at),
+                    .reason = std::move(reason)};
   resync_ = true;
-  pos_ = at - base_ + 1;
-}
-
-// Reads `size` bytes at `offset` (within size_). A short read means the file shrank (or a read
-// error): it is reported as damage where the file now ends, and size_ becomes that.
-std::size_t WarcReader::read_at(std::uint64_t offset, char* out, std::size_t size) {
-  std::size_t got = 0;
-  while (got < size) {
-    const ssize_t n = ::pread(fd_, out + got, size - got, static_cast<off_t>(offset + got));
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) {
-      const std::uint64_t end = offset + got;
-      std::string reason =
-          n < 0 ? std::string("read error: ") + std::strerror(errno) + "; nothing after it is read"
-                : "the file ends here, " + std::to_string(size_ - end) + " bytes short of the " +
-                      std::to_string(size_) + " it had when opened: it shrank while being read";
-      // In a gzip file the decompressed place is not known yet: it is told after the rest.
-      pending_.push_back(Pending{
-          .at = gzip_ ? UINT64_MAX : end,
-          .entry = WarcEntry{
-              .kind = WarcEntry::Kind::kCorrupt, .where = {.offset = end}, .reason = reason}});
-      size_ = end;
-      break;
-    }
-    got += static_cast<std::size_t>(n);
-  }
-  return got;
-}
-
-bool WarcReader::fill() {
-  compact();
-  if (gzip_) return fill_gzip();
-  if (raw_pos_ >= size_) return false;
-  const std::size_t want = std::min<std::uint64_t>(kReadChunk, size_ - raw_pos_);
-  const std::size_t old = buffer_.size();
-  std::size_t got = 0;
-  buffer_.resize_and_overwrite(old + want, [&](char* data, std::size_t) {
-    got = read_at(raw_pos_, data + old, want);
-    return old + got;
-  });
-  raw_pos_ += got;
-  return got > 0;
-}
-
-// The file bytes from raw_pos_ that are read ahead, at least `min_bytes` of them unless the file
-// ends first.
-std::string_view WarcReader::raw_window(std::size_t min_bytes) {
-  const std::size_t have = in_.size() - in_pos_;
-  if (have < min_bytes && raw_pos_ + have < size_) {
-    in_.erase(0, in_pos_);
-    in_pos_ = 0;
-    const std::uint64_t from = raw_pos_ + have;
-    const std::size_t want = std::min<std::uint64_t>(kReadChunk, size_ - from);
-    in_.resize_and_overwrite(have + want, [&](char* data, std::size_t) {
-      return have + read_at(from, data + have, want);
-    });
-  }
-  return std::string_view(in_).substr(in_pos_);
-}
-
-void WarcReader::jump_raw(std::uint64_t offset) {
-  raw_pos_ = std::min(offset, size_);
-  in_.clear();
-  in_pos_ = 0;
-}
-
-// The offset of the next gzip member's magic bytes at or after `from`; size_ when none.
-std::uint64_t WarcReader::find_gzip_member(std::uint64_t from) {
-  std::string chunk;
-  for (std::uint64_t at = from; at < size_;) {
-    const std::size_t want = std::min<std::uint64_t>(kReadChunk, size_ - at);
-    chunk.resize(want);
-    chunk.resize(read_at(at, chunk.data(), want));
-    const std::size_t found = chunk.find(kGzipMagic);
-    if (found != std::string::npos) return at + found;
-    if (chunk.size() < kGzipMagic.size()) break;
-    at += chunk.size() - (kGzipMagic.size() - 1);  // the magic may straddle two chunks
-  }
-  return size_;
-}
-
-// An uncompressed file is read on from `offset`.
-void WarcReader::seek(std::uint64_t offset) {
-  buffer_.clear();
-  base_ = offset;
-  pos_ = 0;
-  raw_pos_ = std::min(offset, size_);
-  at_eof_ = false;
-}
-
-bool WarcReader::fill_gzip() {
-  if (!in_member_) {
-    const std::string_view head = raw_window(kGzipMagic.size());
-    if (head.empty()) return false;
-    if (!head.starts_with(kGzipMagic)) {
-      const std::uint64_t next = find_gzip_member(raw_pos_ + 1);
-      pending_.push_back(Pending{
-          .at = base_ + buffer_.size(),
-          .entry = WarcEntry{
-              .kind = WarcEntry::Kind::kCorrupt,
-              .where = {.offset = raw_pos_},
-              .reason = std::to_string(next - raw_pos_) + " bytes that are not a gzip member"}});
-      jump_raw(next);
-      return true;
-    }
-    const int rc = zs_ready_ ? ::inflateReset(&zs_) : ::inflateInit2(&zs_, 15 + 16);
-    if (rc != Z_OK) {
-      pending_.push_back(Pending{.at = base_ + buffer_.size(),
-                                 .entry = WarcEntry{.kind = WarcEntry::Kind::kCorrupt,
-                                                    .where = {.offset = raw_pos_},
-                                                    .reason = "inflate: out of memory"}});
-      jump_raw(size_);
-      return true;
-    }
-    zs_ready_ = true;
-    in_member_ = true;
-    members_.push_back(Member{.out_start = base_ + buffer_.size(), .file_offset = raw_pos_});
-  }
-  const std::string_view in = raw_window(1);
-  const std::size_t old = buffer_.size();
-  int rc = Z_OK;
-  buffer_.resize_and_overwrite(old + kDecodeChunk, [&](char* data, std::size_t) {
-    zs_.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in.data()));
-    zs_.avail_in = static_cast<uInt>(in.size());
-    zs_.next_out = reinterpret_cast<Bytef*>(data + old);
-    zs_.avail_out = kDecodeChunk;
-    rc = ::inflate(&zs_, Z_NO_FLUSH);
-    return old + kDecodeChunk - zs_.avail_out;
-  });
-  const std::size_t used = in.size() - zs_.avail_in;
-  in_pos_ += used;
-  raw_pos_ += used;
-  if (rc == Z_STREAM_END) in_member_ = false;
-  if (rc == Z_OK || rc == Z_STREAM_END) return true;
-  // Z_BUF_ERROR with no input left: the file ends inside the member.
-  drop_member(rc == Z_BUF_ERROR ? std::string("the file ends inside it (truncated)")
-                                : std::string(zs_.msg ? zs_.msg : "inflate failed"));
-  return true;
-}
-
-void WarcReader::drop_member(const std::string& what) {
-  const Member member = members_.back();
-  members_.pop_back();
-  // Its output is dropped, except what was already returned (in a whole-file gzip stream).
-  const std::uint64_t keep_to = std::max(member.out_start, base_ + pos_);
-  buffer_.resize(keep_to - base_);
-  in_member_ = false;
-  jump_raw(find_gzip_member(member.file_offset + 1));
-  pending_.push_back(Pending{
-      .at = keep_to,
-      .entry = WarcEntry{
-          .kind = WarcEntry::Kind::kCorrupt,
-          .where = {.offset = member.file_offset},
-          .reason = "damaged gzip member: " + what +
-                    (raw_pos_ < size_ ? "; reading resumes at offset " + std::to_string(raw_pos_)
-                                      : "; no gzip member follows")}});
-  if (pass_over_ && member.out_start <= pass_over_->start) {
-    pass_over_.reset();  // the record passed over is lost with its member
-    resync_ = true;
-  } else if (splice_ <= base_ + pos_) {
-    // A record begun before the damage is not completed from the members after it.
-    splice_ = keep_to;
-  }
-}
-
-void WarcReader::compact() {
-  if (pos_ < kCompactAt || pos_ * 2 < buffer_.size()) return;
-  buffer_.erase(0, pos_);
-  base_ += pos_;
-  pos_ = 0;
-  // Keep the member holding base_ and those after it.
-  auto first_kept = std::upper_bound(
-      members_.begin(), members_.end(), base_,
-      [](std::uint64_t at, const Member& member) { return at < member.out_start; });
-  if (first_kept != members_.begin()) members_.erase(members_.begin(), first_kept - 1);
-}
-
-WarcOffset WarcReader::offset_of(std::uint64_t decompressed) const {
-  if (!gzip_) return {.offset = decompressed};
-  auto after = std::upper_bound(
-      members_.begin(), members_.end(), decompressed,
-      [](std::uint64_t at, const Member& member) { return at < member.out_start; });
-  if (after == members_.begin()) return {.in_member = decompressed};
-  const Member& member = *(after - 1);
-  return {.offset = member.file_offset, .in_member = decompressed - member.out_start};
+  stream_->set_pos(at - stream_->base() + 1);
 }
 
 }  // namespace neardup::warc

@@ -1,5 +1,4 @@
 #include "warc/warc_reader.h"
-#include "warc/record_block.h"
 
 #include <brotli/encode.h>
 #include <gtest/gtest.h>
@@ -11,6 +10,9 @@
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
+
+#include "warc/record_block.h"
+#include "warc/test_gzip.h"
 
 namespace neardup::warc {
 namespace {
@@ -35,22 +37,6 @@ std::string http(std::string_view status, std::string_view headers, std::string_
 std::string html(std::string_view text) {
   return "<html><body><p>" + std::string(text) + "</p></body></html>";
 }
-
-// One gzip member (window_bits 31), or a raw deflate stream (-15).
-std::string deflate_bytes(std::string_view data, int window_bits, int level = 6) {
-  z_stream zs{};
-  EXPECT_EQ(::deflateInit2(&zs, level, Z_DEFLATED, window_bits, 8, Z_DEFAULT_STRATEGY), Z_OK);
-  std::string out(::deflateBound(&zs, data.size()) + 32, '\0');
-  zs.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data.data()));
-  zs.avail_in = data.size();
-  zs.next_out = reinterpret_cast<Bytef*>(out.data());
-  zs.avail_out = out.size();
-  EXPECT_EQ(::deflate(&zs, Z_FINISH), Z_STREAM_END);
-  out.resize(zs.total_out);
-  ::deflateEnd(&zs);
-  return out;
-}
-std::string gzip(std::string_view data, int level = 6) { return deflate_bytes(data, 31, level); }
 
 // The record with its Content-Length replaced by `claimed` (its block left as it is).
 std::string claiming(std::string record, std::uint64_t claimed) {
