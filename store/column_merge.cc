@@ -203,32 +203,42 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
   std::uint64_t produced = 0;
   bool exhausted = false;
   s.carry.reserve(per_record);
+  const bool keep_all = dropped.none();
   while (produced < budget) {
+    // The smallest head (best) and the next smallest (bound), in one pass over the sources.
     std::size_t best = sources;
+    const Entry* bound = nullptr;
     for (std::size_t i = 0; i < sources; ++i) {
-      if (valid[i] && (best == sources || *heads[i].at < *heads[best].at)) best = i;
+      if (!valid[i]) continue;
+      const Entry* head = heads[i].at;
+      if (best == sources) {
+        best = i;
+      } else if (*head < *heads[best].at) {
+        bound = heads[best].at;
+        best = i;
+      } else if (bound == nullptr || *head < *bound) {
+        bound = head;
+      }
     }
     if (best == sources) {
       exhausted = true;
       break;
     }
-    const Entry* bound = nullptr;
-    for (std::size_t i = 0; i < sources; ++i) {
-      if (i != best && valid[i] && (bound == nullptr || *heads[i].at < *bound)) bound = heads[i].at;
-    }
     // The best source's entries below every other source's head go out in one run, up to the
-    // budget, its chunk's end and the end of the record being filled.
+    // budget, its chunk's end and the end of the record being filled. Its head is below the
+    // bound (a tie cannot happen, a document's entry being in one place; one entry goes out
+    // regardless, so that the merge always moves). Sources of like size, a band merge's,
+    // interleave entry by entry: the next entry is checked before galloping.
     Source& src = heads[best];
     const Entry* from = src.at;
     const Entry* limit = src.end;
     if (static_cast<std::uint64_t>(limit - from) > budget - produced) {
       limit = from + (budget - produced);
     }
-    // (A tie with another source cannot happen, a document's entry being in one place; one
-    // entry goes out regardless, so that the merge always moves.)
-    const Entry* stop = bound == nullptr ? limit : gallop_lower_bound(src.at, limit, *bound);
-    if (stop == src.at) ++stop;
-    const bool keep_all = dropped.none();
+    const Entry* stop = bound == nullptr ? limit
+                        : from + 1 == limit || !(from[1] < *bound)
+                            ? from + 1
+                            : gallop_lower_bound(from + 2, limit, *bound);
     while (src.at != stop) {
       // A record, full unless its entries grew wider, whenever enough are carried (what a
       // narrower last record left may already be).
@@ -238,12 +248,14 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
       const Entry* run_end =
           src.at + std::min<std::ptrdiff_t>(
                        stop - src.at, static_cast<std::ptrdiff_t>(carried() - s.carry.size()));
-      if (keep_all) {
-        s.carry.insert(s.carry.end(), src.at, run_end);
-      } else {
+      if (!keep_all) {
         for (const Entry* e = src.at; e != run_end; ++e) {
           if (!dropped.contains(e->doc)) s.carry.push_back(*e);
         }
+      } else if (run_end - src.at == 1) {
+        s.carry.push_back(*src.at);
+      } else {
+        s.carry.insert(s.carry.end(), src.at, run_end);
       }
       src.at = run_end;
     }
