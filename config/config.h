@@ -215,6 +215,10 @@ struct StoreConfig {
   // memory to the page cache, for a store larger than memory, at the cost of more, smaller
   // merges (docs/index.md, "Larger than memory").
   std::uint64_t delta_entries = 1ull << 21;
+  // Bits an entry of the filters over the prefixes in each run of a table column, which spare a
+  // page's probes of runs that hold nothing in its ranges (store/FORMAT.md, "Prefix filters"):
+  // with 10 tables, 10 bytes of memory a page at 8. 0: none, every probe reads every run.
+  std::uint32_t table_filter_bits = 8;
   // Pages first seen longer ago than this stop being matched, and merges drop their index
   // entries; 0 keeps every page. Seconds.
   std::uint64_t retention_seconds = 0;

@@ -193,6 +193,14 @@ TEST(Config, DeltaEntriesAreCountedWithinTheirRange) {
   EXPECT_THAT(error_of("store:\n  delta_entries: 1GiB\n"), HasSubstr("store.delta_entries"));
 }
 
+TEST(Config, TableFilterBitsAreCountedWithinTheirRange) {
+  EXPECT_EQ(Config{}.store.table_filter_bits, 8u);
+  EXPECT_EQ(parsed("store:\n  table_filter_bits: 0\n").store.table_filter_bits, 0u);
+  EXPECT_EQ(parsed("store:\n  table_filter_bits: 4\n").store.table_filter_bits, 4u);
+  EXPECT_THAT(error_of("store:\n  table_filter_bits: 17\n"),
+              HasSubstr("store.table_filter_bits: must be 0..16, got 17"));
+}
+
 TEST(Config, BooleansAcceptYamlSpellings) {
   EXPECT_FALSE(parsed("store:\n  sync: false\n").store.sync);
   EXPECT_FALSE(parsed("store:\n  readahead: false\n").store.readahead);
@@ -781,12 +789,13 @@ TEST(RestartOnlyChanges, NamesEveryChangedRestartKeyInOrder) {
   after.metrics.listen = "";
   after.store.readahead = false;
   after.store.delta_entries = 1u << 19;
+  after.store.table_filter_bits = 4;
   after.pipeline.threads = 8;
-  EXPECT_EQ(
-      restart_only_changes(Config{}, after),
-      (std::vector<std::string>{"kafka.group_id", "kafka.properties", "store.map_size",
-                                "store.max_map_size", "store.sync", "store.readahead",
-                                "store.delta_entries", "pipeline.threads", "metrics.listen"}));
+  EXPECT_EQ(restart_only_changes(Config{}, after),
+            (std::vector<std::string>{"kafka.group_id", "kafka.properties", "store.map_size",
+                                      "store.max_map_size", "store.sync", "store.readahead",
+                                      "store.delta_entries", "store.table_filter_bits",
+                                      "pipeline.threads", "metrics.listen"}));
 }
 
 TEST(RestartOnlyChanges, IgnoresKeysThatApplyOnReload) {

@@ -257,6 +257,7 @@ void for_each_key(C& c, F&& f) {
   f(Key{.path = "store.sync"}, c.store.sync);
   f(Key{.path = "store.readahead"}, c.store.readahead);
   f(Key{.path = "store.delta_entries", .min = 1u << 12, .max = 1u << 26}, c.store.delta_entries);
+  f(Key{.path = "store.table_filter_bits", .max = 16}, c.store.table_filter_bits);
   f(Key{.path = "store.retention", .duration = true}, c.store.retention_seconds);
   f(Key{.path = "store.shards", .min = 1, .max = 64}, c.store.shards);
   f(Key{.path = "store.shard", .max = 63}, c.store.shard);

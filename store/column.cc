@@ -80,7 +80,7 @@ lmdb::Result<> Column::load(const lmdb::Txn& txn, lmdb::Dbi meta, bool create,
   union_.reset();
   if (format_ == RunFormat::kNarrow && !read_only && runs_.size() >= 2) union_ = new_union();
   covered_.assign(runs_.size(), union_ != nullptr);
-  if (format_ == RunFormat::kNarrow && !read_only) {
+  if (filtered() && !read_only) {
     for (std::size_t i = 0; i < runs_.size(); ++i) {
       auto dir = RunDirectory::load(txn, runs_[i], format_);
       if (!dir) return std::unexpected(dir.error());
@@ -90,13 +90,27 @@ lmdb::Result<> Column::load(const lmdb::Txn& txn, lmdb::Dbi meta, bool create,
   return {};
 }
 
+std::unique_ptr<BandFilter> Column::new_filter(std::uint64_t entries) const {
+  if (format_ == RunFormat::kNarrow) return std::make_unique<BandFilter>(entries);
+  const double prefixes = std::ldexp(1.0, static_cast<int>(prefix_bits_));
+  if (static_cast<double>(entries) > kMaxPrefixLoad * prefixes ||
+      entries < min_prefix_filter_entries_) {
+    return nullptr;
+  }
+  // Sized for 8 bits a key: entries * bits / 8 keys' worth.
+  return std::make_unique<BandFilter>(
+      std::max<std::uint64_t>(1, entries * prefix_filter_bits_ / BandFilter::kBitsPerKey));
+}
+
 std::unique_ptr<BandFilter> Column::filter_of(const RunDirectory& dir, std::uint64_t entries,
-                                              BandFilter* also) {
-  auto filter = std::make_unique<BandFilter>(entries);
+                                              BandFilter* also) const {
+  auto filter = new_filter(entries);
+  if (filter == nullptr) return nullptr;
   for (std::size_t r = 0; r < dir.records.size(); ++r) {
     read_ahead(dir, r);
     // Ascending keys: the filters fill front to back.
     dir.for_each_key(r, [&](std::size_t, std::uint64_t key) {
+      key = filter_key(key);
       filter->add(key);
       if (also != nullptr) also->add(key);
     });
@@ -206,11 +220,13 @@ void Column::prefetch(std::uint64_t key, Lookahead step) const {
     const bool filtered = i < filters_.size() && filters_[i];
     if (step == Lookahead::kDirectories) {
       if (filtered) {
-        filters_[i]->prefetch(stored_key(format_, key));
+        filters_[i]->prefetch(filter_key(key));
       } else {
         RunProbe::prefetch_directory(directories_[i], lo);
       }
-    } else if (!filtered) {
+    } else if (!filtered || (prefix_filter_bits_ > 0 && !filtered_out(i, key))) {
+      // A table run's filter lets a key's prefix through often (a run holds about one entry a
+      // prefix at the size its design is chosen for): its line was loaded a page ahead.
       RunProbe(directories_[i], lo, range_end(key), gap(i)).prefetch();
     }
   }

@@ -159,6 +159,21 @@ class Column {
   enum class Lookahead { kDirectories, kRecords };
   void prefetch(std::uint64_t key, Lookahead step) const;
 
+  // Table columns opened for writing: each run gets a filter over the prefixes of its keys
+  // (their top prefix_bits, what a probe's range shares) at `bits` bits an entry, as a narrow
+  // column's runs have over their keys, so that a probe skips a run that holds nothing in its
+  // range. Below its design's size a table's prefixes are mostly empty (at 10M pages with the
+  // 10 tables of 25-26 bits chosen for 100M, about 9 in 10 of a run's). A run of more than
+  // kMaxPrefixLoad entries a prefix gets none: at least 1 - e^-0.5 = 39 % of its prefixes are
+  // taken, and a filter would spare few probes for its memory. A run of fewer than
+  // `min_entries` gets none either (OpenOptions::prefix_filter_min_entries). 0 bits: no
+  // filters. Call before load().
+  static constexpr double kMaxPrefixLoad = 0.5;
+  void filter_prefixes(std::uint32_t bits, std::uint64_t min_entries) {
+    prefix_filter_bits_ = bits;
+    min_prefix_filter_entries_ = min_entries;
+  }
+
   // Narrow columns opened for writing: reads up to `budget` more run entries into the union
   // filter being built (below), starting a build when two or more runs are not covered by the
   // current one and no merge runs, and making it current once it covers every run and no merge
@@ -253,14 +268,21 @@ class Column {
   static constexpr std::uint64_t kUnionMinDeltas = 8;
   std::unique_ptr<BandFilter> new_union() const;
 
-  // Whether run i's filter rules out `key` (narrow columns; false without a filter).
-  bool filtered_out(std::size_t i, std::uint64_t key) const {
-    return i < filters_.size() && filters_[i] &&
-           !filters_[i]->may_contain(stored_key(format_, key));
+  // Whether the runs get filters: narrow columns', and table columns' whose prefixes are filtered.
+  bool filtered() const { return format_ == RunFormat::kNarrow || prefix_filter_bits_ > 0; }
+  // What a run's filter holds of a key: the stored key (narrow), or its prefix (tables).
+  std::uint64_t filter_key(std::uint64_t key) const {
+    return stored_key(format_, range_start(key));
   }
-  // A filter over the stored keys of the run `dir` holds (narrow columns).
-  static std::unique_ptr<BandFilter> filter_of(const RunDirectory& dir, std::uint64_t entries,
-                                               BandFilter* also = nullptr);
+  // Whether run i's filter rules out `key` (false without a filter).
+  bool filtered_out(std::size_t i, std::uint64_t key) const {
+    return i < filters_.size() && filters_[i] && !filters_[i]->may_contain(filter_key(key));
+  }
+  // A filter over the filter keys of the entries the run `dir` holds.
+  std::unique_ptr<BandFilter> filter_of(const RunDirectory& dir, std::uint64_t entries,
+                                        BandFilter* also = nullptr) const;
+  // A filter for a run of `entries` entries (null when the run gets none: filter_prefixes).
+  std::unique_ptr<BandFilter> new_filter(std::uint64_t entries) const;
   std::uint64_t range_start(std::uint64_t key) const;
   std::uint64_t range_end(std::uint64_t key) const;
   // The expected distance between neighbouring keys of run i (RunProbe).
@@ -303,6 +325,8 @@ class Column {
   std::uint64_t directories_generation_ = kStale;
   static constexpr std::uint64_t kStale = ~0ull;
   bool reopen_runs_ = false;  // runs_ handles were closed by a rolled-back drop
+  std::uint32_t prefix_filter_bits_ = 0;  // filter_prefixes()
+  std::uint64_t min_prefix_filter_entries_ = 0;
 };
 
 template <typename Fn>

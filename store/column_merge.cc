@@ -71,8 +71,8 @@ void Column::begin_merge(std::uint64_t watermark, bool reclaim) {
   m.watermark = watermark;
   m.output = state_.next_run;
   m.progress.input_at.assign(state_.runs.size() - m.keep, {0, 0});
-  if (filters_.size() == state_.runs.size() && format_ == RunFormat::kNarrow) {
-    m.filter = std::make_unique<BandFilter>(m.total);
+  if (filters_.size() == state_.runs.size() && filtered()) {
+    m.filter = new_filter(m.total);
     m.covers = union_ != nullptr &&
                std::all_of(covered_.begin() + static_cast<std::ptrdiff_t>(m.keep), covered_.end(),
                            [](char c) { return c != 0; }) &&
@@ -141,7 +141,7 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
       auto written = writer.write_record(std::span<const Entry>(carry).subspan(at));
       if (!written) return std::unexpected(written.error());
       if (filter != nullptr) {
-        for (std::size_t i = at; i < at + *written; ++i) filter->add(carry[i].key);  // ascending
+        for (std::size_t i = at; i < at + *written; ++i) filter->add(filter_key(carry[i].key));
       }
       at += *written;
       record_entries = *written;
@@ -320,10 +320,13 @@ std::unique_ptr<Delta> Column::adopt(Slice slice) {
     if (reread) pending.push_back(slice.state.runs.back().id);
     if (front_read && (pending.empty() || pending.front() != front)) build_->record = 0;
   }
+  // Every run has its filter (or a null one, for a table run too large for its): so has the
+  // new one.
+  const bool run_filters = filtered() && filters_.size() == state_.runs.size();
   state_ = std::move(slice.state);
   runs_ = std::move(slice.runs);
   directories_generation_ = kStale;
-  if (merge_->filter) {
+  if (run_filters) {
     filters_.resize(keep);
     filters_.push_back(std::move(merge_->filter));
   }

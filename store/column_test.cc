@@ -8,63 +8,17 @@
 #include <random>
 #include <set>
 
+#include "store/column_test_fixture.h"
 #include "store/delta.h"
 #include "store/test_util.h"
 
 namespace neardup {
 namespace {
 
-struct Fixture {
-  testing::TempDir dir;
-  lmdb::Env env;
-  lmdb::Dbi meta;
-  Fixture() {
-    env = std::move(*lmdb::Env::open(dir.path(), {.map_size = 1ull << 28}));
-    auto txn = lmdb::Txn::begin(env, 0);
-    meta = *lmdb::Dbi::open(*txn, "meta", MDB_CREATE);
-    EXPECT_TRUE(txn->commit());
-  }
-  // Loads `column` as a new one (its empty state written to meta).
-  void create(Column& column) {
-    auto txn = lmdb::Txn::begin(env, 0);
-    ASSERT_TRUE(column.load(*txn, meta, true, 0));
-    ASSERT_TRUE(txn->commit());
-  }
-};
-
-// Every doc the column returns for key's range, sorted.
-std::vector<std::uint64_t> probe(Column& column, const lmdb::Env& env, std::uint64_t key) {
-  auto txn = lmdb::Txn::begin(env, MDB_RDONLY);
-  EXPECT_TRUE(column.open_directories(*txn, 0));
-  std::vector<RunProbe> probes;
-  std::vector<std::uint64_t> docs;
-  column.start(key, probes, [&](const Entry& e) { docs.push_back(e.doc); });
-  for (RunProbe& p : probes) p.finish([&](std::uint64_t, auto doc) { docs.push_back(doc()); });
-  std::sort(docs.begin(), docs.end());
-  return docs;
-}
-
-// One committed slice of the running merge.
-void slice(Column& column, Fixture& f, std::uint64_t budget) {
-  auto txn = lmdb::Txn::begin(f.env, 0);
-  ASSERT_TRUE(column.open_directories(*txn, 0));
-  auto written = column.merge_slice(*txn, f.meta, budget);
-  ASSERT_TRUE(written.has_value()) << written.error().message;
-  ASSERT_TRUE(txn->commit());
-  column.recycle(column.adopt(std::move(*written)));  // as the index does
-}
-
-// A whole merge, in slices of `budget` entries.
-void merge(Column& column, Fixture& f, std::uint64_t watermark, std::uint64_t budget = ~0ull,
-           bool reclaim = false) {
-  column.begin_merge(watermark, reclaim);
-  while (column.merging()) slice(column, f, budget);
-}
-
 // Exact keys (prefix 64 bits): a narrow column returns every doc of the key and, from its runs,
 // at most the docs whose key shares the top 40 bits; a wide one exactly the key's docs.
 void check_exact_keys(RunFormat format) {
-  Fixture f;
+  ColumnFixture f;
   Column column("b/0", 64, format, 12, 1000);
   f.create(column);
   std::mt19937_64 rng(1);
@@ -132,7 +86,7 @@ TEST(Column, NarrowRunsAnswerASupersetWithinTheTop40Bits) { check_exact_keys(Run
 // (recycle) come back empty.
 TEST(Column, WideRunsMergeAtRatio2AndNarrowOnesInTiersOf4) {
   for (RunFormat format : {RunFormat::kWide, RunFormat::kNarrow}) {
-    Fixture f;
+    ColumnFixture f;
     Column column("b/0", 64, format, 12, 1000);
     f.create(column);
     std::mt19937_64 rng(5);
@@ -158,7 +112,7 @@ TEST(Column, WideRunsMergeAtRatio2AndNarrowOnesInTiersOf4) {
 // the limit, and the 64th then gathers every tier into one run.
 TEST(Column, NarrowRunsStopGrowingAtTheirLimitUnlessAMergeReclaims) {
   for (bool reclaim : {false, true}) {
-    Fixture f;
+    ColumnFixture f;
     Column column("b/0", 64, RunFormat::kNarrow, 8, 100);
     f.create(column);
     std::mt19937_64 rng(7);
@@ -186,7 +140,7 @@ TEST(Column, NarrowRunsStopGrowingAtTheirLimitUnlessAMergeReclaims) {
 // keys stored in runs and keys stored nowhere, as they do once the column is opened again (the
 // union built anew). The union is outgrown as the column grows, so several builds run.
 TEST(Column, TheUnionFilterCoversEveryRunAndProbesStayExact) {
-  Fixture f;
+  ColumnFixture f;
   std::mt19937_64 rng(8);
   std::vector<Entry> all;
   auto check = [&](Column& column) {
@@ -264,7 +218,7 @@ TEST(Column, TheUnionFilterCoversEveryRunAndProbesStayExact) {
 // A busy column keeps the merged delta's table for the next delta; once it merges a partial
 // delta (an idle column's), it holds only a small new one.
 TEST(Column, AFullDeltasTableIsReusedAndFreedWhenTheColumnGoesIdle) {
-  Fixture f;
+  ColumnFixture f;
   Column column("t/0/0", 16, RunFormat::kWide, 12, 4096);
   f.create(column);
   std::mt19937_64 rng(6);
@@ -295,7 +249,7 @@ TEST(Column, AFullDeltasTableIsReusedAndFreedWhenTheColumnGoesIdle) {
 // holds a sixteenth of its capacity or more gets its full-size tables at once, with its entries
 // kept, so that filling it never grows it; one with fewer, or without runs, keeps a small table.
 TEST(Column, ABusyColumnsTablesAreFullSizeAtOpenAndAnIdleOnesStaySmall) {
-  Fixture f;
+  ColumnFixture f;
   std::mt19937_64 rng(9);
   std::uint64_t doc = 0;
   std::size_t full_buckets = 0;
@@ -428,7 +382,7 @@ TEST(Delta, ALargeBucketSortsAsAWholeSortWould) {
 }
 
 TEST(Column, PrefixRangesAcrossDeltaAndRunsAndAReopen) {
-  Fixture f;
+  ColumnFixture f;
   std::mt19937_64 rng(2);
   std::vector<Entry> all;
   {
@@ -467,7 +421,7 @@ TEST(Column, PrefixRangesAcrossDeltaAndRunsAndAReopen) {
 }
 
 TEST(Column, ProbesDuringAMergeInSlicesSeeEveryEntryOnce) {
-  Fixture f;
+  ColumnFixture f;
   Column column("t/0/1", 16, RunFormat::kWide, 12, 20000);
   f.create(column);
   std::mt19937_64 rng(3);
@@ -512,7 +466,7 @@ TEST(Column, ProbesDuringAMergeInSlicesSeeEveryEntryOnce) {
 }
 
 TEST(Column, AnAbortedSliceChangesNothingAndAnInterruptedMergeIsDroppedAtOpen) {
-  Fixture f;
+  ColumnFixture f;
   Column column("ids", 64, RunFormat::kWide, 12, 30000);
   f.create(column);
   for (std::uint64_t doc = 1; doc <= 30000; ++doc) column.add({doc * 77, doc});

@@ -5,6 +5,8 @@
 
 #include <vector>
 
+#include "store/verdict.h"
+
 namespace neardup::records {
 namespace {
 

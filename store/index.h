@@ -180,6 +180,10 @@ struct OpenOptions {
   // as pages come: a run of few pages over a large store (neardup dedup) opens sooner and in
   // less memory (0.15-0.5 s and 130 MB less for a store of 1.2M pages).
   bool presize_busy_deltas = true;
+  // The fewest entries a table run holds for it to get a prefix filter (store.table_filter_bits;
+  // Column::filter_prefixes): a filter takes a 2 MiB huge page at least, and smaller runs are a
+  // small store's. Tests set fewer, so that their runs have filters.
+  std::uint64_t prefix_filter_min_entries = 1 << 20;
   // When set, apply() records where its time goes (benchmarks).
   ApplyTiming* timing = nullptr;
   // The clock of store.retention, ms since the epoch (tests set it; default: the system's).

@@ -357,6 +357,8 @@ StoreResult<> Catalog::open_scheme(const lmdb::Txn& txn, const StoreTables& tabl
     scheme.tables.push_back(std::make_unique<Column>("t/" + number + "/" + std::to_string(t),
                                                      design.prefix_bits(t), table_format,
                                                      bucket_bits, options.delta_entries));
+    scheme.tables.back()->filter_prefixes(config.table_filter_bits,
+                                          options.prefix_filter_min_entries);
   }
   if (state.has_minhash()) {
     scheme.bands = std::make_unique<Column>("b/" + number, 64, RunFormat::kNarrow, bucket_bits,
