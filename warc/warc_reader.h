@@ -39,7 +39,6 @@
 #include <optional>
 #include <string>
 #include <string_view>
-#include <vector>
 
 #include "warc/warc_entry.h"
 #include "warc/warc_stream.h"
