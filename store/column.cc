@@ -90,20 +90,22 @@ lmdb::Result<> Column::load(const lmdb::Txn& txn, lmdb::Dbi meta, bool create,
   return {};
 }
 
-std::unique_ptr<BandFilter> Column::new_filter(std::uint64_t entries) const {
-  if (format_ == RunFormat::kNarrow) return std::make_unique<BandFilter>(entries);
+std::unique_ptr<RunFilter> Column::new_filter(std::uint64_t entries) const {
+  if (format_ == RunFormat::kNarrow) return RunFilter::bloom(entries);
   const double prefixes = std::ldexp(1.0, static_cast<int>(prefix_bits_));
-  if (static_cast<double>(entries) > kMaxPrefixLoad * prefixes ||
-      entries < min_prefix_filter_entries_) {
-    return nullptr;
+  if (static_cast<double>(entries) > kMaxPrefixLoad * prefixes) return nullptr;
+  // The bitmap, once it is no larger than a Bloom filter of the run's entries.
+  if (RunFilter::bitmap_bytes(prefix_bits_) <= entries * prefix_filter_bits_ / 8) {
+    return RunFilter::bitmap(prefix_bits_);
   }
+  if (entries < min_prefix_filter_entries_) return nullptr;
   // Sized for 8 bits a key: entries * bits / 8 keys' worth.
-  return std::make_unique<BandFilter>(
+  return RunFilter::bloom(
       std::max<std::uint64_t>(1, entries * prefix_filter_bits_ / BandFilter::kBitsPerKey));
 }
 
-std::unique_ptr<BandFilter> Column::filter_of(const RunDirectory& dir, std::uint64_t entries,
-                                              BandFilter* also) const {
+std::unique_ptr<RunFilter> Column::filter_of(const RunDirectory& dir, std::uint64_t entries,
+                                             BandFilter* also) const {
   auto filter = new_filter(entries);
   if (filter == nullptr) return nullptr;
   for (std::size_t r = 0; r < dir.records.size(); ++r) {

@@ -35,6 +35,7 @@
 #include "store/lmdb.h"
 #include "store/records.h"
 #include "store/run.h"
+#include "store/run_filter.h"
 #include "store/run_probe.h"
 
 namespace neardup {
@@ -160,15 +161,18 @@ class Column {
   void prefetch(std::uint64_t key, Lookahead step) const;
 
   // Table columns opened for writing: each run gets a filter over the prefixes of its keys
-  // (their top prefix_bits, what a probe's range shares) at `bits` bits an entry, as a narrow
-  // column's runs have over their keys, so that a probe skips a run that holds nothing in its
-  // range. Below its design's size a table's prefixes are mostly empty (at 10M pages with the
-  // 10 tables of 25-26 bits chosen for 100M, about 9 in 10 of a run's). A run of more than
-  // kMaxPrefixLoad entries a prefix gets none: at least 1 - e^-0.5 = 39 % of its prefixes are
-  // taken, and a filter would spare few probes for its memory. A run of fewer than
-  // `min_entries` gets none either (OpenOptions::prefix_filter_min_entries). 0 bits: no
-  // filters. Call before load().
-  static constexpr double kMaxPrefixLoad = 0.5;
+  // (their top prefix_bits, what a probe's range shares), so that a probe skips a run that holds
+  // nothing in its range (RunFilter). Below its design's size a table's prefixes are mostly
+  // empty (at 10M pages with the 10 tables of 25-26 bits chosen for 100M, about 9 in 10 of a
+  // run's). A run gets:
+  //   - an exact bitmap of the prefixes once that is no larger than a Bloom filter of `bits`
+  //     bits an entry (from 2^prefix_bits / bits entries): 4 MiB a run for 25 bits;
+  //   - below that, a Bloom filter of `bits` bits an entry, if it holds at least `min_entries`
+  //     (OpenOptions::prefix_filter_min_entries);
+  //   - none above kMaxPrefixLoad entries a prefix: at least 1 - e^-1 = 63 % of its prefixes are
+  //     taken, and a filter would spare few probes for the cache line it costs each.
+  // 0 bits: no filters. Call before load().
+  static constexpr double kMaxPrefixLoad = 1.0;
   void filter_prefixes(std::uint32_t bits, std::uint64_t min_entries) {
     prefix_filter_bits_ = bits;
     min_prefix_filter_entries_ = min_entries;
@@ -248,7 +252,7 @@ class Column {
     std::uint64_t watermark = 0;  // the new state's
     std::uint32_t output = 0;     // the new run's id
     Slice progress;
-    std::unique_ptr<BandFilter> filter;  // narrow: the new run's, filled as slices write
+    std::unique_ptr<RunFilter> filter;  // the new run's, filled as slices write
     bool covers = false;  // the frozen keys go into union_, and the new run is covered
     // Entries the merge's last record took (0 before the first): the merged entries carried
     // before a record is written, a few more than that, so that a record is full and few are
@@ -279,10 +283,10 @@ class Column {
     return i < filters_.size() && filters_[i] && !filters_[i]->may_contain(filter_key(key));
   }
   // A filter over the filter keys of the entries the run `dir` holds.
-  std::unique_ptr<BandFilter> filter_of(const RunDirectory& dir, std::uint64_t entries,
-                                        BandFilter* also = nullptr) const;
+  std::unique_ptr<RunFilter> filter_of(const RunDirectory& dir, std::uint64_t entries,
+                                       BandFilter* also = nullptr) const;
   // A filter for a run of `entries` entries (null when the run gets none: filter_prefixes).
-  std::unique_ptr<BandFilter> new_filter(std::uint64_t entries) const;
+  std::unique_ptr<RunFilter> new_filter(std::uint64_t entries) const;
   std::uint64_t range_start(std::uint64_t key) const;
   std::uint64_t range_end(std::uint64_t key) const;
   // The expected distance between neighbouring keys of run i (RunProbe).
@@ -300,10 +304,11 @@ class Column {
   std::uint32_t bucket_bits_;
   records::ColumnState state_;
   std::vector<lmdb::Dbi> runs_;  // one per state_.runs entry
-  // Narrow columns opened for writing: one filter per run, over its stored keys (BandFilter,
-  // key_filter.h), built at load() and by each merge. Empty otherwise, and every probe reads every
-  // run.
-  std::vector<std::unique_ptr<BandFilter>> filters_;
+  // Columns opened for writing whose runs are filtered (filtered()): one filter per run
+  // (run_filter.h), over a narrow run's stored keys or a table run's prefixes (null for a table
+  // run that gets none: filter_prefixes), built at load() and by each merge. Empty otherwise,
+  // and every probe reads every run.
+  std::vector<std::unique_ptr<RunFilter>> filters_;
   // Narrow columns opened for writing: one filter over the stored keys of every run marked in
   // covered_, 8 bits a key like theirs. Most of a page's band keys are in no run; one check of
   // it answers for every covered run where their own filters cost a cache line each (a page's

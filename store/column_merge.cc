@@ -134,7 +134,7 @@ lmdb::Result<Column::Slice> Column::merge_slice(const lmdb::Txn& txn, lmdb::Dbi 
   // while more than `keep` are left, and adds their keys to the new run's filter. An aborted
   // slice leaves keys in the filter that the run may never hold: harmless, a filter may say
   // "maybe".
-  BandFilter* filter = merge_->filter.get();
+  RunFilter* filter = merge_->filter.get();
   auto write = [&](std::vector<Entry>& carry, std::size_t keep) -> lmdb::Result<> {
     std::size_t at = 0;
     while (at < carry.size() && carry.size() - at > keep) {

@@ -12,17 +12,13 @@
 // aborted batch transaction); the table grows only in mark(), so undo never meets a rehash.
 #pragma once
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <cstring>
-#include <memory>
-#include <new>
 #include <type_traits>
 #include <vector>
 
+#include "store/huge_pages.h"
 #include "store/run.h"
 #include "store/spill_map.h"
 
@@ -210,36 +206,12 @@ class Delta {
     added_.clear();
   }
 
-  struct Free {
-    void operator()(void* p) const { std::free(p); }
-  };
-  template <typename T>
-  using Array = std::unique_ptr<T[], Free>;
-  // Counts and slots on 2 MiB pages where the kernel allows (transparent huge pages on
-  // request) once they are that large: probes land anywhere in tens of MiB, and 4 KiB pages
-  // would cost a TLB miss each.
-  template <typename T>
-  static Array<T> allocate(std::size_t n) {
-    constexpr std::size_t kHuge = std::size_t{2} << 20;
-    const std::size_t bytes = n * sizeof(T);
-    if (bytes < kHuge) {
-      void* p = std::aligned_alloc(64, (bytes + 63) / 64 * 64);
-      if (p == nullptr) throw std::bad_alloc();
-      return Array<T>(static_cast<T*>(p));
-    }
-    const std::size_t rounded = (bytes + kHuge - 1) / kHuge * kHuge;
-    void* p = std::aligned_alloc(kHuge, rounded);
-    if (p == nullptr) throw std::bad_alloc();
-    ::madvise(p, rounded, MADV_HUGEPAGE);  // advice only: failure leaves 4 KiB pages
-    return Array<T>(static_cast<T*>(p));
-  }
-
   void resize(std::uint32_t bits) {
     bucket_bits_ = bits;
     buckets_ = std::size_t{1} << bits;
-    counts_ = allocate<std::uint8_t>(buckets_);
+    counts_ = allocate_huge<std::uint8_t>(buckets_);
     std::fill_n(counts_.get(), buckets_, 0);
-    slots_ = allocate<Entry>(buckets_ * slots_per_bucket_);
+    slots_ = allocate_huge<Entry>(buckets_ * slots_per_bucket_);
     spill_.clear();
     spilled_ = 0;
   }
@@ -291,8 +263,8 @@ class Delta {
   std::uint64_t capacity_;
   std::uint32_t bucket_bits_ = 0;
   std::size_t buckets_ = 0;
-  Array<std::uint8_t> counts_;
-  Array<Entry> slots_;
+  HugeArray<std::uint8_t> counts_;
+  HugeArray<Entry> slots_;
   SpillMap spill_;
   std::size_t spilled_ = 0;
   std::vector<std::uint64_t> added_;

@@ -16,15 +16,11 @@
 // written to disk: the index rebuilds it from the runs, and a merge adds what it merged.
 #pragma once
 
-#include <sys/mman.h>
-
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
-#include <memory>
-#include <new>
 
 #include "common/mix.h"
+#include "store/huge_pages.h"
 
 namespace neardup {
 
@@ -38,13 +34,9 @@ class KeyFilter {
   KeyFilter() = default;
   // Sized for `capacity` keys (at least one 2 MiB page).
   explicit KeyFilter(std::uint64_t capacity) : capacity_(std::max<std::uint64_t>(capacity, 1)) {
-    constexpr std::size_t kHuge = std::size_t{2} << 20;
-    std::size_t bytes = (capacity_ * BitsPerKey / 8 + kHuge - 1) / kHuge * kHuge;
-    void* p = std::aligned_alloc(kHuge, bytes);
-    if (p == nullptr) throw std::bad_alloc();
-    ::madvise(p, bytes, MADV_HUGEPAGE);  // advice only: failure leaves 4 KiB pages
-    std::fill_n(static_cast<std::uint64_t*>(p), bytes / 8, 0);
-    words_.reset(static_cast<std::uint64_t*>(p));
+    const std::size_t bytes = (capacity_ * BitsPerKey / 8 + kHugePage - 1) / kHugePage * kHugePage;
+    words_ = allocate_huge<std::uint64_t>(bytes / 8);
+    std::fill_n(words_.get(), bytes / 8, 0);
     blocks_ = bytes / kBlockBytes;
   }
 
@@ -83,11 +75,8 @@ class KeyFilter {
     return words_.get() + b * (kBlockBytes / 8);
   }
 
-  struct Free {
-    void operator()(std::uint64_t* p) const { std::free(p); }
-  };
   std::uint64_t capacity_ = 0, size_ = 0, blocks_ = 0;
-  std::unique_ptr<std::uint64_t[], Free> words_;
+  HugeArray<std::uint64_t> words_;
 };
 
 // The two uses above. (The id filter kept 12 bits a key, 1.5 bytes a page more, for ≈ 1 %

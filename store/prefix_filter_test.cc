@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <random>
+#include <set>
 
 #include "store/column.h"
 #include "store/column_test_fixture.h"
@@ -104,28 +105,59 @@ TEST(PrefixFilters, AreRebuiltAtOpenFromTheRuns) {
   EXPECT_LT(reads, 1000u * reopened.state().runs.size() * 3 / 4);  // the filters were built
 }
 
-// The runs read by 100 probes of random keys, in a column of one run of 4096 entries whose
-// keys keep `prefix_bits` and whose filters are made for runs of `min_entries` or more.
-std::size_t reads_of_one_run(std::uint32_t prefix_bits, std::uint64_t min_entries) {
+// The runs read by 100 probes of random keys, and how many of those keys share a prefix with an
+// entry, in a column of one run of 4096 entries whose keys keep `prefix_bits` and whose Bloom
+// filters are made for runs of `min_entries` or more.
+struct OneRun {
+  std::size_t reads = 0, taken = 0;
+};
+OneRun reads_of_one_run(std::uint32_t prefix_bits, std::uint64_t min_entries) {
   ColumnFixture f;
   Column column("t/0/0", prefix_bits, RunFormat::kWide, 12, 4096);
   column.filter_prefixes(8, min_entries);
   f.create(column);
   std::mt19937_64 rng(6);
-  for (std::uint64_t doc = 1; doc <= 4096; ++doc) column.add({rng(), doc});
+  std::set<std::uint64_t> prefixes;
+  for (std::uint64_t doc = 1; doc <= 4096; ++doc) {
+    const std::uint64_t key = rng();
+    column.add({key, doc});
+    prefixes.insert(key >> (64 - prefix_bits));
+  }
   merge(column, f, 4096);
   EXPECT_EQ(column.state().runs.size(), 1u);
-  std::size_t reads = 0;
-  for (int q = 0; q < 100; ++q) reads += runs_read(column, f.env, rng());
-  return reads;
+  OneRun one;
+  for (int q = 0; q < 100; ++q) {
+    const std::uint64_t key = rng();
+    one.reads += runs_read(column, f.env, key);
+    one.taken += prefixes.count(key >> (64 - prefix_bits));
+  }
+  return one;
 }
 
-// A run with more entries than half its prefixes gets no filter, nor one with fewer entries
-// than the least a filter is made for: every probe reads it.
-TEST(PrefixFilters, RunsOverHalfTheirPrefixesOrUnderTheLeastEntriesAreReadByEveryProbe) {
-  EXPECT_EQ(reads_of_one_run(12, 0), 100u);     // 4096 prefixes
-  EXPECT_EQ(reads_of_one_run(20, 4097), 100u);  // a filter from 4097 entries
-  EXPECT_LT(reads_of_one_run(20, 4096), 10u);   // one from 4096: 2^20 prefixes, few taken
+// A run with more entries than its prefixes gets no filter: every probe reads it.
+TEST(PrefixFilters, RunsOverTheirPrefixesAreReadByEveryProbe) {
+  EXPECT_EQ(reads_of_one_run(11, 0).reads, 100u);  // 2048 prefixes
+}
+
+// A run whose bitmap of prefixes is no larger than its Bloom filter (4096 entries at 8 bits:
+// 4 KiB, the bitmap of 2^15 prefixes) gets the bitmap, whatever the least entries for a Bloom
+// filter: a probe reads the run exactly when its prefix is taken.
+TEST(PrefixFilters, LargeRunsGetAnExactBitmap) {
+  for (std::uint32_t bits : {12u, 13u, 15u}) {
+    const OneRun one = reads_of_one_run(bits, 1u << 20);
+    EXPECT_EQ(one.reads, one.taken) << bits;
+    EXPECT_GT(one.reads, 0u) << bits;
+    EXPECT_LT(one.reads, 100u) << bits;
+  }
+}
+
+// Below that, a Bloom filter from the least entries it is made for.
+TEST(PrefixFilters, SmallerRunsGetABloomFilterFromTheLeastEntries) {
+  EXPECT_EQ(reads_of_one_run(16, 4097).reads, 100u);  // a Bloom filter from 4097 entries
+  EXPECT_EQ(reads_of_one_run(20, 4097).reads, 100u);
+  const OneRun bloom = reads_of_one_run(20, 4096);  // from 4096: 2^20 prefixes, few taken
+  EXPECT_LT(bloom.reads, 10u);
+  EXPECT_GE(bloom.reads, bloom.taken);
 }
 
 }  // namespace
