@@ -95,7 +95,8 @@ std::unique_ptr<RunFilter> Column::new_filter(std::uint64_t entries) const {
   const double prefixes = std::ldexp(1.0, static_cast<int>(prefix_bits_));
   if (static_cast<double>(entries) > kMaxPrefixLoad * prefixes) return nullptr;
   // The bitmap, once it is no larger than a Bloom filter of the run's entries.
-  if (RunFilter::bitmap_bytes(prefix_bits_) <= entries * prefix_filter_bits_ / 8) {
+  if (prefix_bits_ <= RunFilter::kMaxBitmapBits &&
+      RunFilter::bitmap_bytes(prefix_bits_) <= entries * prefix_filter_bits_ / 8) {
     return RunFilter::bitmap(prefix_bits_);
   }
   if (entries < min_prefix_filter_entries_) return nullptr;

@@ -31,7 +31,8 @@ class RunFilter {
     filter->bloom_ = BandFilter(capacity);
     return filter;
   }
-  // A bitmap of the prefixes of prefix_bits bits (1 to 40).
+  // A bitmap of the prefixes of prefix_bits bits, 1 to kMaxBitmapBits.
+  static constexpr std::uint32_t kMaxBitmapBits = 40;
   static std::unique_ptr<RunFilter> bitmap(std::uint32_t prefix_bits) {
     auto filter = std::unique_ptr<RunFilter>(new RunFilter);
     filter->shift_ = 64 - prefix_bits;
