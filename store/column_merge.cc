@@ -320,8 +320,8 @@ std::unique_ptr<Delta> Column::adopt(Slice slice) {
     if (reread) pending.push_back(slice.state.runs.back().id);
     if (front_read && (pending.empty() || pending.front() != front)) build_->record = 0;
   }
-  // Every run has its filter (or a null one, for a table run too large for its): so has the
-  // new one.
+  // Every run has its filter (or a null one, for a table run that gets none: filter_prefixes):
+  // so has the new one.
   const bool run_filters = filtered() && filters_.size() == state_.runs.size();
   state_ = std::move(slice.state);
   runs_ = std::move(slice.runs);

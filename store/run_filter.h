@@ -39,7 +39,6 @@ class RunFilter {
     const std::size_t words = bitmap_words(prefix_bits);
     filter->words_ = allocate_huge<std::uint64_t>(words);
     std::fill_n(filter->words_.get(), words, 0);
-    filter->bytes_ = words * 8;
     return filter;
   }
   // Bytes of a bitmap of prefix_bits bits (what bitmap() holds).
@@ -63,7 +62,7 @@ class RunFilter {
     if (!exact()) return bloom_.prefetch(key);
     __builtin_prefetch(&words_[(key >> shift_) >> 6]);
   }
-  std::size_t memory() const { return exact() ? bytes_ : bloom_.memory(); }
+  std::size_t memory() const { return exact() ? bitmap_bytes(64 - shift_) : bloom_.memory(); }
 
  private:
   RunFilter() = default;
@@ -74,7 +73,6 @@ class RunFilter {
   BandFilter bloom_;
   std::uint32_t shift_ = 0;  // a bitmap's: 64 - prefix_bits (0: a Bloom filter)
   HugeArray<std::uint64_t> words_;
-  std::size_t bytes_ = 0;
 };
 
 }  // namespace neardup
