@@ -18,12 +18,15 @@
 // --measure more and prints one line of results: items/s (wall and CPU time of the apply() and
 // trim_pending() calls, including merges and commits; generating the pages is not timed), per-item
 // lookup+insert latency p50/p99/p999/max measured inside the batch transaction, per-batch commit
-// time, merge time, and bytes on disk per page. With --shards S --shard j the store is shard j of
-// an index split by table and band (docs/scale-out.md): it indexes its share of the tables and
-// bands of the same pages. The ids are https://www.example.com/articles/ and the page's number
-// (sequential: consecutive pages share all but their last digits), or with --ids random as long,
-// a host of 8 letters and a path of 20 drawn at random, so that two pages share no more than
-// their scheme: the two ends of what storing ids in blocks (store/FORMAT.md, "docs") saves.
+// time, merge time, and bytes on disk per page; then the anonymous memory by part, and the heap
+// as glibc counts it (mallinfo2: in use, and freed but still held). With --shards S --shard j the
+// store is shard j of an index split by table and band (docs/scale-out.md): it indexes its share of
+// the tables and bands of the same pages. The ids are https://www.example.com/articles/ and the
+// page's number (sequential: consecutive pages share all but their last digits), or with --ids
+// random as long, a host of 8 letters and a path of 20 drawn at random, so that two pages share no
+// more than their scheme: the two ends of what storing ids in blocks (store/FORMAT.md, "docs")
+// saves.
+#include <malloc.h>
 #include <sys/resource.h>
 
 #include <algorithm>
@@ -396,6 +399,13 @@ int main(int argc, char** argv) {
       stats.merge_filter_memory_bytes / 1048576.0,
       per_page(static_cast<double>(anon) - static_cast<double>(stats.delta_memory_bytes)),
       own / 1048576.0, per_page(static_cast<double>(own)), rest / 1048576.0);
+  {
+    const struct mallinfo2 mi = mallinfo2();
+    std::printf(
+        "heap: arena %.1f MiB, mmapped %.1f MiB, in use %.1f MiB, free %.1f MiB, top %.1f MiB\n",
+        mi.arena / 1048576.0, mi.hblkhd / 1048576.0, mi.uordblks / 1048576.0,
+        mi.fordblks / 1048576.0, mi.keepcost / 1048576.0);
+  }
   std::printf("slowest batch (number %" PRIu64
               ") %.1f ms: items %.1f ms, merges %.1f ms (bands %.1f ms), commit %.1f ms\n",
               slowest.batch, slowest.total_us / 1e3, slowest.items_us / 1e3, slowest.merge_us / 1e3,

@@ -335,9 +335,6 @@ TEST(Delta, OverflowingBucketsAreScannedAndUndone) {
   EXPECT_EQ(expected.back().doc, 2110u);
 }
 
-// Keys that are document numbers (the index's `members` column) all fall in a delta's first
-// bucket, mostly ascending: that bucket, and buckets in any order, sort exactly as std::sort
-// would (equal entries included).
 // reserve(n) makes the table mark() would grow to once n entries are added (not larger), and
 // n entries then fill it without growing it: as the grown table holds them.
 TEST(Delta, ReservedForNEntriesItHoldsThemAsGrowingWouldHave) {
@@ -360,6 +357,30 @@ TEST(Delta, ReservedForNEntriesItHoldsThemAsGrowingWouldHave) {
   }
 }
 
+// A batch far larger than any a writer makes (a rebuild at open adds millions of entries as one)
+// gives its undo list back when it ends, and the delta still undoes the next batch; a batch of
+// a writer's size keeps its list for the next one.
+TEST(Delta, ALargeBatchsUndoListIsGivenBackWhenItEnds) {
+  std::mt19937_64 rng(37);
+  constexpr std::uint64_t kEntries = 600'000;  // an undo list of 4.8 MB or more
+  Delta delta(20, 1 << 21);
+  delta.reserve(kEntries);
+  for (std::uint64_t doc = 1; doc <= kEntries; ++doc) delta.add({rng(), doc});
+  EXPECT_GE(delta.undo_memory(), kEntries * sizeof(std::uint64_t));
+  delta.mark();
+  EXPECT_EQ(delta.undo_memory(), 0u);
+  EXPECT_EQ(delta.size(), kEntries);
+  delta.add({rng(), kEntries + 1});
+  delta.undo();
+  EXPECT_EQ(delta.size(), kEntries);
+  for (std::uint64_t doc = 1; doc <= 21'000; ++doc) delta.add({rng(), kEntries + doc});
+  delta.mark();
+  EXPECT_GE(delta.undo_memory(), 21'000 * sizeof(std::uint64_t));
+}
+
+// Keys that are document numbers (the index's `members` column) all fall in a delta's first
+// bucket, mostly ascending: that bucket, and buckets in any order, sort exactly as std::sort
+// would (equal entries included).
 TEST(Delta, ALargeBucketSortsAsAWholeSortWould) {
   std::mt19937_64 rng(21);
   for (int share_out_of_order : {0, 1, 4, 10}) {  // tenths of the entries not in order

@@ -104,6 +104,9 @@ class Delta {
   std::size_t memory() const {
     return buckets_ * (1 + slots_per_bucket_ * sizeof(Entry)) + spilled_ * sizeof(Entry);
   }
+  // Bytes the list undo() reads holds: a batch's keys while it runs, at most kKeptUndo keys'
+  // worth once it ended (end_batch).
+  std::size_t undo_memory() const { return added_.capacity() * sizeof(std::uint64_t); }
 
   // Starts a batch: undo() removes everything added after the last mark(). Grows the table
   // when its buckets hold more than half their slots on average.
@@ -200,10 +203,19 @@ class Delta {
  private:
   static constexpr std::uint32_t kMinBucketBits = 8;
 
+  // The undo list's capacity a delta keeps between batches: a batch of 2^18 entries (about
+  // 12,000 pages of 21 bands) reuses it; a larger one, and above all a rebuild at open, which
+  // adds everything past the watermark as one batch (millions of keys), gives it back.
+  static constexpr std::size_t kKeptUndo = std::size_t{1} << 18;
+
   // What was added since the last mark() can no longer be undone.
   void end_batch() {
     size_ += added_.size();
-    added_.clear();
+    if (added_.capacity() > kKeptUndo) {
+      std::vector<std::uint64_t>().swap(added_);
+    } else {
+      added_.clear();
+    }
   }
 
   void resize(std::uint32_t bits) {

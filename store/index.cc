@@ -10,6 +10,8 @@
 // and applied_offset() never take it.
 #include "store/index.h"
 
+#include <malloc.h>
+
 #include <algorithm>
 
 #include "store/admin.h"
@@ -41,6 +43,9 @@ class LmdbIndex final : public Index {
       loaded = catalog_.create_or_load(*env_);
       if (loaded) loaded = env_->grow_ahead();
     }
+    // The rebuild's temporary lists (each delta's overflow before its full-size table took it)
+    // are freed in the middle of the heap, where free() keeps them: hand their pages back.
+    malloc_trim(0);
     if (!loaded) {
       loaded.error().message = "index " + catalog_.config.path + ": " + loaded.error().message;
       return std::unexpected(loaded.error());
