@@ -1,7 +1,8 @@
 // store_bench: lookup+insert throughput and latency of the index at a given size.
 //
 //   store_bench --dir /tmp/nd-bench --stored 10000000 --measure 1000000 [--batch 1000]
-//               [--sync 0|1] [--readahead 0|1] [--k 3] [--tables 0] [--delta 2097152] [--dups 0.1]
+//               [--sync 0|1] [--readahead 0|1] [--k 3] [--tables 0] [--expected 0]
+//               [--delta 2097152] [--dups 0.1]
 //               [--table-filter-bits 8]
 //               [--seed 1]
 //               [--minhash 1] [--bands 0 --rows 0] [--passages 0] [--shards 1 --shard 0]
@@ -25,7 +26,8 @@
 // page's number (sequential: consecutive pages share all but their last digits), or with --ids
 // random as long, a host of 8 letters and a path of 20 drawn at random, so that two pages share no
 // more than their scheme: the two ends of what storing ids in blocks (store/FORMAT.md, "docs")
-// saves.
+// saves. The store's design is --tables, or with --tables 0 the one store.expected_documents
+// derives: --expected, or with --expected 0 the --stored count.
 #include <malloc.h>
 #include <sys/resource.h>
 
@@ -51,6 +53,7 @@ struct Args {
   std::string dir = "/tmp/nd-store-bench";
   std::uint64_t stored = 1'000'000, measure = 200'000, batch = 1000, delta = 1ull << 21;
   std::uint32_t k = 3, tables = 0;
+  std::uint64_t expected = 0;  // store.expected_documents; 0: the stored count
   std::uint32_t table_filter_bits = neardup::StoreConfig{}.table_filter_bits;
   bool sync = false;
   bool readahead = true;  // store.readahead
@@ -202,6 +205,8 @@ int main(int argc, char** argv) {
       a.k = static_cast<std::uint32_t>(std::stoul(v));
     else if (key == "--tables")
       a.tables = static_cast<std::uint32_t>(std::stoul(v));
+    else if (key == "--expected")
+      a.expected = std::stoull(v);
     else if (key == "--table-filter-bits")
       a.table_filter_bits = static_cast<std::uint32_t>(std::stoul(v));
     else if (key == "--sync")
@@ -235,7 +240,7 @@ int main(int argc, char** argv) {
   config.path = a.dir;
   config.design_k = a.k;
   config.tables = a.tables;
-  config.expected_documents = a.stored;
+  config.expected_documents = a.expected != 0 ? a.expected : a.stored;
   config.map_size = 1ull << 30;
   config.sync = false;
   config.readahead = a.readahead;
@@ -359,7 +364,8 @@ int main(int argc, char** argv) {
       stats.schemes.empty() ? neardup::IndexStats::Scheme{} : stats.schemes.front();
   std::printf(
       "open %.2f s | stored=%" PRIu64 " measured=%" PRIu64
-      " minhash=%d lsh=%ux%u k=%u r=%u tables=%u table_filter_bits=%u sync=%d batch=%" PRIu64
+      " minhash=%d lsh=%ux%u k=%u r=%u tables=%u key_bits=%u table_filter_bits=%u sync=%d "
+      "batch=%" PRIu64
       " ids=%s | %.0f items/s (%.0f per CPU second) | item p50 %.1f us p99 %.1f us p99.9 %.1f us "
       "max %.1f us"
       " | batch p50 %.1f ms p99 %.1f ms max %.1f ms"
@@ -369,9 +375,9 @@ int main(int argc, char** argv) {
       " runs)"
       " | %" PRIu64 " duplicates, %" PRIu64 " by MinHash\n",
       open_secs, done - a.measure, a.measure, a.minhash ? 1 : 0, lsh.bands, lsh.rows,
-      stats.design_k, stats.design_r, stats.tables, a.table_filter_bits, a.sync ? 1 : 0, a.batch,
-      a.random_ids ? "random" : "sequential", a.measure / secs, a.measure / cpu,
-      percentile(timing.item_ns, 0.5), percentile(timing.item_ns, 0.99),
+      stats.design_k, stats.design_r, stats.tables, stats.table_key_bits, a.table_filter_bits,
+      a.sync ? 1 : 0, a.batch, a.random_ids ? "random" : "sequential", a.measure / secs,
+      a.measure / cpu, percentile(timing.item_ns, 0.5), percentile(timing.item_ns, 0.99),
       percentile(timing.item_ns, 0.999), percentile(timing.item_ns, 1.0), percentile(batch_us, 0.5),
       percentile(batch_us, 0.99), percentile(batch_us, 1.0), percentile(commit_ns, 0.5) / 1000,
       percentile(commit_ns, 0.99) / 1000, percentile(commit_ns, 1.0) / 1000,

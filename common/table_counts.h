@@ -10,7 +10,7 @@
 namespace neardup {
 
 // More tables than this are refused: each costs an in-memory delta and a probe per page. k = 3
-// needs 4 (to 16.7M pages) or 10; k = 5 at 100M pages 56.
+// needs 4 (to 134M pages) or 10; k = 5 at 100M pages 21, k = 7 120.
 inline constexpr std::uint64_t kMaxTables = 100;
 
 // C(n, r), exact while the result fits (every count up to kMaxTables and well past).

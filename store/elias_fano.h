@@ -119,6 +119,47 @@ class Reader {
       }
     }
   }
+  // Calls fn(index, value) for the entries p.index <= i < end whose low part l leaves
+  // (base + l) within k bits of `query` over the low parts' bits, in order, while fn returns
+  // true. With base the record's first key, base + value is an entry's key, and the low bits of
+  // base + l are that key's: an entry passed over differs from `query` in more than k of them.
+  // Only the low parts are read for the others; the high part is counted on from p for the ones
+  // passed to fn. Contract: p is entry p.index's position (or has index kEnd: nothing is read),
+  // and end is at most the entries.
+  template <typename Fn>
+  void scan_near(Position p, std::uint64_t end, std::uint64_t base, std::uint64_t query, int k,
+                 Fn&& fn) const {
+    const std::uint64_t mask = (std::uint64_t{1} << low_bits_) - 1;  // low_bits_ <= 56
+    std::uint64_t low_bit = p.index * low_bits_;
+    for (std::uint64_t i = p.index; i < end; ++i, low_bit += low_bits_) {
+      const std::uint64_t l = (coding::decode_fixed64(low_ + low_bit / 8) >> (low_bit % 8)) & mask;
+      if (std::popcount(((base + l) ^ query) & mask) > k) [[likely]]
+        continue;
+      p = advance(p, i);
+      if (p.index == kEnd || !fn(i, (p.high() << low_bits_) | l)) return;
+    }
+  }
+
+  // The position of entry `index`, counted on from `from`, an entry at or before it. Contract:
+  // index is below the entries; a damaged record whose bits run out gives kEnd.
+  Position advance(Position from, std::uint64_t index) const {
+    if (index == from.index) return from;
+    std::uint64_t need = index - from.index;  // ones after from's
+    const std::uint64_t bit = from.bit + 1;
+    if (bit >= high_bits_) return end();
+    std::uint64_t word = bit / 64;
+    std::uint64_t ones = word_at(word) & (~std::uint64_t{0} << (bit % 64));
+    while (true) {
+      const auto count = static_cast<std::uint64_t>(std::popcount(ones));
+      if (count >= need) break;
+      need -= count;
+      if (++word * 64 >= high_bits_) return end();
+      ones = word_at(word);
+    }
+    const std::uint64_t at = word * 64 + nth_one(ones, static_cast<unsigned>(need - 1));
+    return at < high_bits_ ? Position{.index = index, .bit = at} : end();
+  }
+
   // scan() of the first n entries, for every one of them.
   template <typename Fn>
   void for_each_value(std::uint64_t n, Fn&& fn) const {

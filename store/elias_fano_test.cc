@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <bit>
 #include <random>
 #include <string>
 #include <vector>
@@ -41,6 +42,27 @@ Coded code(const std::vector<std::uint64_t>& values, unsigned low) {
   return c;
 }
 
+// 2,000 sorted values from 0 (repeats, small steps, and gaps of hundreds of empty high parts),
+// coded, and each entry's position: its 1 is at its high part plus its index.
+struct Sample {
+  std::vector<std::uint64_t> values;
+  Coded coded;
+  std::vector<Position> at;
+};
+
+Sample sample_of(std::mt19937_64& rng, unsigned low) {
+  Sample s;
+  s.values.push_back(0);
+  for (int i = 1; i < 2000; ++i) {
+    const int kind = static_cast<int>(rng() % 10);
+    const std::uint64_t step = kind < 3 ? 0 : kind < 9 ? rng() % (4u << low) : (rng() % 500) << low;
+    s.values.push_back(s.values.back() + step);
+  }
+  s.coded = code(s.values, low);
+  for (std::size_t i = 0; i < s.values.size(); ++i) s.at.push_back({i, (s.values[i] >> low) + i});
+  return s;
+}
+
 TEST(EliasFano, TheSplitMakesTheCodingSmallest) {
   EXPECT_EQ(low_bits_for(1, 0), 0u);
   EXPECT_EQ(low_bits_for(100, 50), 0u);
@@ -57,20 +79,10 @@ TEST(EliasFano, TheSplitMakesTheCodingSmallest) {
 TEST(EliasFano, ValuesReadInOrderAndEverySearchLandsOnTheFirstAtOrPast) {
   std::mt19937_64 rng(11);
   for (unsigned low : {0u, 3u, 13u}) {
-    std::vector<std::uint64_t> values{0};
-    for (int i = 1; i < 2000; ++i) {
-      const int kind = static_cast<int>(rng() % 10);
-      // Repeats, small steps, and gaps of hundreds of empty high parts.
-      const std::uint64_t step = kind < 3   ? 0
-                                 : kind < 9 ? rng() % (4u << low)
-                                            : (rng() % 500) << low;
-      values.push_back(values.back() + step);
-    }
-    const Coded coded = code(values, low);
-    const Reader reader = coded.reader();
-    // Each entry's position: its 1 is at its high part plus its index.
-    std::vector<Position> at;
-    for (std::size_t i = 0; i < values.size(); ++i) at.push_back({i, (values[i] >> low) + i});
+    const Sample sample = sample_of(rng, low);
+    const std::vector<std::uint64_t>& values = sample.values;
+    const std::vector<Position>& at = sample.at;
+    const Reader reader = sample.coded.reader();
     std::size_t visited = 0;
     reader.for_each_value(values.size(), [&](std::uint64_t i, std::uint64_t value) {
       ASSERT_EQ(i, visited);
@@ -113,6 +125,45 @@ TEST(EliasFano, ValuesReadInOrderAndEverySearchLandsOnTheFirstAtOrPast) {
           EXPECT_EQ(back.index, want) << low << " " << high << " " << from_entry;
           EXPECT_EQ(back.bit, at[want].bit);
         }
+      }
+    }
+  }
+}
+
+// A scan near a query calls back exactly the entries whose low bits, added to the base, lie
+// within k of the query's, with their values; advance() lands on any later entry.
+TEST(EliasFano, AScanNearAQueryPassesOnExactlyTheEntriesWithinKOfItsLowBits) {
+  std::mt19937_64 rng(5);
+  for (unsigned low : {0u, 13u, 21u}) {
+    const Sample sample = sample_of(rng, low);
+    const std::vector<std::uint64_t>& values = sample.values;
+    const std::vector<Position>& at = sample.at;
+    const Reader reader = sample.coded.reader();
+    const std::uint64_t mask = (std::uint64_t{1} << low) - 1;
+    for (int scan = 0; scan < 300; ++scan) {
+      const std::size_t from = rng() % values.size();
+      const std::size_t end = from + rng() % (values.size() - from + 1);
+      const std::size_t to = from + rng() % (values.size() - from);
+      EXPECT_EQ(reader.advance(at[from], to).bit, at[to].bit) << low << " " << from << " " << to;
+      const std::uint64_t base = rng(), k = rng() % 5;
+      // A query near some entry's low bits, so that a few pass.
+      const std::uint64_t query = (base + values[to]) ^ (std::uint64_t{1} << (rng() % 64));
+      std::vector<std::uint64_t> want;
+      for (std::size_t i = from; i < end; ++i) {
+        if (std::popcount(((base + (values[i] & mask)) ^ query) & mask) <= static_cast<int>(k)) {
+          want.push_back(i);
+        }
+      }
+      std::vector<std::uint64_t> got;
+      reader.scan_near(at[from], end, base, query, static_cast<int>(k),
+                       [&](std::uint64_t i, std::uint64_t value) {
+                         EXPECT_EQ(value, values[i]) << low << " " << i;
+                         got.push_back(i);
+                         return true;
+                       });
+      EXPECT_EQ(got, want) << low << " " << from << " " << end;
+      if (low == 0) {
+        EXPECT_EQ(got.size(), end - from);  // no low bits: every entry passes
       }
     }
   }

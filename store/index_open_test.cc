@@ -27,6 +27,33 @@ TEST(Index, DesignMismatchAtOpenIsAClearError) {
   ASSERT_FALSE(other_k.has_value());
 }
 
+TEST(Index, AStoreKeepsItsDesignWhenTheConfigDerivesOne) {
+  // store.tables 0 derives a new store's design; a store made with 10 tables keeps them, and a
+  // store made with 4 keeps them where the expected size would now derive 10.
+  TempDir ten, four;
+  {
+    auto index = open_or_die(store_config(ten.path(), 3, 10));
+    apply_or_die(*index, {page("https://a.example/1", 0xF0F0F0F0F0F0F0F0ull)});
+  }
+  open_or_die(store_config(four.path(), 3, 4));
+  StoreConfig derived = store_config(ten.path());
+  {
+    auto reopened = open_or_die(derived);
+    EXPECT_EQ(reopened->stats().tables, 10u);
+    auto found = apply_or_die(*reopened, {page("https://b.example/1", 0xF0F0F0F0F0F0F0F1ull)});
+    ASSERT_EQ(found.size(), 1u);
+    EXPECT_EQ(found[0].status, Status::kDuplicate);
+  }
+  derived = store_config(four.path());
+  derived.expected_documents = 1'000'000'000;
+  EXPECT_EQ(open_or_die(derived)->stats().tables, 4u);
+  // Another k is still refused: it changes what the store finds.
+  auto other_k = Index::open(store_config(ten.path(), 4, 0));
+  ASSERT_FALSE(other_k.has_value());
+  EXPECT_NE(other_k.error().message.find("stored design is k=3 r=2"), std::string::npos)
+      << other_k.error();
+}
+
 TEST(Index, InvalidTableCountIsAClearError) {
   TempDir dir;
   auto index = Index::open(store_config(dir.path(), 3, 7));

@@ -49,6 +49,34 @@ class RunProbe {
     if (!directory.fences.empty()) __builtin_prefetch(directory.fences.data() + kFences * r);
   }
 
+  // finish() for a range of keys compared with `query` within k bits (a table's prefix bucket,
+  // query cut to the column's stored bits as its keys are): calls fn(key, doc) for the entries in
+  // range that may lie within k, every one that does among them, in order. An Elias–Fano record
+  // of low parts of kMinNearLowBits or more reads only the low parts of the others
+  // (Reader::scan_near); fn compares each key it is given. Returns the entries in range.
+  template <typename Fn>
+  std::uint64_t finish_near(std::uint64_t query, int k, Fn&& fn) {
+    std::uint64_t scanned = 0;
+    auto counted = [&](std::uint64_t key, auto doc) {
+      ++scanned;
+      return fn(key, doc);
+    };
+    while (n_ > 0) {
+      const bool near = form_->elias_fano && form_->key_bits >= kMinNearLowBits;
+      if (!(near                ? scan_near(fn, query, k, scanned)
+            : form_->elias_fano ? scan_elias_fano(counted)
+                                : scan(counted))) {
+        break;
+      }
+      ++record_;
+      position();
+    }
+    return scanned;
+  }
+  // Below this many low bits a key's low part lets too many entries through to pay for skipping
+  // the high part: P(within 3 of 12 random bits) = 299 / 4,096.
+  static constexpr unsigned kMinNearLowBits = 12;
+
   // Calls fn(key, doc) for each entry in range, in order, where doc() returns the entry's doc:
   // it is read only when called (a hit), so a scan touches the keys alone. A callback that
   // returns bool ends the scan by returning false.
@@ -76,6 +104,37 @@ class RunProbe {
     }
   }
 
+  // scan_elias_fano() for finish_near(): the entries in range are those from the search's up to
+  // the first whose high part is past hi_'s, and fn is called for those whose low bits are
+  // within k of the query's (scan_near). Adds the entries in range to `scanned`.
+  template <typename Fn>
+  bool scan_near(Fn& fn, std::uint64_t query, int k, std::uint64_t& scanned) {
+    if (last_ < lo_) return true;
+    const elias_fano::Reader keys = form_->keys(data_);
+    const elias_fano::Position p = search(keys);
+    const auto n = static_cast<std::uint64_t>(n_);
+    if (p.index >= n) return true;
+    const RecordForm form = *form_;
+    const std::uint64_t lo = lo_, hi = hi_, hi_stored = hi >> form.shift;
+    std::uint64_t end = p.index;  // the first entry past the range
+    if (hi_stored >= form.prefix) {
+      const std::uint64_t end_high = (hi_stored - form.prefix) >> form.key_bits;
+      if (p.high() <= end_high) end = std::min(keys.seek_high(end_high + 1, p).index, n);
+    }
+    scanned += end - p.index;
+    bool more = end == n;  // the range goes on past this record
+    keys.scan_near(p, end, form.prefix, query >> form.shift, k,
+                   [&](std::uint64_t i, std::uint64_t value) {
+                     const std::uint64_t key = form.key_of(value);
+                     if (key < lo) return true;
+                     if (key > hi || !visit(fn, key, static_cast<std::ptrdiff_t>(i))) {
+                       return more = false;
+                     }
+                     return true;
+                   });
+    return more;
+  }
+
   // The record's entries in range; false when the range (or fn) ended in it.
   template <typename Fn>
   bool scan(Fn& fn) {
@@ -85,15 +144,20 @@ class RunProbe {
     }
     return true;
   }
+  // An Elias–Fano record's first entry whose high part is lo_'s or more, searched from start_.
+  // Its index is past the entries in a damaged record, whose bits ran out (checksums catch it
+  // where records are read whole; a probe reads only what it needs and stops).
+  elias_fano::Position search(const elias_fano::Reader& keys) const {
+    return target_high_ == 0 ? elias_fano::Position{}
+           : back_           ? keys.seek_high_back(target_high_, start_)
+                             : keys.seek_high(target_high_, start_);
+  }
+
   template <typename Fn>
   bool scan_elias_fano(Fn& fn) {
     if (last_ < lo_) return true;
     const elias_fano::Reader keys = form_->keys(data_);
-    elias_fano::Position p = target_high_ == 0 ? elias_fano::Position{}
-                             : back_           ? keys.seek_high_back(target_high_, start_)
-                                               : keys.seek_high(target_high_, start_);
-    // p.index past the entries: a damaged record, whose bits ran out (checksums catch it where
-    // records are read whole; a probe reads only what it needs and stops).
+    const elias_fano::Position p = search(keys);
     // Copies, so that the loop keeps them in registers across fn.
     const RecordForm form = *form_;
     const std::uint64_t lo = lo_, hi = hi_;

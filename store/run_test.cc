@@ -160,6 +160,64 @@ TEST(RunRecords, ShortRunsOfEveryWidthReadAndProbeAsTheirKeptBits) {
   }
 }
 
+// A table's probe of a prefix bucket through finish_near() gives every entry of the range within
+// k bits of the query, as finish() followed by the comparison does, and counts the range's entries.
+TEST(RunRecords, ANearProbeFindsEveryEntryWithinKOfTheQuery) {
+  std::mt19937_64 rng(8);
+  for (std::uint32_t kept : {40u, 44u, 64u}) {
+    const RunFormat format = kept == 64 ? RunFormat::kWide : RunFormat::keeping(kept);
+    Map map;
+    auto entries = entries_of(format, 60000, 64, kept);
+    // Copies of some keys a few bits apart, so that the buckets hold neighbours.
+    for (std::size_t i = 0; i < 3000; ++i) {
+      Entry e = entries[rng() % entries.size()];
+      e.key ^= std::uint64_t{1} << (64 - kept + rng() % (kept - 12));
+      e.doc = 1'000'000 + i;
+      entries.push_back(e);
+    }
+    std::sort(entries.begin(), entries.end());
+    lmdb::Dbi dbi = write(map, "t/0/" + std::to_string(kept), format, entries, Form::kWritten);
+    auto txn = lmdb::Txn::begin(map.env, MDB_RDONLY);
+    const RunDirectory dir = *RunDirectory::load(*txn, dbi, format);
+    const double gap = std::ldexp(1.0, 64) / static_cast<double>(entries.size());
+    std::uint64_t total_scanned = 0, total_in_range = 0, passed = 0;
+    for (int probe = 0; probe < 2000; ++probe) {
+      const std::uint64_t near = entries[rng() % entries.size()].key;
+      // Near a stored key, or at it, in the key space with the dropped bits 0 (as a table's).
+      const std::uint64_t query =
+          stored_key(format, near ^ (rng() % 8 == 0 ? 0 : rng() & rng() & rng()));
+      // A 12-bit prefix's range: about 15 entries, as a table's bucket holds tens to thousands.
+      const std::uint64_t bucket = (std::uint64_t{1} << 52) - 1;
+      const std::uint64_t lo = query & ~bucket, hi = lo | bucket;
+      for (int k : {0, 3}) {
+        std::vector<Entry> want;
+        std::size_t in_range = 0;
+        RunProbe all(dir, lo, hi, gap);
+        all.start();
+        all.finish([&](std::uint64_t key, auto doc) {
+          ++in_range;
+          if (std::popcount(key ^ query) <= k) want.push_back({key, doc()});
+        });
+        std::vector<Entry> got;
+        RunProbe near_probe(dir, lo, hi, gap);
+        near_probe.start();
+        const std::uint64_t scanned =
+            near_probe.finish_near(query, k, [&](std::uint64_t key, auto doc) {
+              if (std::popcount(key ^ query) <= k) got.push_back({key, doc()});
+            });
+        EXPECT_EQ(got, want) << kept << " " << probe;
+        EXPECT_GE(scanned, in_range) << kept << " " << probe;
+        total_scanned += scanned;
+        total_in_range += in_range;
+        passed += want.size();
+      }
+    }
+    // Counted from the first entry of the range's first high part: a few more than the range.
+    EXPECT_LE(total_scanned, total_in_range + total_in_range / 10) << kept;
+    EXPECT_GT(passed, 500u) << kept;  // neighbours found, not only the keys themselves
+  }
+}
+
 // Keys spread over 2^32 of a band key's 40 stored bits and 30,000 documents: each record keeps
 // the bits its keys and docs need (about 30 + 15), as many entries as fit in a record, where the
 // byte-packed form spent 4 + 2 bytes.

@@ -10,6 +10,13 @@ namespace {
 
 std::uint64_t low_mask(std::uint32_t bits) { return bits >= 64 ? ~0ull : (1ull << bits) - 1; }
 
+// The design with the checked bits its buckets need at `documents` (for_store).
+TableDesign sized(TableDesign design, std::uint64_t documents) {
+  design.checked_bits = TableDesign::checked_bits_for(
+      design.k, static_cast<double>(design.tables()) * design.bucket_entries(documents));
+  return design;
+}
+
 }  // namespace
 
 TableDesign TableDesign::make(std::uint32_t k, std::uint32_t r) {
@@ -55,7 +62,7 @@ std::expected<TableDesign, std::string> TableDesign::for_store(std::uint32_t k,
     std::string valid;
     const std::vector<std::uint64_t> counts = allowed_table_counts(k);
     for (std::uint32_t r = 1; r <= counts.size(); ++r) {
-      if (counts[r - 1] == tables) return make(k, r);
+      if (counts[r - 1] == tables) return sized(make(k, r), expected_documents);
       valid += (valid.empty() ? "" : ", ") + std::to_string(counts[r - 1]);
     }
     return std::unexpected("store.tables: design_k " + std::to_string(k) +
@@ -64,7 +71,8 @@ std::expected<TableDesign, std::string> TableDesign::for_store(std::uint32_t k,
                            std::to_string(tables));
   }
   // Fewest tables whose average prefix bucket stays within a page of packed entries: a table
-  // costs a cold page per probe and one entry per insert, a candidate about a nanosecond. The
+  // costs a cold page per probe and one entry per insert and merge, a candidate in a bucket a
+  // few nanoseconds (an Elias–Fano key read and compared). The
   // bucket size is computed before any table is enumerated: large k would need millions.
   for (std::uint32_t r = 1;; ++r) {
     const std::uint32_t blocks = k + r;
@@ -82,9 +90,24 @@ std::expected<TableDesign, std::string> TableDesign::for_store(std::uint32_t k,
             " (each costs memory and a probe per page): lower store.design_k (3 finds "
             "near-duplicates; MinHash finds the partial copies) or store.expected_documents");
       }
-      return make(k, r);
+      return sized(make(k, r), expected_documents);
     }
   }
+}
+
+double TableDesign::false_candidate_chance(std::uint32_t k, std::uint32_t bits) {
+  double within = 0, choose = 1;  // C(bits, i)
+  for (std::uint32_t i = 0; i <= std::min(k, bits); ++i) {
+    within += choose;
+    choose = choose * (bits - i) / (i + 1);
+  }
+  return within / std::ldexp(1.0, static_cast<int>(bits));
+}
+
+std::uint32_t TableDesign::checked_bits_for(std::uint32_t k, double candidates) {
+  std::uint32_t bits = kCheckedBits;
+  while (bits < 64 && candidates * false_candidate_chance(k, bits) >= kFalseCandidates) ++bits;
+  return bits;
 }
 
 std::uint32_t TableDesign::prefix_bits(std::size_t table) const {
@@ -96,7 +119,7 @@ std::uint32_t TableDesign::prefix_bits(std::size_t table) const {
 std::uint32_t TableDesign::kept_key_bits() const {
   std::uint32_t widest = 0;
   for (std::size_t t = 0; t < tables(); ++t) widest = std::max(widest, prefix_bits(t));
-  return std::clamp(widest + kCheckedBits, kMinKeptBits, std::uint32_t{64});
+  return std::clamp(widest + checked_bits, kMinKeptBits, std::uint32_t{64});
 }
 
 std::uint64_t TableDesign::permute(std::size_t table, std::uint64_t fingerprint) const {

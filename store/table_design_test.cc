@@ -47,13 +47,44 @@ TEST(TableDesign, EveryNeighbourWithinKSharesSomeTablePrefix) {
 }
 
 TEST(TableDesign, ChoosesTheFewestTablesWhoseBucketsStaySmall) {
-  // k = 3: r = 1 (4 tables, 16-bit prefixes) up to 16.7M pages, then r = 2 (10 tables).
+  // k = 3: r = 1 (4 tables, 16-bit prefixes) up to 134M pages (2,048 a bucket), then r = 2.
   EXPECT_EQ(TableDesign::for_store(3, 10'000'000, 0)->r, 1u);
-  EXPECT_EQ(TableDesign::for_store(3, 100'000'000, 0)->r, 2u);
-  EXPECT_EQ(TableDesign::for_store(3, 100'000'000, 0)->tables(), 10u);
+  EXPECT_EQ(TableDesign::for_store(3, 100'000'000, 0)->tables(), 4u);
+  EXPECT_EQ(TableDesign::for_store(3, 134'000'000, 0)->r, 1u);
+  EXPECT_EQ(TableDesign::for_store(3, 135'000'000, 0)->r, 2u);
+  EXPECT_EQ(TableDesign::for_store(3, 1'000'000'000, 0)->tables(), 10u);
   EXPECT_EQ(TableDesign::for_store(3, 100'000'000'000, 0)->r, 3u);
   EXPECT_EQ(TableDesign::for_store(2, 100'000'000, 0)->tables(), 3u);
-  EXPECT_LE(TableDesign::for_store(4, 1'000'000'000, 0)->bucket_entries(1'000'000'000), 256);
+  EXPECT_LE(TableDesign::for_store(4, 1'000'000'000, 0)->bucket_entries(1'000'000'000),
+            TableDesign::kMaxBucketEntries);
+}
+
+TEST(TableDesign, KeepsTheBitsThatHoldFalseCandidatesUnderATenthAPage) {
+  // Within 3 of 24 random bits: 2,325 / 2^24.
+  EXPECT_DOUBLE_EQ(TableDesign::false_candidate_chance(3, 24), 2325.0 / (1 << 24));
+  EXPECT_DOUBLE_EQ(TableDesign::false_candidate_chance(0, 8), 1.0 / 256);
+  // 10 tables at 100M (1.5–3 a bucket) keep 24 bits below their 26-bit prefixes.
+  EXPECT_EQ(TableDesign::for_store(3, 100'000'000, 10)->kept_key_bits(), 50u);
+  // 4 tables: 153 a bucket at 10M keep 24 (40 bits in all), 1,526 at 100M keep 28 (44).
+  EXPECT_EQ(TableDesign::for_store(3, 10'000'000, 0)->kept_key_bits(), 40u);
+  EXPECT_EQ(TableDesign::for_store(3, 100'000'000, 0)->kept_key_bits(), 44u);
+  EXPECT_EQ(TableDesign::make(3, 1).kept_key_bits(), 40u);
+  for (std::uint32_t k = 1; k <= 4; ++k) {
+    for (std::uint64_t n : {1'000'000ull, 30'000'000ull, 100'000'000ull, 1'000'000'000ull}) {
+      auto design = TableDesign::for_store(k, n, 0);
+      ASSERT_TRUE(design) << k << " " << n;
+      const double candidates = static_cast<double>(design->tables()) * design->bucket_entries(n);
+      const std::uint32_t bits = design->checked_bits;
+      EXPECT_LT(candidates * TableDesign::false_candidate_chance(k, bits),
+                TableDesign::kFalseCandidates)
+          << k << " " << n;
+      if (bits > TableDesign::kCheckedBits) {
+        EXPECT_GE(candidates * TableDesign::false_candidate_chance(k, bits - 1),
+                  TableDesign::kFalseCandidates)
+            << k << " " << n;
+      }
+    }
+  }
 }
 
 TEST(TableDesign, ExplicitTableCountPicksItsR) {
@@ -89,7 +120,8 @@ TEST(TableDesign, DesignsOfTooManyTablesAreRefusedAtOnce) {
         << design.error();
     EXPECT_NE(design.error().find("more than 100"), std::string::npos) << design.error();
   }
-  EXPECT_EQ(TableDesign::for_store(5, 100'000'000, 0)->tables(), 56u);
+  EXPECT_EQ(TableDesign::for_store(5, 100'000'000, 0)->tables(), 21u);
+  EXPECT_FALSE(TableDesign::for_store(7, 100'000'000, 0));  // C(10, 3) = 120
 }
 
 }  // namespace
