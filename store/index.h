@@ -217,7 +217,8 @@ struct Cluster {
 class Index {
  public:
   // Opens (creating if needed) the index at config.path. The design comes from config.design_k
-  // and config.tables, or else config.expected_documents (TableDesign::for_store).
+  // and config.tables, or else config.expected_documents (TableDesign::for_store) for a new
+  // store; with config.tables 0 a store keeps the r it was created with.
   // Errors: kNotFound (read-only, no store), kFormat (a store of another format version: both
   // versions named), kDesign (a store of another design: both named), kCorrupt, kLmdb.
   static StoreResult<std::unique_ptr<Index>> open(const StoreConfig& config,
