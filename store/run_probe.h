@@ -61,16 +61,12 @@ class RunProbe {
       ++scanned;
       return fn(key, doc);
     };
-    while (n_ > 0) {
-      const bool near = form_->elias_fano && form_->key_bits >= kMinNearLowBits;
-      if (!(near                ? scan_near(fn, query, k, scanned)
-            : form_->elias_fano ? scan_elias_fano(counted)
-                                : scan(counted))) {
-        break;
+    each_record([&] {
+      if (form_->elias_fano && form_->key_bits >= kMinNearLowBits) {
+        return scan_near(fn, query, k, scanned);
       }
-      ++record_;
-      position();
-    }
+      return form_->elias_fano ? scan_elias_fano(counted) : scan(counted);
+    });
     return scanned;
   }
   // Below this many low bits a key's low part lets too many entries through to pay for skipping
@@ -82,14 +78,20 @@ class RunProbe {
   // returns bool ends the scan by returning false.
   template <typename Fn>
   void finish(Fn&& fn) {
-    while (n_ > 0) {
-      if (!(form_->elias_fano ? scan_elias_fano(fn) : scan(fn))) return;
+    each_record([&] { return form_->elias_fano ? scan_elias_fano(fn) : scan(fn); });
+  }
+
+ private:
+  // Calls scan_record() for the loaded record and each next one while it returns true (the
+  // range goes on past the record).
+  template <typename Scan>
+  void each_record(Scan&& scan_record) {
+    while (n_ > 0 && scan_record()) {
       ++record_;
       position();
     }
   }
 
- private:
   // Calls fn for entry i (key k) of the record; false when fn ends the scan.
   template <typename Fn>
   bool visit(Fn& fn, std::uint64_t k, std::ptrdiff_t i) {
