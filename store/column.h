@@ -293,6 +293,9 @@ class Column {
   double gap(std::size_t i) const;
   std::string run_name(std::uint32_t run) const { return name_ + "/" + std::to_string(run); }
   std::string meta_key() const { return "column/" + name_; }
+  // Buckets of the frozen delta ahead of the one loaded whose keys' union filter lines are asked
+  // for (load_frozen_bucket; a full delta's bucket holds a few keys).
+  static constexpr std::size_t kFilterAhead = 8;
   // Loads the frozen delta's bucket at.first (sorted, keys in stored form) into bucket_, moving
   // on to the next bucket while at.second is past the end; false past the last bucket.
   bool load_frozen_bucket(std::pair<std::size_t, std::size_t>& at);

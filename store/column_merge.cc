@@ -100,10 +100,25 @@ bool Column::load_frozen_bucket(std::pair<std::size_t, std::size_t>& at) {
           entry.key = stored_key(RunFormat::kNarrow, entry.key);
         });
         // The union filters learn the merged delta's keys here, in ascending order (the
-        // merge's inputs are in them already).
+        // merge's inputs are in them already). A delta's keys fall lines apart in a union of
+        // gigabytes: the lines of bucket b + kFilterAhead are asked for when bucket b is
+        // loaded, so that the writes do not wait for their misses one after another.
+        BandFilter* const to_union = merge_->covers ? union_.get() : nullptr;
+        BandFilter* const to_build = build_ ? build_->filter.get() : nullptr;
+        auto ask = [&](std::size_t b) {
+          frozen.for_each_in_bucket(b, [&](const Entry& entry) {
+            const std::uint64_t key = stored_key(RunFormat::kNarrow, entry.key);
+            if (to_union != nullptr) to_union->prefetch(key);
+            if (to_build != nullptr) to_build->prefetch(key);
+          });
+        };
+        if (bucket_loaded_ + 1 != at.first) {
+          for (std::size_t b = at.first; b < at.first + kFilterAhead; ++b) ask(b);
+        }
+        ask(at.first + kFilterAhead);
         for (const Entry& entry : bucket_) {
-          if (merge_->covers) union_->add(entry.key);
-          if (build_) build_->filter->add(entry.key);
+          if (to_union != nullptr) to_union->add(entry.key);
+          if (to_build != nullptr) to_build->add(entry.key);
         }
       } else {
         frozen.sorted_bucket(at.first, bucket_);

@@ -326,6 +326,23 @@ TEST(Delta, OverflowingBucketsAreScannedAndUndone) {
   std::sort(kept.begin(), kept.end());
   EXPECT_EQ(visited, kept);
   EXPECT_EQ(delta.sorted(), kept);
+  // Bucket by bucket (what a merge asks the union filter's lines for), the spilled entries of a
+  // full bucket with the rest: each bucket gives what sorted_bucket() gives.
+  std::vector<Entry> bucket, sorted_bucket;
+  std::size_t largest = 0;
+  for (std::size_t b = 0; b <= delta.buckets(); ++b) {  // and one past the last: none
+    bucket.clear();
+    delta.for_each_in_bucket(b, [&](const Entry& e) { bucket.push_back(e); });
+    largest = std::max(largest, bucket.size());
+    std::sort(bucket.begin(), bucket.end());
+    if (b < delta.buckets()) {
+      delta.sorted_bucket(b, sorted_bucket);
+      ASSERT_EQ(bucket, sorted_bucket) << b;
+    } else {
+      EXPECT_TRUE(bucket.empty());
+    }
+  }
+  EXPECT_GT(largest, 4u);  // the copied keys' bucket spilled
   for (std::uint64_t doc = 2101; doc <= 2110; ++doc) delta.add({copied, doc});
   expected.clear();
   for (const Entry& e : delta.sorted()) {

@@ -136,6 +136,17 @@ class Delta {
     for (Entry& entry : out) map(entry);
     sort_entries(out, 0);
   }
+  // Calls fn(entry) for each entry of bucket b, unsorted (b past the last: none).
+  template <typename Fn>
+  void for_each_in_bucket(std::size_t b, Fn&& fn) const {
+    if (b >= buckets_) return;
+    for (std::uint32_t i = 0; i < counts_[b]; ++i) fn(slots_[b * slots_per_bucket_ + i]);
+    if (counts_[b] == slots_per_bucket_ && !spill_.empty()) {
+      if (const std::vector<Entry>* spilled = spill_.find(b)) {
+        for (const Entry& e : *spilled) fn(e);
+      }
+    }
+  }
   template <typename Fn>
   void for_each(Fn&& fn) const {
     for (std::size_t b = 0; b < buckets_; ++b) {

@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "common/mix.h"
+#include "common/prefetch.h"
 #include "store/huge_pages.h"
 
 namespace neardup {
@@ -59,8 +60,10 @@ class KeyFilter {
     }
     return true;
   }
+  // Asks for the line may_contain(key) reads and add(key) writes (common/prefetch.h: kept even
+  // where asking is all a caller does).
   void prefetch(std::uint64_t key) const {
-    if (blocks_ != 0) __builtin_prefetch(block_of(key));
+    if (blocks_ != 0) prefetch_line(block_of(key));
   }
 
  private:
