@@ -77,28 +77,11 @@ class Delta {
   // max_bucket_bits bits.
   template <typename Fn>
   void scan(std::uint64_t lo, std::uint64_t hi, Fn&& fn) const {
-    // A callback that returns bool ends the scan by returning false.
-    auto visit = [&fn](const Entry& e) {
-      if constexpr (std::is_same_v<decltype(fn(e)), bool>) {
-        return fn(e);
-      } else {
-        fn(e);
-        return true;
-      }
-    };
-    const std::size_t b = bucket(lo);
-    const Entry* slots = &slots_[b * slots_per_bucket_];
-    for (std::uint32_t i = 0; i < counts_[b]; ++i) {
-      if (slots[i].key >= lo && slots[i].key <= hi && !visit(slots[i])) return;
-    }
-    if (counts_[b] == slots_per_bucket_ && !spill_.empty()) {
-      if (const std::vector<Entry>* spilled = spill_.find(b)) {
-        for (const Entry& e : *spilled) {
-          if (e.key >= lo && e.key <= hi && !visit(e)) return;
-        }
-      }
-    }
+    for_each_in_bucket(bucket(lo), [&](const Entry& e) {
+      return e.key < lo || e.key > hi || keep_going(fn, e);
+    });
   }
+
   std::size_t size() const { return size_ + added_.size(); }
   // Bytes of memory the table holds.
   std::size_t memory() const {
@@ -136,14 +119,20 @@ class Delta {
     for (Entry& entry : out) map(entry);
     sort_entries(out, 0);
   }
-  // Calls fn(entry) for each entry of bucket b, unsorted (b past the last: none).
+  // Calls fn(entry) for each entry of bucket b, unsorted: its slots, then what it spilled once
+  // they were full (b past the last: none). A callback that returns bool ends the walk by
+  // returning false.
   template <typename Fn>
   void for_each_in_bucket(std::size_t b, Fn&& fn) const {
     if (b >= buckets_) return;
-    for (std::uint32_t i = 0; i < counts_[b]; ++i) fn(slots_[b * slots_per_bucket_ + i]);
-    if (counts_[b] == slots_per_bucket_ && !spill_.empty()) {
-      if (const std::vector<Entry>* spilled = spill_.find(b)) {
-        for (const Entry& e : *spilled) fn(e);
+    const Entry* slots = &slots_[b * slots_per_bucket_];
+    for (std::uint32_t i = 0; i < counts_[b]; ++i) {
+      if (!keep_going(fn, slots[i])) return;
+    }
+    if (counts_[b] < slots_per_bucket_ || spill_.empty()) return;  // only a full bucket spills
+    if (const std::vector<Entry>* spilled = spill_.find(b)) {
+      for (const Entry& e : *spilled) {
+        if (!keep_going(fn, e)) return;
       }
     }
   }
@@ -253,11 +242,16 @@ class Delta {
   }
 
   void append_bucket(std::size_t b, std::vector<Entry>& out) const {
-    out.insert(out.end(), &slots_[b * slots_per_bucket_],
-               &slots_[b * slots_per_bucket_ + counts_[b]]);
-    if (counts_[b] < slots_per_bucket_ || spill_.empty()) return;  // only a full bucket spills
-    if (const std::vector<Entry>* spilled = spill_.find(b)) {
-      out.insert(out.end(), spilled->begin(), spilled->end());
+    for_each_in_bucket(b, [&out](const Entry& e) { out.push_back(e); });
+  }
+  // Calls fn(e); whether a walk goes on (what fn returns, when it returns bool).
+  template <typename Fn>
+  static bool keep_going(Fn& fn, const Entry& e) {
+    if constexpr (std::is_same_v<decltype(fn(e)), bool>) {
+      return fn(e);
+    } else {
+      fn(e);
+      return true;
     }
   }
   // Every entry, in bucket order (insertion order within a bucket).
