@@ -215,6 +215,9 @@ void Column::prefetch(std::uint64_t key, Lookahead step) const {
     delta_.prefetch(key);
     if (merge_) merge_->frozen->prefetch(key);
     if (union_) union_->prefetch(stored_key(format_, key));
+  } else {
+    delta_.prefetch_filled(key);
+    if (merge_) merge_->frozen->prefetch_filled(key);
   }
   for (std::size_t i = 0; i < directories_.size(); ++i) {
     // A covered run's filter is read only for a key the union lets through (rarely).

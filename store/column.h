@@ -155,8 +155,9 @@ class Column {
   // TLB misses of the pages ahead overlap the work on this one. Directories must be current.
   //   kDirectories (two pages ahead): the delta's bucket, the filters' lines, and the directory
   //     lines of the record the key most likely falls in: prefetches only, nothing is read.
-  //   kRecords (the next page): reads the directories (their lines loaded by the step before)
-  //     and prefetches the lines of the records where the search will begin.
+  //   kRecords (the next page): reads the directories and the delta's bucket count (their
+  //     lines loaded by the step before) and prefetches the lines of the records where the
+  //     search will begin and the rest of the delta bucket's entries.
   enum class Lookahead { kDirectories, kRecords };
   void prefetch(std::uint64_t key, Lookahead step) const;
 
