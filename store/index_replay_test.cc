@@ -47,6 +47,43 @@ TEST(Index, ReplayedOffsetsReturnTheStoredVerdictAndApplyNothing) {
   EXPECT_EQ(index->stats().documents, 4u);  // a, b, z, c: b2 was never applied
 }
 
+// An offset delivered again within its batch gets the verdict it got first, as stored (what a
+// later batch would read), marked replayed, and applies nothing.
+TEST(Index, AnOffsetSeenAgainInItsBatchGetsTheVerdictItGotFirst) {
+  TempDir dir;
+  auto index = open_or_die(store_config(dir.path()));
+  IndexItem skipped;
+  skipped.decided.status = Status::kSkipped;
+  skipped.decided.reason = "low_content";
+  auto with_digest = [](IndexItem item, std::uint64_t digest) {
+    item.source->digest = digest;
+    return item;
+  };
+  auto v = apply_or_die(*index, {with_digest(at(page("a", kA), "pages/0", 10), 1),
+                                 at(page("b", kA ^ 1), "pages/0", 11), at(skipped, "pages/0", 12),
+                                 at(page("b", kA ^ 1), "pages/0", 11), at(skipped, "pages/0", 12),
+                                 with_digest(at(page("c", kA ^ 3), "pages/0", 10), 2)});
+  ASSERT_EQ(v.size(), 6u);
+  EXPECT_EQ(v[1].status, Status::kDuplicate);
+  EXPECT_FALSE(v[1].replayed);
+  EXPECT_EQ(v[3].status, Status::kDuplicate);
+  EXPECT_EQ(v[3].matched, "a");
+  EXPECT_EQ(v[3].duplicate_of, "a");
+  EXPECT_EQ(v[3].distance, 1);
+  EXPECT_EQ(v[3].method, v[1].method);
+  EXPECT_TRUE(v[3].replayed);
+  EXPECT_EQ(v[3].candidates, 0u);  // not stored
+  EXPECT_EQ(v[4].status, Status::kSkipped);
+  EXPECT_EQ(v[4].reason, "low_content");
+  EXPECT_TRUE(v[4].replayed);
+  // Offset 10 again with another record: answered afresh, not recorded.
+  EXPECT_EQ(v[5].status, Status::kDuplicate);
+  EXPECT_FALSE(v[5].replayed);
+  EXPECT_TRUE(v[5].offset_conflict);
+  EXPECT_EQ(index->stats().documents, 3u);  // a, b, c
+  EXPECT_EQ(index->applied_offset("pages/0").value(), 12);
+}
+
 TEST(Index, TrimPendingDropsVerdictsBelowTheCommittedOffset) {
   TempDir dir;
   auto index = open_or_die(store_config(dir.path()));

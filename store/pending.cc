@@ -7,15 +7,22 @@
 namespace neardup::pending {
 
 void Partition::add(std::int64_t offset, const Verdict& verdict, std::uint64_t digest) {
-  records::append_pending_entry(record, offset, records::encode_verdict(verdict, digest));
-  fresh.emplace_back(offset, Stored{verdict, digest});
+  const std::string encoded = records::encode_verdict(verdict, digest);
+  records::append_pending_entry(record, offset, encoded);
+  fresh.push_back({offset, fresh_bytes.size(), encoded.size()});
+  fresh_bytes += encoded;
   applied = offset;
   dirty = true;
 }
 
-std::optional<Stored> Partition::find(std::int64_t offset) const {
+StoreResult<std::optional<Stored>> Partition::find(std::int64_t offset) const {
   for (auto it = fresh.rbegin(); it != fresh.rend(); ++it) {
-    if (it->first == offset) return it->second;
+    if (it->offset != offset) continue;
+    std::uint64_t digest = 0;
+    auto verdict =
+        records::decode_verdict(std::string_view(fresh_bytes).substr(it->at, it->size), &digest);
+    if (!verdict) return corrupt("verdict of offset " + std::to_string(offset) + " in this batch");
+    return Stored{std::move(*verdict), digest};
   }
   return std::nullopt;
 }

@@ -36,10 +36,18 @@ struct Partition {
   std::optional<std::int64_t> applied;
   bool dirty = false;
   std::string record;  // pending entries of offsets after the last written record
-  std::vector<std::pair<std::int64_t, Stored>> fresh;  // this batch's verdicts
+  // This batch's verdicts, encoded as stored (an offset seen again in the batch gets what a
+  // later batch would read): their offsets and their places in `fresh_bytes`.
+  struct Fresh {
+    std::int64_t offset;
+    std::size_t at, size;
+  };
+  std::vector<Fresh> fresh;
+  std::string fresh_bytes;
 
   void add(std::int64_t offset, const Verdict& verdict, std::uint64_t digest);
-  std::optional<Stored> find(std::int64_t offset) const;
+  // This batch's verdict of offset, decoded as stored. Errors: kCorrupt (none that add() wrote).
+  StoreResult<std::optional<Stored>> find(std::int64_t offset) const;
   bool full() const { return record.size() >= kRecordBytes; }
 };
 

@@ -107,6 +107,7 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
                                        BatchLearner* learner, std::vector<Verdict>& verdicts) {
   const StoreTables& tables = env_.tables();
   verdicts.clear();
+  verdicts.reserve(items.size());
   for (Column* column : catalog_.all_columns()) {
     column->delta().mark();
     if (auto r = lift(column->open_directories(txn, env_.map_generation())); !r) return r;
@@ -148,7 +149,9 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
       }
       partition = &it->second;
       if (partition->applied && offset <= *partition->applied) {
-        auto stored = partition->find(offset);
+        auto in_batch = partition->find(offset);
+        if (!in_batch) return std::unexpected(in_batch.error());
+        std::optional<pending::Stored> stored = std::move(*in_batch);
         if (!stored) {
           auto found = pending::find(txn, tables.pending, name, offset);
           if (!found) return std::unexpected(found.error());
