@@ -20,6 +20,7 @@
 #include <cstdint>
 
 #include "common/coding.h"
+#include "store/near_scan.h"
 
 namespace neardup::elias_fano {
 
@@ -126,15 +127,17 @@ class Reader {
   // Only the low parts are read for the others; the high part is counted on from p for the ones
   // passed to fn. Contract: p is entry p.index's position (or has index kEnd: nothing is read),
   // and end is at most the entries.
+  // The low parts are searched by next_near (store/near_scan.h: eight at a time where the CPU
+  // allows).
   template <typename Fn>
   void scan_near(Position p, std::uint64_t end, std::uint64_t base, std::uint64_t query, int k,
                  Fn&& fn) const {
+    const LowParts parts{low_, low_bits_};
     const std::uint64_t mask = (std::uint64_t{1} << low_bits_) - 1;  // low_bits_ <= 56
-    std::uint64_t low_bit = p.index * low_bits_;
-    for (std::uint64_t i = p.index; i < end; ++i, low_bit += low_bits_) {
-      const std::uint64_t l = (coding::decode_fixed64(low_ + low_bit / 8) >> (low_bit % 8)) & mask;
-      if (std::popcount(((base + l) ^ query) & mask) > k) [[likely]]
-        continue;
+    for (std::uint64_t i = next_near(parts, p.index, end, base, query, k); i < end;
+         i = next_near(parts, i + 1, end, base, query, k)) {
+      const std::uint64_t bit = i * low_bits_;
+      const std::uint64_t l = (coding::decode_fixed64(low_ + bit / 8) >> (bit % 8)) & mask;
       p = advance(p, i);
       if (p.index == kEnd || !fn(i, (p.high() << low_bits_) | l)) return;
     }

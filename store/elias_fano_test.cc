@@ -131,10 +131,11 @@ TEST(EliasFano, ValuesReadInOrderAndEverySearchLandsOnTheFirstAtOrPast) {
 }
 
 // A scan near a query calls back exactly the entries whose low bits, added to the base, lie
-// within k of the query's, with their values; advance() lands on any later entry.
+// within k of the query's, with their values, and stops where the callback says; advance() lands
+// on any later entry. Low parts of up to 28 bits are read two at a time, wider ones one by one.
 TEST(EliasFano, AScanNearAQueryPassesOnExactlyTheEntriesWithinKOfItsLowBits) {
   std::mt19937_64 rng(5);
-  for (unsigned low : {0u, 13u, 21u}) {
+  for (unsigned low : {0u, 13u, 21u, 28u, 29u, 40u}) {
     const Sample sample = sample_of(rng, low);
     const std::vector<std::uint64_t>& values = sample.values;
     const std::vector<Position>& at = sample.at;
@@ -165,6 +166,16 @@ TEST(EliasFano, AScanNearAQueryPassesOnExactlyTheEntriesWithinKOfItsLowBits) {
       if (low == 0) {
         EXPECT_EQ(got.size(), end - from);  // no low bits: every entry passes
       }
+      // A callback that ends the scan at its n-th entry (n >= 1) is given no more.
+      if (want.empty()) continue;
+      const std::size_t n = 1 + rng() % want.size();
+      got.clear();
+      reader.scan_near(at[from], end, base, query, static_cast<int>(k),
+                       [&](std::uint64_t i, std::uint64_t) {
+                         got.push_back(i);
+                         return got.size() < n;
+                       });
+      EXPECT_EQ(got, std::vector<std::uint64_t>(want.begin(), want.begin() + n)) << low;
     }
   }
 }
