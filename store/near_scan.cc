@@ -24,7 +24,7 @@ namespace {
 __attribute__((target("avx512f,avx512vpopcntdq"))) std::uint64_t next_near_avx512_form(
     LowParts parts, std::uint64_t from, std::uint64_t end, std::uint64_t base, std::uint64_t query,
     int k) {
-  if (k < 0) return end;
+  if (k < 0 || from >= end) return end;
   const auto w = static_cast<long long>(parts.w);
   const __m512i mask = _mm512_set1_epi64(static_cast<long long>((std::uint64_t{1} << w) - 1));
   const __m512i bases = _mm512_set1_epi64(static_cast<long long>(base));
