@@ -55,7 +55,9 @@ Sample sample_of(std::mt19937_64& rng, unsigned low) {
   s.values.push_back(0);
   for (int i = 1; i < 2000; ++i) {
     const int kind = static_cast<int>(rng() % 10);
-    const std::uint64_t step = kind < 3 ? 0 : kind < 9 ? rng() % (4u << low) : (rng() % 500) << low;
+    const std::uint64_t step = kind < 3   ? 0
+                               : kind < 9 ? rng() % (std::uint64_t{4} << low)
+                                          : (rng() % 500) << low;
     s.values.push_back(s.values.back() + step);
   }
   s.coded = code(s.values, low);
