@@ -133,13 +133,10 @@ class Reader {
   void scan_near(Position p, std::uint64_t end, std::uint64_t base, std::uint64_t query, int k,
                  Fn&& fn) const {
     const LowParts parts{low_, low_bits_};
-    const std::uint64_t mask = (std::uint64_t{1} << low_bits_) - 1;  // low_bits_ <= 56
     for (std::uint64_t i = next_near(parts, p.index, end, base, query, k); i < end;
          i = next_near(parts, i + 1, end, base, query, k)) {
-      const std::uint64_t bit = i * low_bits_;
-      const std::uint64_t l = (coding::decode_fixed64(low_ + bit / 8) >> (bit % 8)) & mask;
       p = advance(p, i);
-      if (p.index == kEnd || !fn(i, (p.high() << low_bits_) | l)) return;
+      if (p.index == kEnd || !fn(i, (p.high() << low_bits_) | low(i))) return;
     }
   }
 
