@@ -177,23 +177,35 @@ std::size_t Column::delta_memory() const {
 }
 
 lmdb::Result<> Column::open_directories(const lmdb::Txn& txn, std::uint64_t generation) {
-  if (directories_generation_ == generation && directories_.size() == runs_.size()) return {};
-  directories_.clear();
-  directories_generation_ = kStale;
-  if (reopen_runs_) {
-    for (std::size_t i = 0; i < runs_.size(); ++i) {
-      auto dbi = lmdb::Dbi::open(txn, run_name(state_.runs[i].id), 0);
-      if (!dbi) return std::unexpected(dbi.error());
-      runs_[i] = *dbi;
+  // While the map has not moved, the directories held are current: only runs added since (a
+  // merge's new run, which replaced the newest runs) are read, not the runs a merge kept.
+  if (directories_generation_ != generation || reopen_runs_ || directories_.size() > runs_.size()) {
+    directories_.clear();
+    directories_generation_ = kStale;
+    if (reopen_runs_) {
+      for (std::size_t i = 0; i < runs_.size(); ++i) {
+        auto dbi = lmdb::Dbi::open(txn, run_name(state_.runs[i].id), 0);
+        if (!dbi) return std::unexpected(dbi.error());
+        runs_[i] = *dbi;
+      }
+      reopen_runs_ = false;
     }
-    reopen_runs_ = false;
   }
-  for (lmdb::Dbi run : runs_) {
-    auto dir = RunDirectory::load(txn, run, format_);
+  for (std::size_t i = directories_.size(); i < runs_.size(); ++i) {
+    auto dir = RunDirectory::load(txn, runs_[i], format_);
     if (!dir) return std::unexpected(dir.error());
     directories_.push_back(std::move(*dir));
+    ++directories_read_;
   }
   directories_generation_ = generation;
+  return {};
+}
+
+lmdb::Result<> Column::read_runs_ahead(const lmdb::Txn& txn, std::uint64_t generation) {
+  if (auto r = open_directories(txn, generation); !r) return r;
+  for (const RunDirectory& dir : directories_) {
+    for (std::size_t r = 0; r < dir.records.size(); r += kReadAheadRecords) read_ahead(dir, r);
+  }
   return {};
 }
 

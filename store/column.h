@@ -128,8 +128,9 @@ class Column {
   // Adds an entry of a document past the watermark (to the delta).
   void add(const Entry& entry) { delta_.add(entry); }
 
-  // Makes the run directories current for map generation `generation` (reloads them when the
-  // runs or the map changed since they were loaded). Call in each transaction before start().
+  // Makes the run directories current for map generation `generation`: reads every run's when
+  // the map moved since they were read, else only those of runs added since (a merge's new
+  // run). Call in each transaction before start().
   lmdb::Result<> open_directories(const lmdb::Txn& txn, std::uint64_t generation);
 
   // Probes for every entry whose key shares `key`'s top prefix_bits: calls fn(entry) for the
@@ -161,6 +162,12 @@ class Column {
   enum class Lookahead { kDirectories, kRecords };
   void prefetch(std::uint64_t key, Lookahead step) const;
 
+  // Makes the directories current (open_directories) and asks the kernel to read every run of
+  // the column into the page cache (MADV_WILLNEED: large reads, which it may start later or
+  // drop under memory pressure; nothing waits for them). For the columns every page probes, at
+  // open: their pages are then read in a few large requests, not by a fault a page each.
+  lmdb::Result<> read_runs_ahead(const lmdb::Txn& txn, std::uint64_t generation);
+
   // Table columns opened for writing: each run gets a filter over the prefixes of its keys
   // (their top prefix_bits, what a probe's range shares), so that a probe skips a run that holds
   // nothing in its range (RunFilter). Below its design's size a table's prefixes are mostly
@@ -184,6 +191,10 @@ class Column {
   // current one and no merge runs, and making it current once it covers every run and no merge
   // runs. Directories must be current. Nothing on disk changes.
   void build_union(std::uint64_t budget);
+  // The runs' directories, as of the last open_directories(), and how many run directories it
+  // has read in all (tests and stats).
+  const std::vector<RunDirectory>& directories() const { return directories_; }
+  std::uint64_t directories_read() const { return directories_read_; }
   // Whether a check of the union filter answers for run i (tests and stats).
   bool covered(std::size_t i) const { return i < covered_.size() && covered_[i] != 0; }
   bool building_union() const { return build_.has_value(); }
@@ -329,9 +340,13 @@ class Column {
   std::unique_ptr<Delta> spare_;  // the last merge's frozen delta, the next merge's new delta
   std::size_t bucket_loaded_ = ~std::size_t{0};  // which frozen bucket bucket_ holds, sorted
   std::vector<Entry> bucket_;
-  // One per run, valid while the runs and the map (generation) are unchanged.
+  // One per run, valid while the map (generation) is unchanged: a run never changes (LMDB does
+  // not move or rewrite the pages of a committed, live database). After a merge, those of the
+  // runs it kept, until open_directories() reads the new run's (reading every run's walked the
+  // leaf pages of the whole column after each merge: store/FORMAT.md, "Memory").
   std::vector<RunDirectory> directories_;
   std::uint64_t directories_generation_ = kStale;
+  std::uint64_t directories_read_ = 0;
   static constexpr std::uint64_t kStale = ~0ull;
   bool reopen_runs_ = false;  // runs_ handles were closed by a rolled-back drop
   std::uint32_t prefix_filter_bits_ = 0;  // filter_prefixes()

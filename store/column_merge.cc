@@ -340,7 +340,9 @@ std::unique_ptr<Delta> Column::adopt(Slice slice) {
   const bool run_filters = filtered() && filters_.size() == state_.runs.size();
   state_ = std::move(slice.state);
   runs_ = std::move(slice.runs);
-  directories_generation_ = kStale;
+  // The runs kept are unchanged, and so are their directories; open_directories() reads the
+  // new run's.
+  if (directories_.size() > keep) directories_.resize(keep);
   if (run_filters) {
     filters_.resize(keep);
     filters_.push_back(std::move(merge_->filter));

@@ -222,6 +222,15 @@ StoreResult<> Catalog::create_or_load(StoreEnv& env) {
       }
     }
   }
+  if (options.read_table_runs_ahead) {
+    // Last, so that what the open read before (the band runs, for their filters) does not push
+    // them out of a page cache too small for both.
+    for (Scheme& scheme : schemes) {
+      for (auto& table : scheme.tables) {
+        if (auto r = lift(table->read_runs_ahead(*txn, env.map_generation())); !r) return r;
+      }
+    }
+  }
   return {};
 }
 

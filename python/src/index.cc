@@ -74,8 +74,10 @@ class PyIndex {
     {
       py::gil_scoped_release release;
       // A store opened read-only answers from the snapshot of its opening; one opened for
-      // writing presizes nothing, as `neardup dedup` (store/index.h, OpenOptions).
-      opened = Index::open(store_config, {.read_only = read_only, .presize_busy_deltas = false});
+      // writing presizes and reads ahead nothing, as `neardup dedup` (store/index.h, OpenOptions).
+      opened = Index::open(
+          store_config,
+          {.read_only = read_only, .presize_busy_deltas = false, .read_table_runs_ahead = false});
     }
     if (!opened) throw_store_error(opened.error());
     store->index = std::move(*opened);

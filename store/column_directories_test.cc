@@ -1,0 +1,112 @@
+// A column's run directories across merges and map moves, and its runs read ahead into the
+// page cache.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdint>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "store/column.h"
+#include "store/column_test_fixture.h"
+
+namespace neardup {
+namespace {
+
+// A merge's new run gets its directory read; the runs it kept keep theirs as they were, and
+// every entry is still found. A new map generation reads them all again.
+TEST(Column, AMergeReadsTheNewRunsDirectoryAndKeepsTheOthers) {
+  ColumnFixture f;
+  Column column("t/0/0", 64, RunFormat::kWide, 12, 100000);
+  f.create(column);
+  std::vector<Entry> all;
+  auto add = [&](std::uint64_t doc) {
+    const Entry e{doc * 0x9e3779b97f4a7c15ull, doc};
+    all.push_back(e);
+    column.add(e);
+    column.delta().mark();
+  };
+  std::uint64_t doc = 0;
+  while (doc < 20000) add(++doc);
+  merge(column, f, doc);
+  ASSERT_EQ(probe(column, f.env, all[0].key), std::vector<std::uint64_t>{1});
+  ASSERT_EQ(column.directories().size(), 1u);
+  const std::uint64_t read = column.directories_read();
+  while (doc < 21000) add(++doc);
+  merge(column, f, doc);  // 1000 against a run of 20000: a run of its own beside it
+  ASSERT_EQ(column.state().runs.size(), 2u);
+  for (const Entry& e : all) {
+    ASSERT_EQ(probe(column, f.env, e.key), std::vector<std::uint64_t>{e.doc}) << e.doc;
+  }
+  ASSERT_EQ(column.directories().size(), 2u);
+  EXPECT_EQ(column.directories_read(), read + 1);  // the new run's alone
+  EXPECT_EQ(column.directories()[1].sizes.size(), column.directories()[1].records.size());
+  std::uint64_t in_second = 0;
+  for (std::uint32_t n : column.directories()[1].sizes) in_second += n;
+  EXPECT_EQ(in_second, 1000u);
+  // The map moved (a new generation): every directory is read again, and answers the same.
+  auto txn = lmdb::Txn::begin(f.env, MDB_RDONLY);
+  ASSERT_TRUE(column.open_directories(*txn, 1));
+  ASSERT_EQ(column.directories().size(), 2u);
+  EXPECT_EQ(column.directories_read(), read + 3);
+  std::vector<RunProbe> probes;
+  column.start(all[20500].key, probes, [](const Entry&) {});
+  std::vector<std::uint64_t> docs;
+  for (RunProbe& p : probes) p.finish([&](std::uint64_t, auto d) { docs.push_back(d()); });
+  EXPECT_EQ(docs, std::vector<std::uint64_t>{20501});
+}
+
+// Pages of a column's runs in the page cache: resident, of all.
+std::pair<std::size_t, std::size_t> resident_pages(const Column& column) {
+  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  std::size_t resident = 0, all = 0;
+  for (const RunDirectory& dir : column.directories()) {
+    for (std::size_t r = 0; r < dir.records.size(); ++r) {
+      const auto begin = reinterpret_cast<std::uintptr_t>(dir.records[r]) & ~(page - 1);
+      const auto end = reinterpret_cast<std::uintptr_t>(dir.records[r]) + dir.bytes[r];
+      std::vector<unsigned char> in((end - begin + page - 1) / page);
+      EXPECT_EQ(::mincore(reinterpret_cast<void*>(begin), end - begin, in.data()), 0);
+      for (unsigned char c : in) resident += c & 1;
+      all += in.size();
+    }
+  }
+  return {resident, all};
+}
+
+// A column's runs, dropped from the page cache, are read back into it when asked ahead.
+TEST(Column, ReadingRunsAheadBringsThemIntoThePageCache) {
+  ColumnFixture f;
+  Column column("t/0/0", 64, RunFormat::kWide, 12, 100000);
+  f.create(column);
+  for (std::uint64_t doc = 1; doc <= 60000; ++doc) {
+    column.add({doc * 0x9e3779b97f4a7c15ull, doc});
+    column.delta().mark();
+  }
+  merge(column, f, 60000);
+  ASSERT_EQ(probe(column, f.env, 0x9e3779b97f4a7c15ull), std::vector<std::uint64_t>{1});
+  // Written back, then dropped from the cache (clean pages go).
+  const int fd = ::open((f.dir.path() + "/data.mdb").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::fdatasync(fd), 0);
+  ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  const auto [before, all] = resident_pages(column);
+  ASSERT_GE(all, 8u);
+  ASSERT_LT(before, all) << "the run's pages stayed in the page cache";
+  auto txn = lmdb::Txn::begin(f.env, MDB_RDONLY);
+  ASSERT_TRUE(column.read_runs_ahead(*txn, 0));
+  // The reads are the kernel's to finish: wait for them (a few milliseconds here).
+  std::size_t now = before;
+  for (int i = 0; i < 500 && now < all; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    now = resident_pages(column).first;
+  }
+  ::close(fd);
+  EXPECT_EQ(now, all) << before << " resident before";
+}
+
+}  // namespace
+}  // namespace neardup
