@@ -5,17 +5,18 @@
 //               [--delta 2097152] [--dups 0.1]
 //               [--table-filter-bits 8]
 //               [--seed 1]
-//               [--minhash 1] [--bands 0 --rows 0] [--passages 0] [--shards 1 --shard 0]
+//               [--minhash 1] [--wide 1] [--bands 0 --rows 0] [--passages 0]
+//               [--shards 1 --shard 0]
 //               [--ids sequential|random]
 //
 // Fills the index to --stored pages (random fingerprints and, with --minhash 1, random
 // 128-value sketches in the store's LSH design: --bands and --rows, or 0 x 0 for the default,
-// common/sketch.h kDefaultLsh; --dups of them near-duplicates of an earlier page: a few
-// fingerprint bits and a quarter of the sketch values changed; 45-byte URL ids, one Kafka-like
-// partition with pending verdicts trimmed every batch, as the daemon does; with --passages N, N
-// anchors and N / 6 paragraph hashes a page, a copy keeping three quarters of its original's),
-// unless the
-// directory already holds that many; then applies
+// common/sketch.h kDefaultLsh; with --wide 1, as the pipeline gives them, each value's upper
+// 16 bits besides, so that a new store's scheme bands by wide keys; --dups of them near-duplicates
+// of an earlier page: a few fingerprint bits and a quarter of the sketch values changed; 45-byte
+// URL ids, one Kafka-like partition with pending verdicts trimmed every batch, as the daemon does;
+// with --passages N, N anchors and N / 6 paragraph hashes a page, a copy keeping three quarters of
+// its original's), unless the directory already holds that many; then applies
 // --measure more and prints one line of results: items/s (wall and CPU time of the apply() and
 // trim_pending() calls, including merges and commits; generating the pages is not timed), per-item
 // lookup+insert latency p50/p99/p999/max measured inside the batch transaction, per-batch commit
@@ -58,6 +59,7 @@ struct Args {
   bool sync = false;
   bool readahead = true;  // store.readahead
   bool minhash = true;
+  bool wide = true;        // pages carry their sketches' upper values (common/sketch.h)
   neardup::LshDesign lsh;  // minhash.bands, minhash.rows: 0 x 0 leaves them to the store
   double dups = 0.1;
   std::uint32_t shards = 1, shard = 0;  // store.shards, store.shard
@@ -96,9 +98,9 @@ struct Workload {
   static constexpr std::size_t kRecent = 1 << 16, kHashes = 128;
   std::mt19937_64 rng;
   std::vector<std::uint64_t> fingerprints;
-  std::vector<neardup::Sketch> recent;
+  std::vector<neardup::Sketch> recent, recent_upper;
   double dups;
-  bool minhash;
+  bool minhash, wide = true;
   neardup::LshDesign lsh;
   std::uint32_t passages;  // anchors a page (and a sixth as many paragraph hashes); 0: none
   bool random_ids;
@@ -114,15 +116,25 @@ struct Workload {
     std::uint64_t bytes = fingerprints.capacity() * sizeof(std::uint64_t) +
                           recent.capacity() * sizeof(neardup::Sketch);
     for (const auto& sketch : recent) bytes += sketch.capacity() * sizeof(std::uint16_t);
+    bytes += recent_upper.capacity() * sizeof(neardup::Sketch);
+    for (const auto& upper : recent_upper) bytes += upper.capacity() * sizeof(std::uint16_t);
     return bytes;
   }
   neardup::IndexItem next(std::uint64_t i) {
     std::uint64_t copy_of = ~std::uint64_t{0};
     std::uint64_t fp = rng();
     neardup::Sketch sketch;
+    neardup::SketchUpper upper;
     if (minhash) {
       sketch.resize(kHashes);
       for (auto& v : sketch) v = static_cast<std::uint16_t>(rng());
+      if (wide) {
+        // Drawn from (i, j) alone, so that the rest of the workload is the same either way.
+        upper.resize(kHashes);
+        for (std::size_t j = 0; j < kHashes; ++j) {
+          upper[j] = static_cast<std::uint16_t>(neardup::mix64(i * kHashes + j + (1ull << 60)));
+        }
+      }
     }
     if (!fingerprints.empty() && std::uniform_real_distribution<>(0, 1)(rng) < dups) {
       const std::uint64_t from = fingerprints.size() - 1 - rng() % std::min(fingerprints.size(), kRecent);
@@ -134,12 +146,22 @@ struct Workload {
         for (std::size_t j = 0; j < kHashes; ++j) {
           if (j % 4 != 0) sketch[j] = original[j];
         }
+        if (wide) {
+          const neardup::SketchUpper& original_upper = recent_upper[from % kRecent];
+          for (std::size_t j = 0; j < kHashes; ++j) {
+            if (j % 4 != 0) upper[j] = original_upper[j];
+          }
+        }
       }
     }
     fingerprints.push_back(fp);
     if (minhash) {
       if (recent.size() < kRecent) recent.resize(kRecent);
       recent[i % kRecent] = sketch;
+      if (wide) {
+        if (recent_upper.size() < kRecent) recent_upper.resize(kRecent);
+        recent_upper[i % kRecent] = upper;
+      }
     }
     char id[64];
     if (random_ids) {
@@ -163,6 +185,7 @@ struct Workload {
                                      .max_distance = 3,
                                      .seen_at_ms = static_cast<std::int64_t>(i),
                                      .sketch = std::move(sketch),
+                                     .sketch_upper = std::move(upper),
                                      .bands = minhash ? lsh.bands : 0,
                                      .rows = minhash ? lsh.rows : 0,
                                      .min_similarity = 0.45};
@@ -215,6 +238,8 @@ int main(int argc, char** argv) {
       a.readahead = v == "1";
     else if (key == "--minhash")
       a.minhash = v == "1";
+    else if (key == "--wide")
+      a.wide = v == "1";
     else if (key == "--bands")
       a.lsh.bands = static_cast<std::uint32_t>(std::stoul(v));
     else if (key == "--rows")
@@ -249,6 +274,7 @@ int main(int argc, char** argv) {
   config.shard = a.shard;
 
   Workload workload(a.seed, a.dups, a.minhash, a.lsh, a.passages, a.random_ids);
+  workload.wide = a.wide;
   std::uint64_t done = 0;
   auto run = [&](std::uint64_t count, neardup::Index& index) -> bool {
     std::vector<neardup::IndexItem> batch;
@@ -364,7 +390,7 @@ int main(int argc, char** argv) {
       stats.schemes.empty() ? neardup::IndexStats::Scheme{} : stats.schemes.front();
   std::printf(
       "open %.2f s | stored=%" PRIu64 " measured=%" PRIu64
-      " minhash=%d lsh=%ux%u k=%u r=%u tables=%u key_bits=%u table_filter_bits=%u sync=%d "
+      " minhash=%d lsh=%ux%u%s k=%u r=%u tables=%u key_bits=%u table_filter_bits=%u sync=%d "
       "batch=%" PRIu64
       " ids=%s | %.0f items/s (%.0f per CPU second) | item p50 %.1f us p99 %.1f us p99.9 %.1f us "
       "max %.1f us"
@@ -375,9 +401,10 @@ int main(int argc, char** argv) {
       " runs)"
       " | %" PRIu64 " duplicates, %" PRIu64 " by MinHash\n",
       open_secs, done - a.measure, a.measure, a.minhash ? 1 : 0, lsh.bands, lsh.rows,
-      stats.design_k, stats.design_r, stats.tables, stats.table_key_bits, a.table_filter_bits,
-      a.sync ? 1 : 0, a.batch, a.random_ids ? "random" : "sequential", a.measure / secs,
-      a.measure / cpu, percentile(timing.item_ns, 0.5), percentile(timing.item_ns, 0.99),
+      lsh.wide_bands ? " wide" : "", stats.design_k, stats.design_r, stats.tables,
+      stats.table_key_bits, a.table_filter_bits, a.sync ? 1 : 0, a.batch,
+      a.random_ids ? "random" : "sequential", a.measure / secs, a.measure / cpu,
+      percentile(timing.item_ns, 0.5), percentile(timing.item_ns, 0.99),
       percentile(timing.item_ns, 0.999), percentile(timing.item_ns, 1.0), percentile(batch_us, 0.5),
       percentile(batch_us, 0.99), percentile(batch_us, 1.0), percentile(commit_ns, 0.5) / 1000,
       percentile(commit_ns, 0.99) / 1000, percentile(commit_ns, 1.0) / 1000,

@@ -251,6 +251,10 @@ class CommandLine(unittest.TestCase):
             self.assertRegex(line["fingerprint"], r"^[0-9a-f]{16}$")
             self.assertRegex(line["scheme"], r"^s-[0-9a-f]{8}$")
             self.assertGreater(line["features"], 16)
+            # The sketch and its upper values: 128 values of 4 hex digits each.
+            self.assertRegex(line["minhash"], r"^[0-9a-f]{512}$")
+            self.assertRegex(line["minhash_upper"], r"^[0-9a-f]{512}$")
+            self.assertNotEqual(line["minhash_upper"], line["minhash"])
 
     def test_empty_binary_and_oversized_inputs_are_skipped_with_reasons(self):
         empty = self.write("empty.html", b"")
@@ -520,9 +524,11 @@ class CommandLine(unittest.TestCase):
         run("dedup", "--store", store, "--in", crawl, check=0)
         tagged = lines(run("dedup", "--store", store, "--config", seeded, "--in", crawl,
                            check=0).stdout)
-        schemes = [s["id"] for s in
-                   json.loads(run("stats", "--store", store, "--json", check=0).stdout)["schemes"]]
+        described = json.loads(run("stats", "--store", store, "--json", check=0).stdout)["schemes"]
+        schemes = [s["id"] for s in described]
         self.assertEqual(len(schemes), 2)
+        # A new store's schemes band by wide keys (their pages carry their upper values).
+        self.assertTrue(all(s["minhash"]["wide_bands"] for s in described))
         old, new = schemes
         refused = run("drop-scheme", "--store", store, new, check=2)
         self.assertIn(b"is the newest scheme", refused.stderr)

@@ -21,6 +21,7 @@ void register_fingerprint(CLI::App& root, CommandRegistry& registry) {
       nlohmann::json line{{"file", file}, {"status", page.skip ? "skipped" : "fingerprinted"}};
       if (!page.skip) line["fingerprint"] = fingerprint_hex(page.fingerprint);
       if (!page.sketch.empty()) line["minhash"] = sketch_hex(page.sketch);
+      if (!page.sketch_upper.empty()) line["minhash_upper"] = sketch_hex(page.sketch_upper);
       line["scheme"] = scheme_id(config);
       if (!page.charset.empty()) line["charset"] = page.charset;
       line["features"] = page.feature_count;

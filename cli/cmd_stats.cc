@@ -31,7 +31,10 @@ void register_stats(CLI::App& root, CommandRegistry& registry) {
     for (const auto& scheme : s.schemes) {
       nlohmann::json entry{{"id", scheme.id}};
       if (scheme.hashes > 0) {
-        entry["minhash"] = {{"hashes", scheme.hashes}, {"bands", scheme.bands}, {"rows", scheme.rows}};
+        entry["minhash"] = {{"hashes", scheme.hashes},
+                            {"bands", scheme.bands},
+                            {"rows", scheme.rows},
+                            {"wide_bands", scheme.wide_bands}};
       }
       schemes.push_back(std::move(entry));
     }

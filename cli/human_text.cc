@@ -344,7 +344,8 @@ std::string stats_text(const nlohmann::json& stats) {
       const nlohmann::json& m = scheme["minhash"];
       signatures_text += std::string(" + MinHash (") + std::to_string(m.value("hashes", 0)) +
                          " hashes, LSH " + std::to_string(m.value("bands", 0)) + " bands x " +
-                         std::to_string(m.value("rows", 0)) + " rows)";
+                         std::to_string(m.value("rows", 0)) + " rows" +
+                         (m.value("wide_bands", false) ? ", wide keys" : "") + ")";
     }
     append_row(out, std::string("scheme ") + string_of(scheme, "id"), signatures_text);
   }

@@ -2,8 +2,10 @@
 // sketch, pipeline/minhash/) and the index (which stores and compares them, store/) share.
 //
 // A sketch is `hashes` 16-bit values; value j is the low 16 bits of the minimum, over the
-// page's word shingles, of the j-th hash function (pipeline/minhash/minhash.h). The band keys
-// hash all 16 bits of each value; the similarity is estimated from the low kSketchBits bits of
+// page's word shingles, of the j-th hash function (pipeline/minhash/minhash.h), and its upper
+// values are bits 16-31 of the same minima. The band keys hash all 16 bits of each value, and
+// with the upper values 32 (wide band keys: two unrelated pages then share a band of r values
+// by chance 2^-32r times, not 2^-16r); the similarity is estimated from the low kSketchBits bits of
 // each (b-bit minwise hashing: Li, König, "b-Bit Minwise Hashing", WWW 2010), which is what
 // the index stores a page (store/FORMAT.md). Two pages' low bits agree with probability
 // P = J + (1 - J) 2^-b, J their shingle sets' Jaccard similarity (two different minima agree in
@@ -30,6 +32,9 @@
 namespace neardup {
 
 using Sketch = std::vector<std::uint16_t>;
+// Bits 16-31 of each value's minimum, in the sketch's order; empty when not known (a sketch
+// from a store, or from a caller that gives the 16 bits alone).
+using SketchUpper = std::vector<std::uint16_t>;
 
 // An LSH design: a sketch's first bands x rows values cut into `bands` bands of `rows` values.
 struct LshDesign {
@@ -92,6 +97,24 @@ inline bool shares_any_band(std::span<const std::uint16_t> a, std::span<const st
   return false;
 }
 
+// The same for pages with upper values (either empty: the 16 bits alone): a band is shared
+// when its values agree in all 32 bits, as wide band keys find it.
+inline bool shares_any_band(std::span<const std::uint16_t> a,
+                            std::span<const std::uint16_t> a_upper,
+                            std::span<const std::uint16_t> b,
+                            std::span<const std::uint16_t> b_upper, std::uint32_t bands,
+                            std::uint32_t rows) {
+  if (a_upper.empty() || b_upper.empty()) return shares_any_band(a, b, bands, rows);
+  if (a.size() != b.size() || a_upper.size() != a.size() || b_upper.size() != b.size() ||
+      std::size_t{bands} * rows > a.size()) {
+    return false;
+  }
+  for (std::uint32_t band = 0; band < bands; ++band) {
+    if (shares_band(a, b, band, rows) && shares_band(a_upper, b_upper, band, rows)) return true;
+  }
+  return false;
+}
+
 // The second signature's rule: b is a MinHash match of a when they share a band (what the
 // index's LSH probe finds) and the estimated Jaccard similarity reaches min_similarity.
 inline bool minhash_match(std::span<const std::uint16_t> a, std::span<const std::uint16_t> b,
@@ -101,16 +124,34 @@ inline bool minhash_match(std::span<const std::uint16_t> a, std::span<const std:
 }
 
 // The index key of band `band`: XXH3-64 of its values (little-endian u16s), seeded with the
-// band number, so equal values in different bands give different keys.
+// band number, so equal values in different bands give different keys. With upper values
+// (wide band keys: `upper` as long as the sketch), of its 32-bit values (little-endian u32s,
+// the upper value in the high half), seeded with the band number plus 2^32.
+inline std::uint64_t band_key(std::span<const std::uint16_t> sketch,
+                              std::span<const std::uint16_t> upper, std::uint32_t band,
+                              std::uint32_t rows) {
+  std::uint8_t bytes[4 * 16];
+  const std::size_t from = std::size_t{band} * rows;
+  const std::uint32_t n = std::min<std::uint32_t>(rows, 16);
+  if (upper.empty()) {
+    for (std::uint32_t r = 0; r < n; ++r) {
+      bytes[2 * r] = static_cast<std::uint8_t>(sketch[from + r] & 0xff);
+      bytes[2 * r + 1] = static_cast<std::uint8_t>(sketch[from + r] >> 8);
+    }
+    return XXH3_64bits_withSeed(bytes, 2 * n, band);
+  }
+  for (std::uint32_t r = 0; r < n; ++r) {
+    const std::uint16_t low = sketch[from + r], high = upper[from + r];
+    bytes[4 * r] = static_cast<std::uint8_t>(low & 0xff);
+    bytes[4 * r + 1] = static_cast<std::uint8_t>(low >> 8);
+    bytes[4 * r + 2] = static_cast<std::uint8_t>(high & 0xff);
+    bytes[4 * r + 3] = static_cast<std::uint8_t>(high >> 8);
+  }
+  return XXH3_64bits_withSeed(bytes, 4 * n, band + (std::uint64_t{1} << 32));
+}
 inline std::uint64_t band_key(std::span<const std::uint16_t> sketch, std::uint32_t band,
                               std::uint32_t rows) {
-  std::uint8_t bytes[2 * 16];
-  const std::size_t from = std::size_t{band} * rows;
-  for (std::uint32_t r = 0; r < rows && r < 16; ++r) {
-    bytes[2 * r] = static_cast<std::uint8_t>(sketch[from + r] & 0xff);
-    bytes[2 * r + 1] = static_cast<std::uint8_t>(sketch[from + r] >> 8);
-  }
-  return XXH3_64bits_withSeed(bytes, 2 * std::min<std::uint32_t>(rows, 16), band);
+  return band_key(sketch, {}, band, rows);
 }
 
 // The sketch as text: 4 lower-case hex digits per value, in order ("00a1ff03...").
@@ -124,13 +165,15 @@ inline std::string sketch_hex(std::span<const std::uint16_t> sketch) {
   return out;
 }
 
-// The keys of the first `bands` bands, in band order; of every `step`-th band from `first` only
-// when given (a shard's bands: docs/scale-out.md).
-inline void band_keys(std::span<const std::uint16_t> sketch, std::uint32_t bands,
-                      std::uint32_t rows, std::vector<std::uint64_t>& out, std::uint32_t first = 0,
-                      std::uint32_t step = 1) {
+// The keys of the first `bands` bands, in band order (wide when `upper` is given); of every
+// `step`-th band from `first` only when given (a shard's bands: docs/scale-out.md).
+inline void band_keys(std::span<const std::uint16_t> sketch, std::span<const std::uint16_t> upper,
+                      std::uint32_t bands, std::uint32_t rows, std::vector<std::uint64_t>& out,
+                      std::uint32_t first = 0, std::uint32_t step = 1) {
   out.clear();
-  for (std::uint32_t b = first; b < bands; b += step) out.push_back(band_key(sketch, b, rows));
+  for (std::uint32_t b = first; b < bands; b += step) {
+    out.push_back(band_key(sketch, upper, b, rows));
+  }
 }
 
 }  // namespace neardup

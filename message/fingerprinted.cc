@@ -20,7 +20,7 @@ std::string encode_fingerprinted(const FingerprintedRecord& record) {
   const PageFingerprint& result = record.result;
   std::string out;
   out.reserve(128 + record.source_topic.size() + record.scheme.size() + result.charset.size() +
-              2 * result.sketch.size() + record.value.size());
+              4 * result.sketch.size() + record.value.size());
   out.append(kFingerprintedMagic);
   out.push_back(static_cast<char>(kFingerprintedVersion));
   put_length_prefixed(out, record.source_topic);
@@ -45,6 +45,8 @@ std::string encode_fingerprinted(const FingerprintedRecord& record) {
     put_fixed64(out, result.fingerprint);
     put_fixed32(out, static_cast<std::uint32_t>(result.sketch.size()));
     for (std::uint16_t h : result.sketch) put_fixed16(out, h);
+    put_fixed32(out, static_cast<std::uint32_t>(result.sketch_upper.size()));
+    for (std::uint16_t h : result.sketch_upper) put_fixed16(out, h);
     const Passages& passages = result.passages;
     put_fixed32(out, passages.tokens);
     put_fixed32(out, static_cast<std::uint32_t>(passages.anchors.size()));
@@ -102,6 +104,12 @@ std::expected<FingerprintedRecord, std::string> decode_fingerprinted(std::string
     if (!in.ok() || hashes > bytes.size() / 2) return std::unexpected("truncated");
     result.sketch.resize(hashes);
     for (std::uint16_t& h : result.sketch) h = in.u16();
+    if (version >= 3) {  // versions 1 and 2 carry no upper values
+      const std::uint32_t upper = in.u32();
+      if (!in.ok() || (upper != 0 && upper != hashes)) return std::unexpected("truncated");
+      result.sketch_upper.resize(upper);
+      for (std::uint16_t& h : result.sketch_upper) h = in.u16();
+    }
     if (version >= 2) {  // version 1 carries no passages
       Passages& passages = result.passages;
       passages.tokens = in.u32();

@@ -6,13 +6,15 @@
 // The Kafka record keeps the input's key and headers as they are; its value is this encoding
 // (all integers little-endian, strings a u32 length then the bytes):
 //
-//   "NDFP" u8 version (2; version 1, without passages, is read too)
+//   "NDFP" u8 version (3; versions 2, without upper values, and 1, without passages either, are
+//   read too)
 //   source topic (string) u32 partition u64 offset u64 timestamp_ms   -- the input record
 //   scheme (string)
 //   u8 kind: 0 page, 1 skipped page, 2 dead letter
 //   kind 2:    code (string) detail (string)
 //   kind 0, 1: [kind 1: reason (string) detail (string)] charset (string) charset_source (string)
 //              u64 feature_count u8 denoise_fell_back u64 simhash u32 n, n x u16 sketch
+//              u32 u, u x u16 upper value (u is 0 or n: common/sketch.h)
 //              u32 tokens u32 n, n x u64 anchor u32 m, m x (u64 hash u32 index u32 tokens)
 //              paragraph                                          -- the passages
 //              main text (string; empty unless output.main_text asks for it)
@@ -33,7 +35,7 @@
 
 namespace neardup {
 
-inline constexpr std::uint8_t kFingerprintedVersion = 2;
+inline constexpr std::uint8_t kFingerprintedVersion = 3;
 
 struct FingerprintedRecord {
   std::string source_topic;  // the input record's topic, partition, offset and timestamp

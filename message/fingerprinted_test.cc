@@ -2,6 +2,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace neardup {
@@ -56,6 +57,8 @@ TEST(Fingerprinted, APageGetsTheSameIndexItemAndOutputAsInOneProcess) {
   ASSERT_FALSE(direct.result.sketch.empty());
   EXPECT_EQ(carried.result.fingerprint, direct.result.fingerprint);
   EXPECT_EQ(carried.result.sketch, direct.result.sketch);
+  ASSERT_EQ(direct.result.sketch_upper.size(), direct.result.sketch.size());
+  EXPECT_EQ(carried.result.sketch_upper, direct.result.sketch_upper);
   EXPECT_EQ(carried.result.charset, direct.result.charset);
   EXPECT_EQ(carried.result.feature_count, direct.result.feature_count);
   IndexItem a = index_item(direct, SourceOffset{"pages/3", 1234}, 1700000000123);
@@ -64,6 +67,7 @@ TEST(Fingerprinted, APageGetsTheSameIndexItemAndOutputAsInOneProcess) {
   EXPECT_EQ(a.page->id, b.page->id);
   EXPECT_EQ(a.page->seen_at_ms, b.page->seen_at_ms);
   EXPECT_EQ(a.page->sketch, b.page->sketch);
+  EXPECT_EQ(a.page->sketch_upper, b.page->sketch_upper);
   EXPECT_EQ(a.page->bands, b.page->bands);
   ASSERT_FALSE(direct.result.passages.anchors.empty());
   EXPECT_EQ(carried.result.passages.anchors, direct.result.passages.anchors);
@@ -117,6 +121,30 @@ TEST(Fingerprinted, APageOfAnotherSchemeIsADeadLetterNamingBoth) {
   EXPECT_NE(processed.page.error().detail.find(scheme_id(other)), std::string::npos);
 }
 
+TEST(Fingerprinted, AVersionTwoRecordReadsWithoutUpperValues) {
+  Fixture f;
+  const std::string value = article_record("https://a.example/4");
+  FingerprintedRecord record = make_fingerprinted(f.process(value), "pages", 0, 1, 0, value);
+  const std::string with_upper = encode_fingerprinted(record);
+  record.result.sketch_upper.clear();
+  const std::string without = encode_fingerprinted(record);
+  // Version 2 is version 3 without the upper values' count (0 here), which follows the sketch:
+  // where the two encodings first differ.
+  const std::size_t at = static_cast<std::size_t>(
+      std::mismatch(with_upper.begin(), with_upper.end(), without.begin()).first -
+      with_upper.begin());
+  std::string v2 = without.substr(0, at) + without.substr(at + 4);
+  v2[4] = 2;
+  auto decoded = decode_fingerprinted(v2);
+  ASSERT_TRUE(decoded.has_value()) << decoded.error();
+  EXPECT_TRUE(decoded->result.sketch_upper.empty());
+  EXPECT_EQ(encode_fingerprinted(*decoded), without);
+  // A count of upper values other than 0 or the sketch's length is damage.
+  std::string odd = with_upper;
+  odd[at] = 5;
+  EXPECT_FALSE(decode_fingerprinted(odd).has_value());
+}
+
 TEST(Fingerprinted, DamagedBytesAreRefusedWithTheReason) {
   Fixture f;
   const std::string value = article_record("https://a.example/3");
@@ -126,7 +154,7 @@ TEST(Fingerprinted, DamagedBytesAreRefusedWithTheReason) {
   std::string newer = bytes;
   newer[4] = 9;
   EXPECT_EQ(decode_fingerprinted(newer).error(),
-            "fingerprinted record version 9, this reader knows 1 to 2");
+            "fingerprinted record version 9, this reader knows 1 to 3");
   // Every truncation is refused, never read past the end.
   for (std::size_t n = 0; n < bytes.size(); ++n) {
     EXPECT_FALSE(decode_fingerprinted(std::string_view(bytes).substr(0, n))) << n;

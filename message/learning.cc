@@ -16,7 +16,10 @@ namespace {
 void set_signatures(const learn::Finished& finished, PageRequest& page) {
   page.fingerprint = finished.fingerprint;
   if (!finished.text_changed) return;  // the worker's sketch and passages stand
-  if (!page.sketch.empty()) page.sketch = finished.sketch;
+  if (!page.sketch.empty()) {
+    page.sketch = finished.sketch;
+    page.sketch_upper = finished.sketch_upper;
+  }
   page.anchors = finished.passages.anchors;
   page.paragraphs = paragraph_hashes(finished.passages);
 }

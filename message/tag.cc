@@ -27,6 +27,7 @@ std::optional<PageRequest> index_request(const Page& page, const PageFingerprint
                      .max_distance = config.dedup.max_distance,
                      .seen_at_ms = seen_at,
                      .sketch = result.sketch,
+                     .sketch_upper = result.sketch_upper,
                      .bands = result.sketch.empty() ? 0 : lsh.bands,
                      .rows = result.sketch.empty() ? 0 : lsh.rows,
                      .min_similarity = config.dedup.min_similarity,

@@ -27,9 +27,10 @@ Comparison compare_pages(const PageFingerprint& a, const PageFingerprint& b, con
   if (config.minhash.enabled) {
     const LshDesign lsh = new_scheme_lsh(config.minhash);
     c.similarity = estimate_jaccard(a.sketch, b.sketch);
-    c.shares_band = shares_any_band(a.sketch, b.sketch, lsh.bands, lsh.rows);
-    c.by_minhash =
-        minhash_match(a.sketch, b.sketch, lsh.bands, lsh.rows, config.dedup.min_similarity);
+    // What the index of a new store finds: bands by wide keys, when both pages carry them.
+    c.shares_band =
+        shares_any_band(a.sketch, a.sketch_upper, b.sketch, b.sketch_upper, lsh.bands, lsh.rows);
+    c.by_minhash = c.shares_band && *c.similarity >= config.dedup.min_similarity;
   }
   if (config.containment.enabled) {
     c.a_in_b = containment(a.passages.anchors, b.passages.anchors);

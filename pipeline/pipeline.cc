@@ -82,7 +82,8 @@ PageFingerprint fingerprint_page(std::string_view body, std::string_view content
   StageClock clock(options.times, &StageTimes::fingerprint);
   result.fingerprint = simhash(features);
   if (config.minhash.enabled) {
-    result.sketch = minhash_sketch(tokens.hashes, config.minhash, config.fingerprint.seed);
+    result.sketch = minhash_sketch(tokens.hashes, config.minhash, config.fingerprint.seed,
+                                   &result.sketch_upper);
   }
   result.passages = passages_of(tokens, config);
   if (learn::learns(config)) {

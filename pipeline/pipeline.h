@@ -25,6 +25,7 @@ struct PageFingerprint {
   std::optional<Skip> skip;  // set: the page is skipped and has no fingerprint
   std::uint64_t fingerprint = 0;
   Sketch sketch;  // empty when minhash.enabled is false (or the page is skipped)
+  SketchUpper sketch_upper;  // bits 16-31 of the sketch's minima (common/sketch.h), as long
   Passages passages;  // empty when containment.enabled is false (or the page is skipped)
   std::size_t feature_count = 0;
   std::string charset;  // empty when decoding did not happen

@@ -47,7 +47,8 @@ IndexStats stats(StoreEnv& env, const Catalog& catalog) {
         auto state = records::SchemeState::decode(value);
         if (!state) return;
         schemes.push_back({state->number,
-                           {std::string(key.substr(7)), state->hashes, state->bands, state->rows}});
+                           {std::string(key.substr(7)), state->hashes, state->bands, state->rows,
+                            state->wide_bands}});
       });
   std::sort(schemes.begin(), schemes.end(),
             [](const auto& a, const auto& b) { return a.first < b.first; });

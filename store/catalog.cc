@@ -59,6 +59,11 @@ LshDesign Catalog::lsh_design(const PageRequest& page, const Scheme* held) {
   return kDefaultLsh;
 }
 
+bool Catalog::wide_bands(const PageRequest& page, const Scheme* held) {
+  if (held != nullptr && held->state.has_minhash()) return held->state.wide_bands;
+  return !page.sketch_upper.empty();
+}
+
 std::vector<SchemeName> Catalog::scheme_names() const {
   std::vector<SchemeName> by_number;
   by_number.reserve(schemes.size());

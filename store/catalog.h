@@ -111,6 +111,13 @@ class Catalog {
   }
   // The same, for a page whose scheme is `held` (scheme(page.scheme), null for none).
   static LshDesign lsh_design(const PageRequest& page, const Scheme* held);
+  // Whether a page's band keys are wide (common/sketch.h): as its scheme's stored
+  // (SchemeState::wide_bands), or for a scheme the store does not hold yet, whether the page
+  // carries upper values.
+  bool wide_bands(const PageRequest& page) REQUIRES(mutex) {
+    return wide_bands(page, scheme(page.scheme));
+  }
+  static bool wide_bands(const PageRequest& page, const Scheme* held);
   // Every scheme's id by number ("" never), for naming stored documents' schemes.
   std::vector<SchemeName> scheme_names() const REQUIRES(mutex);
   std::vector<Column*> columns_of(Scheme& scheme) const;
@@ -170,10 +177,11 @@ class Catalog {
   // tables and bands numbered `shard` modulo `shards`. The rest of its columns stay empty.
   std::uint32_t shard = 0, shards = 1;
   bool owns(std::size_t table_or_band) const { return table_or_band % shards == shard; }
-  // The keys of the bands this store owns, in band order (common/sketch.h band_keys).
-  void band_keys(std::span<const std::uint16_t> sketch, std::uint32_t bands, std::uint32_t rows,
-                 std::vector<std::uint64_t>& out) const {
-    neardup::band_keys(sketch, bands, rows, out, shard, shards);
+  // The keys of the bands this store owns, in band order (common/sketch.h band_keys; wide
+  // when `upper` is given).
+  void band_keys(std::span<const std::uint16_t> sketch, std::span<const std::uint16_t> upper,
+                 std::uint32_t bands, std::uint32_t rows, std::vector<std::uint64_t>& out) const {
+    neardup::band_keys(sketch, upper, bands, rows, out, shard, shards);
   }
   std::uint32_t bucket_bits GUARDED_BY(mutex) = 20;
   std::map<std::string, std::uint32_t, std::less<>> scheme_numbers GUARDED_BY(mutex);

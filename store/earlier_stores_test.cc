@@ -9,7 +9,9 @@
 //   store/testdata/format10/: format 10, whose table and `ids` entries keep their whole keys (a
 //   store created by this build keeps their top bits; an upgraded one goes on with 64);
 //   store/testdata/format11/: format 11, whose table and `ids` entries keep their top 40 bits
-//   (format 11 kept 40 or 64 only; an upgraded store goes on with what it kept).
+//   (format 11 kept 40 or 64 only; an upgraded store goes on with what it kept);
+//   store/testdata/format12/: format 12, whose schemes band by the sketch's 16 bits alone, written
+//   on with pages that carry upper values (common/sketch.h): the stored scheme keeps its keys.
 //
 // A fixture is written by this same test against the build that wrote such stores:
 //   NEARDUP_WRITE_FORMAT_FIXTURE=DIR build/store/store_earlier_stores_test
@@ -54,8 +56,9 @@ std::vector<std::uint64_t> own_anchors(std::size_t i) {
 
 // Page i of the fixture's stream: both signatures and passages; every third page a near copy
 // of an earlier one (two fingerprint bits and a quarter of the sketch changed, three quarters of
-// its anchors kept).
-IndexItem fixture_page(std::size_t i) {
+// its anchors kept). With `upper`, the sketch's upper values besides (random: a stored scheme of
+// narrow keys bands by the 16 bits alone, so they change no verdict).
+IndexItem fixture_page(std::size_t i, bool upper = false) {
   std::mt19937_64 rng(i + 1);
   std::uint64_t fingerprint = std::mt19937_64(i * 2 + 1)();
   Sketch sketch = testing::random_sketch(i + 5000);
@@ -77,6 +80,7 @@ IndexItem fixture_page(std::size_t i) {
   item.page->anchors = std::move(anchors);
   item.page->paragraphs = {item.page->anchors.front(), item.page->anchors.back()};
   item.page->min_containment = 0.5;
+  if (upper) item.page->sketch_upper = testing::random_sketch(i + 70000);
   return item;
 }
 
@@ -123,12 +127,14 @@ std::string clusters(Index& index) {
   EXPECT_TRUE(walked.has_value()) << walked.error();
   return out;
 }
-// Applies pages [from, to) in batches; their verdicts, a line each.
-std::string apply(Index& index, std::size_t from, std::size_t to) {
+// Applies pages [from, to) in batches (with upper values when asked); their verdicts, a line each.
+std::string apply(Index& index, std::size_t from, std::size_t to, bool upper = false) {
   std::string out;
   for (std::size_t at = from; at < to; at += kBatch) {
     std::vector<IndexItem> batch;
-    for (std::size_t i = at; i < std::min(to, at + kBatch); ++i) batch.push_back(fixture_page(i));
+    for (std::size_t i = at; i < std::min(to, at + kBatch); ++i) {
+      batch.push_back(fixture_page(i, upper));
+    }
     for (const Verdict& v : testing::apply_or_die(index, batch)) out += describe(v) + '\n';
   }
   return out;
@@ -148,13 +154,15 @@ void write_file(const std::filesystem::path& path, const std::string& text) {
 // answered (builds that answered alike share one copy), the format version it was written in,
 // the columns (by name prefix) whose runs are in the form the fixture is kept for (one this build
 // no longer writes, or no longer writes for that design), and what its table and `ids` entries
-// keep of their keys (meta key_bits, kept as it was by the upgrade).
+// keep of their keys (meta key_bits, kept as it was by the upgrade); and whether the pages
+// written on carry upper values.
 struct Fixture {
   const char* dir;
   const char* answers;
   std::uint32_t version;
   std::vector<std::string> old_columns;
   records::KeyBits key_bits = {};
+  bool upper = false;
 };
 
 std::filesystem::path testdata(const char* dir) {
@@ -221,7 +229,8 @@ void read_alike_then_written_on(const Fixture& fixture) {
   EXPECT_EQ(index->stats().table_key_bits, fixture.key_bits.tables);  // as they were written
   EXPECT_EQ(index->stats().id_key_bits, fixture.key_bits.ids);
   EXPECT_EQ(stored_pages(*index), read_file(expected / "stored.txt"));
-  EXPECT_EQ(apply(*index, kFirst, kFirst + kRest), read_file(expected / "rest.txt"));
+  EXPECT_EQ(apply(*index, kFirst, kFirst + kRest, fixture.upper), read_file(expected / "rest.txt"));
+  for (const auto& scheme : index->stats().schemes) EXPECT_FALSE(scheme.wide_bands) << scheme.id;
   EXPECT_EQ(clusters(*index), read_file(expected / "clusters-after.txt"));
   index.reset();
   // The documents stored before the upgrade keep their records; those after it are in blocks
@@ -251,14 +260,14 @@ void read_alike_then_written_on(const Fixture& fixture) {
   ASSERT_NE(index, nullptr);
   EXPECT_EQ(clusters(*index), read_file(expected / "clusters-after.txt"));
   for (std::size_t i = 0; i < kFirst + kRest; ++i) {
-    PageRequest page = *fixture_page(i).page;
+    PageRequest page = *fixture_page(i, fixture.upper).page;
     page.fingerprint = ~page.fingerprint;
     auto verdict = index->lookup(page);
     ASSERT_TRUE(verdict.has_value()) << verdict.error();
     EXPECT_EQ(verdict->status, Verdict::Status::kDuplicate) << page.id;
     EXPECT_EQ(verdict->method, Verdict::kMinHash) << page.id;
     EXPECT_EQ(verdict->similarity, 1) << page.id;
-    page = *fixture_page(i).page;
+    page = *fixture_page(i, fixture.upper).page;
     page.sketch = testing::random_sketch(i + 900000);
     verdict = index->lookup(page);
     ASSERT_TRUE(verdict.has_value()) << verdict.error();
@@ -299,6 +308,16 @@ TEST(EarlierStores, FormatElevenWithKeysOfFortyBitsReadAlikeThenWrittenOnWithThe
   if (wrote_fixture()) return;
   read_alike_then_written_on(
       {"format11", "format8", 11, {"t/", "ids"}, records::KeyBits{.tables = 40, .ids = 40}});
+}
+
+TEST(EarlierStores, FormatTwelveWithNarrowBandKeysKeepsThemForPagesWithUpperValues) {
+  if (wrote_fixture()) return;
+  read_alike_then_written_on({"format12",
+                              "format8",
+                              12,
+                              {"t/", "ids", "members", "b/"},
+                              records::KeyBits{.tables = 40, .ids = 40},
+                              /*upper=*/true});
 }
 
 }  // namespace

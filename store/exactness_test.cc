@@ -207,8 +207,10 @@ TEST(Exactness, ForgottenAndExpiredPagesAreNeverMatchedAndMergesDropThem) {
 // most similar page that shares a band and reaches the threshold (ties: the earliest stored),
 // with its estimated similarity, or none; and its probe must have examined at least every
 // stored page sharing a band with the query. Pages name `asked` as their design (0 x 0: the
-// store's, `banded` for a new store); the scan bands by `banded`.
-void expect_minhash_exact(LshDesign asked, LshDesign banded) {
+// store's, `banded` for a new store); the scan bands by `banded`. With `wide`, every sketch
+// comes with its upper values (a copy keeps those of the values it keeps), the store bands by
+// wide keys, and the scan shares a band by all 32 bits of its values.
+void expect_minhash_exact(LshDesign asked, LshDesign banded, bool wide = false) {
   constexpr std::size_t kStored = testing::kSanitized ? 20'000 : 100'000, kQueries = 1000,
                         kHashes = 128;
   const std::uint32_t kBands = banded.bands, kRows = banded.rows;
@@ -218,29 +220,45 @@ void expect_minhash_exact(LshDesign asked, LshDesign banded) {
   config.map_size = 1ull << 30;
   auto index = Index::open(config, {.delta_entries = 16384});
   ASSERT_TRUE(index.has_value()) << index.error();
-  std::mt19937_64 rng(42);
-  auto random_sketch = [&] {
-    Sketch s(kHashes);
-    for (auto& v : s) v = static_cast<std::uint16_t>(rng());
-    return s;
+  std::mt19937_64 rng(42), upper_rng(43);  // upper values drawn apart: the rest is the same
+  struct Values {
+    Sketch sketch;
+    SketchUpper upper;  // empty unless wide
   };
-  // Keeps each value of `from` with probability `keep`, else draws a new one.
-  auto partial_copy = [&](const Sketch& from, double keep) {
-    Sketch s = from;
-    for (auto& v : s) {
-      if (std::uniform_real_distribution<>(0, 1)(rng) >= keep) v = static_cast<std::uint16_t>(rng());
+  auto random_sketch = [&] {
+    Values s{Sketch(kHashes), {}};
+    for (auto& v : s.sketch) v = static_cast<std::uint16_t>(rng());
+    if (wide) {
+      s.upper.resize(kHashes);
+      for (auto& v : s.upper) v = static_cast<std::uint16_t>(upper_rng());
     }
     return s;
   };
-  std::vector<Sketch> stored;
+  // Keeps each value of `from` with probability `keep`, else draws a new one.
+  auto partial_copy = [&](const Values& from, double keep) {
+    Values s = from;
+    for (std::size_t j = 0; j < kHashes; ++j) {
+      if (std::uniform_real_distribution<>(0, 1)(rng) >= keep) {
+        s.sketch[j] = static_cast<std::uint16_t>(rng());
+        if (wide) s.upper[j] = static_cast<std::uint16_t>(upper_rng());
+      }
+    }
+    return s;
+  };
+  auto page = [&](std::string id, const Values& s) {
+    IndexItem item =
+        testing::sketched(std::move(id), rng(), s.sketch, asked.bands, asked.rows, kThreshold);
+    item.page->sketch_upper = s.upper;
+    return item;
+  };
+  std::vector<Values> stored;
   stored.reserve(kStored);
   std::vector<IndexItem> batch;
   for (std::size_t i = 0; i < kStored; ++i) {
-    Sketch s = i > 0 && rng() % 20 == 0
+    Values s = i > 0 && rng() % 20 == 0
                    ? partial_copy(stored[rng() % i], 0.5 + 0.5 * (rng() % 100) / 100.0)
                    : random_sketch();
-    batch.push_back(
-        testing::sketched(numbered("d", i), rng(), s, asked.bands, asked.rows, kThreshold));
+    batch.push_back(page(numbered("d", i), s));
     stored.push_back(std::move(s));
     if (batch.size() == 1000 || i + 1 == kStored) {
       auto v = (*index)->apply(batch);
@@ -251,20 +269,23 @@ void expect_minhash_exact(LshDesign asked, LshDesign banded) {
   EXPECT_GT((*index)->stats().runs, 4u);  // queries cross the deltas and several merged runs
   std::size_t with_match = 0, wrong = 0, under_examined = 0;
   for (std::size_t q = 0; q < kQueries; ++q) {
-    Sketch query = q % 10 == 9 ? random_sketch()
+    Values query = q % 10 == 9 ? random_sketch()
                                : partial_copy(stored[rng() % kStored], 0.3 + 0.7 * (q % 9) / 8.0);
     double best = -1;
     std::size_t best_at = 0, sharing = 0;
     for (std::size_t i = 0; i < kStored; ++i) {
-      if (!shares_any_band(query, stored[i], kBands, kRows)) continue;
+      if (!shares_any_band(query.sketch, query.upper, stored[i].sketch, stored[i].upper, kBands,
+                           kRows)) {
+        continue;
+      }
       ++sharing;
-      const double j = estimate_jaccard(query, stored[i]);
+      const double j = estimate_jaccard(query.sketch, stored[i].sketch);
       if (j >= kThreshold && j > best) {
         best = j;
         best_at = i;
       }
     }
-    auto probe = testing::sketched("", rng(), query, asked.bands, asked.rows, kThreshold).page;
+    auto probe = page("", query).page;
     probe->fingerprint = 0;  // no stored fingerprint is near it: MinHash alone decides
     auto verdict = (*index)->lookup(*probe);
     ASSERT_TRUE(verdict.has_value()) << verdict.error();
@@ -288,10 +309,15 @@ void expect_minhash_exact(LshDesign asked, LshDesign banded) {
   EXPECT_EQ(wrong, 0u);
   EXPECT_EQ(under_examined, 0u);
   EXPECT_EQ((*index)->stats().lsh_of("s-minhash"), banded);
+  EXPECT_EQ((*index)->stats().scheme("s-minhash")->wide_bands, wide);
 }
 
 TEST(Exactness, MinHashMatchesABruteForceScanOfEveryStoredSketch) {
   expect_minhash_exact({}, kDefaultLsh);  // the design left to a new store: 21 x 2
+}
+
+TEST(Exactness, MinHashWithWideBandKeysMatchesABruteForceScanOfAll32Bits) {
+  expect_minhash_exact({}, kDefaultLsh, /*wide=*/true);
 }
 
 TEST(Exactness, MinHashWithFortyTwoBandsOfThreeMatchesABruteForceScan) {

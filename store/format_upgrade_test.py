@@ -33,7 +33,7 @@ def json_lines(text):
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
-CURRENT = 12
+CURRENT = 13
 
 
 def fixture(name, version=5):
@@ -90,9 +90,10 @@ class FormatFive(unittest.TestCase):
             self.assertEqual(g, w)
         self.assertEqual(self.stats()["format_version"], CURRENT)
         # The defaults leave the LSH design to the store: its scheme keeps the one it was
-        # written with (42 x 3), under the same scheme id, while a new store's gets 21 x 2.
+        # written with (42 x 3) and its keys of 16 bits a value (its pages carry upper values,
+        # unused), under the same scheme id, while a new store's gets 21 x 2 and wide keys.
         self.assertEqual([s["minhash"] for s in self.stats()["schemes"]],
-                         [{"hashes": 128, "bands": 42, "rows": 3}])
+                         [{"hashes": 128, "bands": 42, "rows": 3, "wide_bands": False}])
         fresh = os.path.join(self.work, "fresh")
         neardup("dedup", "--store", fresh, "--in", self.rest, "--out", os.devnull,
                 "--no-progress")
@@ -100,7 +101,7 @@ class FormatFive(unittest.TestCase):
         self.assertEqual([s["id"] for s in fresh_stats["schemes"]],
                          [s["id"] for s in self.stats()["schemes"]])
         self.assertEqual([s["minhash"] for s in fresh_stats["schemes"]],
-                         [{"hashes": 128, "bands": 21, "rows": 2}])
+                         [{"hashes": 128, "bands": 21, "rows": 2, "wide_bands": True}])
         # 42 x 3 set explicitly (the same scheme id) on the new store: refused before any page.
         explicit = os.path.join(self.work, "explicit.yaml")
         with open(explicit, "w", encoding="utf-8") as f:

@@ -102,7 +102,11 @@ class LmdbIndex final : public Index {
         }
       }
       std::vector<std::uint64_t> keys;
-      if (!page.sketch.empty()) catalog_.band_keys(page.sketch, lsh.bands, lsh.rows, keys);
+      if (!page.sketch.empty()) {
+        const bool wide = scheme->state.wide_bands;
+        catalog_.band_keys(page.sketch, wide ? page.sketch_upper : SketchUpper{}, lsh.bands,
+                           lsh.rows, keys);
+      }
       prober_.probe(catalog_, *scheme, page, keys, nullptr, found);
       if (scheme->passages && (!page.anchors.empty() || !page.paragraphs.empty())) {
         prober_.holders(catalog_, *scheme->passages, page, holders);

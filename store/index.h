@@ -59,6 +59,10 @@ struct PageRequest {
   // sketch length and is banded by the same design: bands x rows, or 0 x 0 to leave it to the
   // store (the scheme's stored design; kDefaultLsh, common/sketch.h, for a new scheme).
   Sketch sketch;
+  // Bits 16-31 of the sketch's minima, as long as it, or empty (common/sketch.h): a scheme whose
+  // first page carries them bands every page by wide keys (32 bits a value), and refuses a page
+  // without them; a scheme stored before, or begun by a page without them, by the sketch alone.
+  SketchUpper sketch_upper;
   std::uint32_t bands = 0, rows = 0;
   double min_similarity = 1;  // live threshold on the estimated Jaccard similarity
   // The third signature (containment.enabled; pipeline/passages/passages.h): the text's anchors
@@ -112,6 +116,7 @@ struct IndexStats {
   struct Scheme {
     std::string id;
     std::uint32_t hashes = 0, bands = 0, rows = 0;  // the LSH design; 0 without MinHash
+    bool wide_bands = false;  // band keys of 32 bits a value (records::SchemeState::wide_bands)
     // Bytes its columns hold in memory (deltas) after the last apply() of this process; 0
     // before one and when opened read-only. An idle scheme's (no page for 64 apply() calls)
     // deltas are merged into its runs and freed.

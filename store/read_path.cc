@@ -159,7 +159,8 @@ StoreResult<Sketch> read_sketch(const lmdb::Txn& txn, const StoreTables& tables,
 
 StoreResult<Sketch> read_whole_sketch(const lmdb::Txn& txn, const StoreTables& tables,
                                       std::uint64_t doc, const DocRecord& record,
-                                      std::size_t hashes) {
+                                      std::size_t hashes, SketchUpper* upper) {
+  if (upper != nullptr) upper->clear();
   const std::uint32_t scheme = record.scheme;
   auto stored = stored_sketch(txn, tables, doc, hashes, &record, nullptr);
   if (!stored) return std::unexpected(stored.error());
@@ -172,7 +173,7 @@ StoreResult<Sketch> read_whole_sketch(const lmdb::Txn& txn, const StoreTables& t
     if (high.error().code == MDB_NOTFOUND) return corrupt(what + " (missing)");
     return std::unexpected(from_lmdb(high.error()));
   }
-  auto whole = records::join_sketch(sketch, *high);
+  auto whole = records::join_sketch(sketch, *high, upper);
   if (!whole) return corrupt(what);
   return std::move(*whole);
 }

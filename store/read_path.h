@@ -44,11 +44,12 @@ StoreResult<Sketch> read_sketch(const lmdb::Txn& txn, const StoreTables& tables,
                                 std::optional<records::DocRecord>* record = nullptr);
 // The whole sketch (every bit of each value, from which its band keys are made) of document
 // `doc`, whose record the caller has read, past its band column's watermark: its stored values
-// joined with their high bits in sketch_highs. Errors: LMDB's, kCorrupt (the high bits are
-// missing).
+// joined with their high bits in sketch_highs, and into `upper` (when given) the upper values
+// kept there for a scheme of wide band keys (empty for one without). Errors: LMDB's, kCorrupt
+// (the high bits are missing).
 StoreResult<Sketch> read_whole_sketch(const lmdb::Txn& txn, const StoreTables& tables,
                                       std::uint64_t doc, const records::DocRecord& record,
-                                      std::size_t hashes);
+                                      std::size_t hashes, SketchUpper* upper = nullptr);
 
 // Documents on disk as one transaction sees them, at the time of one request.
 class Documents {

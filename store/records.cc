@@ -57,13 +57,19 @@ std::string SchemeState::encode() const {
   put_fixed32(out, hashes);
   put_fixed32(out, bands);
   put_fixed32(out, rows);
+  if (wide_bands) put_fixed32(out, 1);
   return out;
 }
 
 std::optional<SchemeState> SchemeState::decode(std::string_view bytes) {
   ByteReader in(bytes);
   SchemeState s{in.u32(), in.u32(), in.u32(), in.u32()};
+  if (!in.done()) {
+    if (in.u32() != 1) return std::nullopt;
+    s.wide_bands = true;
+  }
   if (!in.done() || std::uint64_t{s.bands} * s.rows > s.hashes) return std::nullopt;
+  if (s.wide_bands && !s.has_minhash()) return std::nullopt;
   return s;
 }
 
@@ -133,15 +139,24 @@ std::string sketch_high_key(std::uint32_t scheme, std::uint64_t doc) {
   return key;
 }
 
-std::string encode_sketch_high(const std::vector<std::uint16_t>& sketch) {
+std::string encode_sketch_high(const std::vector<std::uint16_t>& sketch,
+                               std::span<const std::uint16_t> upper) {
   std::string out(sketch.size(), '\0');
   narrow_values(sketch, 8, out.data());
+  for (std::uint16_t v : upper) coding::put_fixed16(out, v);
   return out;
 }
 
 std::optional<std::vector<std::uint16_t>> join_sketch(const std::vector<std::uint16_t>& low,
-                                                      std::string_view high) {
-  if (high.size() != low.size()) return std::nullopt;
+                                                      std::string_view high,
+                                                      std::vector<std::uint16_t>* upper) {
+  const std::size_t n = low.size();
+  if (high.size() < n || (high.size() - n) % 2 != 0 || high.size() - n > 2 * n) return std::nullopt;
+  if (upper != nullptr) {
+    upper->clear();
+    ByteReader in(high.substr(n));
+    while (upper->size() < (high.size() - n) / 2) upper->push_back(in.u16());
+  }
   std::vector<std::uint16_t> sketch(low.size());
   for (std::size_t i = 0; i < low.size(); ++i) {
     sketch[i] = static_cast<std::uint16_t>((static_cast<std::uint8_t>(high[i]) << 8) |

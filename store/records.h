@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -24,9 +25,9 @@ namespace neardup::records {
 // older hold wide document records only; stores of 8 and older hold no Elias–Fano run records
 // (store/run.h), which a build of version 8 would misread; stores of 9 and older keep a `docs`
 // record a document, of 10 and older every key of their tables and `ids` whole (KeyBits), of 11
-// and older table keys of 40 or 64 bits only. A writable open marks any of them this version
-// (FORMAT.md).
-inline constexpr std::uint32_t kFormatVersion = 12;
+// and older table keys of 40 or 64 bits only, of 12 and older no scheme with wide band keys
+// (SchemeState::wide_bands). A writable open marks any of them this version (FORMAT.md).
+inline constexpr std::uint32_t kFormatVersion = 13;
 inline constexpr std::uint32_t kOldestReadableFormat = 4;
 
 // meta "column/<name>": where a column's entries are.
@@ -50,6 +51,10 @@ struct ColumnState {
 struct SchemeState {
   std::uint32_t number = 0;
   std::uint32_t hashes = 0, bands = 0, rows = 0;
+  // Whether its band keys hash 32 bits a value, the sketch's and its upper values
+  // (common/sketch.h): set by the scheme's first page when it carries upper values (format 13);
+  // encoded as a fifth u32 (1) only when set, so that a scheme stored before reads unset.
+  bool wide_bands = false;
 
   bool has_minhash() const { return hashes > 0; }
   std::string encode() const;
@@ -91,15 +96,19 @@ inline bool whole_sketch(std::string_view bytes, std::size_t hashes) {
   return bytes.size() == 2 * hashes;
 }
 
-// sketch_highs: the high 8 bits of each value of a page's sketch, a byte per value, kept only
-// while the page is past its band column's watermark (the band keys of its delta are rebuilt
-// from them at open). Key: BE u32 scheme number, BE u64 document number.
+// sketch_highs: the high 8 bits of each value of a page's sketch, a byte per value, and for a
+// scheme of wide band keys then the upper values of those its bands hold (the first bands x
+// rows, u16 LE each), kept only while the page is past its band column's watermark (the band
+// keys of its delta are rebuilt from them at open). Key: BE u32 scheme number, BE u64 document
+// number.
 std::string sketch_high_key(std::uint32_t scheme, std::uint64_t doc);
-std::string encode_sketch_high(const std::vector<std::uint16_t>& sketch);
-// The whole sketch from its stored low bytes and its high bytes; nullopt when the lengths
-// differ.
+std::string encode_sketch_high(const std::vector<std::uint16_t>& sketch,
+                               std::span<const std::uint16_t> upper = {});
+// The whole sketch from its stored low bytes and its high bytes, and into `upper` (when given)
+// the upper values they hold (empty when none); nullopt when the lengths do not fit.
 std::optional<std::vector<std::uint16_t>> join_sketch(const std::vector<std::uint16_t>& low,
-                                                      std::string_view high);
+                                                      std::string_view high,
+                                                      std::vector<std::uint16_t>* upper = nullptr);
 
 // meta "format", "documents": a u32 / u64.
 std::string encode_u32(std::uint32_t v);

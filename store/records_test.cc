@@ -73,6 +73,16 @@ TEST(Records, MetaStatesRoundTrip) {
   SchemeState s{.number = 2, .hashes = 128, .bands = 42, .rows = 3};
   EXPECT_EQ(SchemeState::decode(s.encode()), s);
   EXPECT_FALSE(SchemeState::decode(SchemeState{0, 16, 42, 3}.encode()));  // bands x rows > hashes
+  // Wide band keys: a fifth u32, 1, written only when set; any other value, or on a scheme
+  // without sketches, refused.
+  SchemeState w = s;
+  w.wide_bands = true;
+  EXPECT_EQ(SchemeState::decode(w.encode()), w);
+  EXPECT_EQ(w.encode().size(), s.encode().size() + 4);
+  std::string two = s.encode();
+  coding::put_fixed32(two, 2);
+  EXPECT_FALSE(SchemeState::decode(two));
+  EXPECT_FALSE(SchemeState::decode(SchemeState{.number = 1, .wide_bands = true}.encode()));
   DesignState d{3, 1, 4};
   EXPECT_EQ(DesignState::decode(d.encode()), d);
   KeyBits bits{.tables = 64, .ids = 40};
@@ -92,6 +102,22 @@ TEST(Records, SketchesKeepTheirLowBitsAndTheHighBitsJoinThem) {
   EXPECT_EQ(decode_sketch(low, 4), (std::vector<std::uint16_t>{0, 1, 0xff, 0x34}));
   EXPECT_EQ(join_sketch(*decode_sketch(low, 4), encode_sketch_high(sketch)), sketch);
   EXPECT_FALSE(join_sketch(*decode_sketch(low, 4), "abc"));  // lengths differ
+  // A scheme of wide band keys keeps the upper values after the high bits, u16 little-endian.
+  const std::vector<std::uint16_t> upper = {7, 0x8001, 0, 0xffff};
+  const std::string high = encode_sketch_high(sketch, upper);
+  EXPECT_EQ(high.size(), 12u);
+  std::vector<std::uint16_t> joined_upper = {1};
+  EXPECT_EQ(join_sketch(*decode_sketch(low, 4), high, &joined_upper), sketch);
+  EXPECT_EQ(joined_upper, upper);
+  EXPECT_EQ(join_sketch(*decode_sketch(low, 4), encode_sketch_high(sketch), &joined_upper), sketch);
+  EXPECT_TRUE(joined_upper.empty());
+  EXPECT_FALSE(join_sketch(*decode_sketch(low, 4), high.substr(1)));  // half an upper value
+  // Those of the values its bands hold alone (the first bands x rows).
+  EXPECT_EQ(join_sketch(*decode_sketch(low, 4), encode_sketch_high(sketch, {upper.data(), 2}),
+                        &joined_upper),
+            sketch);
+  EXPECT_EQ(joined_upper, (std::vector<std::uint16_t>{7, 0x8001}));
+  EXPECT_FALSE(join_sketch(*decode_sketch(low, 4), high + "xy"));  // more than a value each
   // A store of version 5 kept all 16 bits of each value, u16 little-endian: read whole.
   std::string whole;
   for (std::uint16_t v : sketch) coding::put_fixed16(whole, v);

@@ -351,6 +351,7 @@ StoreResult<> Catalog::add_scheme(const lmdb::Txn& txn, const StoreTables& table
     state.hashes = static_cast<std::uint32_t>(page.sketch.size());
     state.bands = lsh.bands;
     state.rows = lsh.rows;
+    state.wide_bands = !page.sketch_upper.empty();
   }
   if (auto p = lift(tables.meta.put(txn, "scheme/" + name, state.encode())); !p) return p;
   if (auto opened = open_scheme(txn, tables, name, state, true); !opened) return opened;
@@ -455,14 +456,22 @@ StoreResult<> Catalog::rebuild_deltas(const lmdb::Txn& txn, const StoreTables& t
     if (auto reserved = reserve_deltas(txn, tables); !reserved) return reserved;
   }
   std::vector<std::uint64_t> keys;
+  SketchUpper upper;
   auto added = for_each_unmerged_doc(txn, tables, [&](std::uint64_t doc, const DocRecord& record) {
     mutex.assert_held();  // called on this thread
     keys.clear();
     const Scheme& scheme = schemes[record.scheme];
     if (scheme.bands && doc > scheme.bands->watermark() && is_indexed(record)) {
-      auto sketch = read_whole_sketch(txn, tables, doc, record, scheme.state.hashes);
+      auto sketch = read_whole_sketch(txn, tables, doc, record, scheme.state.hashes, &upper);
       if (!sketch) return StoreResult<>(std::unexpected(sketch.error()));
-      if (!sketch->empty()) this->band_keys(*sketch, scheme.state.bands, scheme.state.rows, keys);
+      if (scheme.state.wide_bands &&
+          upper.size() != std::size_t{scheme.state.bands} * scheme.state.rows) {
+        return StoreResult<>(corrupt("the upper values of document " + std::to_string(doc) +
+                                     "'s sketch (scheme " + scheme.id + " has wide band keys)"));
+      }
+      if (!sketch->empty()) {
+        this->band_keys(*sketch, upper, scheme.state.bands, scheme.state.rows, keys);
+      }
     }
     add_entries(doc, record, keys);
     if (scheme.passages && doc > scheme.passages->watermark()) {

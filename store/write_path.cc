@@ -40,6 +40,11 @@ StoreResult<> check_page(const TableDesign& design, const PageRequest& page, Lsh
                                                    std::to_string(lsh.bands) + " bands of " +
                                                    std::to_string(lsh.rows) + " rows");
   }
+  if (!page.sketch_upper.empty() && page.sketch_upper.size() != page.sketch.size()) {
+    return store_error(Code::kInvalidArgument, std::to_string(page.sketch_upper.size()) +
+                                                   " upper values for a sketch of " +
+                                                   std::to_string(page.sketch.size()));
+  }
   return {};
 }
 
@@ -55,6 +60,12 @@ StoreResult<> check_sketch_fits(const Scheme& scheme, const PageRequest& page, L
                                             : std::string("no sketches")) +
                            "; the page has " + std::to_string(page.sketch.size()) + " values in " +
                            std::to_string(lsh.bands) + " x " + std::to_string(lsh.rows));
+  }
+  if (s.wide_bands && page.sketch_upper.empty()) {
+    return store_error(Code::kInvalidArgument,
+                       "scheme " + scheme.id +
+                           " bands its pages by wide keys (32 bits a value: the sketch and its "
+                           "upper values); the page carries the sketch's 16 bits alone");
   }
   return {};
 }
@@ -117,7 +128,7 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
   keys_.resize(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (const auto& page = items[i].page) {
-      make_band_keys(*page, catalog_.lsh_design(*page), keys_[i]);
+      make_band_keys(*page, catalog_.lsh_design(*page), catalog_.wide_bands(*page), keys_[i]);
     } else {
       keys_[i].keys.clear();
     }
@@ -238,11 +249,14 @@ void BatchWriter::prefetch(const IndexItem& item, const std::vector<std::uint64_
   }
 }
 
-void BatchWriter::make_band_keys(const PageRequest& page, LshDesign lsh, BandKeys& keys) {
+void BatchWriter::make_band_keys(const PageRequest& page, LshDesign lsh, bool wide,
+                                 BandKeys& keys) {
   keys.keys.clear();
   keys.lsh = lsh;
+  keys.wide = wide;
   if (!page.sketch.empty() && check_page(catalog_.design, page, lsh)) {
-    catalog_.band_keys(page.sketch, lsh.bands, lsh.rows, keys.keys);
+    catalog_.band_keys(page.sketch, wide ? page.sketch_upper : SketchUpper{}, lsh.bands, lsh.rows,
+                       keys.keys);
   }
 }
 
@@ -254,7 +268,8 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
   // Keys made for another design are made again: a page the learner finished (none made yet),
   // or one that leaves its design to the store, of a scheme an earlier page of this batch added
   // with a design of its own (made for the default).
-  if (lsh != band_keys.lsh) make_band_keys(page, lsh, band_keys);
+  const bool wide = Catalog::wide_bands(page, held);
+  if (lsh != band_keys.lsh || wide != band_keys.wide) make_band_keys(page, lsh, wide, band_keys);
   const lmdb::Txn& txn = docs.txn();
   const StoreTables& tables = env_.tables();
   if (held == nullptr) {
@@ -363,8 +378,13 @@ StoreResult<Verdict> BatchWriter::apply_page(const Documents& docs, const PageRe
     // The rest of each value, until the band column's merge takes the page's band keys into a
     // run: what rebuilding the delta at open needs (FORMAT.md, "sketch_highs").
     if (scheme.bands && is_indexed(record)) {
+      // A scheme of wide keys keeps the upper values its bands hold (the first bands x rows).
+      const std::size_t banded = std::size_t{scheme.state.bands} * scheme.state.rows;
+      const std::span<const std::uint16_t> upper = scheme.state.wide_bands
+                                                       ? std::span(page.sketch_upper).first(banded)
+                                                       : std::span<const std::uint16_t>{};
       auto high = lift(tables.sketch_highs.put(txn, records::sketch_high_key(scheme_number, doc),
-                                               records::encode_sketch_high(page.sketch)));
+                                               records::encode_sketch_high(page.sketch, upper)));
       if (!high) return std::unexpected(high.error());
     }
   }

@@ -43,9 +43,10 @@ class BatchWriter {
 
  private:
   // A page's band keys (none when it has no sketch, or one that does not fit `lsh`) and the
-  // LSH design they were made for ({0, 0}: not made yet).
+  // LSH design they were made for ({0, 0}: not made yet), wide or not (Catalog::wide_bands).
   struct BandKeys {
     LshDesign lsh;
+    bool wide = false;
     std::vector<std::uint64_t> keys;
   };
   // What a failed batch restores (the columns' deltas undo to their marks on their own).
@@ -62,7 +63,7 @@ class BatchWriter {
   // design than the page gets (its scheme added by an earlier page of the batch).
   StoreResult<Verdict> apply_page(const Documents& docs, const PageRequest& page,
                                   BandKeys& band_keys) REQUIRES(catalog_.mutex);
-  void make_band_keys(const PageRequest& page, LshDesign lsh, BandKeys& keys)
+  void make_band_keys(const PageRequest& page, LshDesign lsh, bool wide, BandKeys& keys)
       REQUIRES(catalog_.mutex);
   // Whether kIndexedCopies live documents of `cluster` are among the SimHash hits (indexed
   // documents within the page's k): then the duplicate is stored unindexed (index.h).

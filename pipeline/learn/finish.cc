@@ -129,7 +129,8 @@ Finished finish(const LearnInput& input, const Config& config, const DocFrequenc
   // shingles: weights do not change them).
   if (out.text_changed) {
     if (config.minhash.enabled) {
-      out.sketch = minhash_sketch(tokens->hashes, config.minhash, config.fingerprint.seed);
+      out.sketch = minhash_sketch(tokens->hashes, config.minhash, config.fingerprint.seed,
+                                  &out.sketch_upper);
     }
     out.passages = passages_of(*tokens, config);
   }

@@ -60,6 +60,7 @@ struct Finished {
   // Made only when blocks were dropped (text_changed); else the worker's stand.
   bool text_changed = false;
   Sketch sketch;
+  SketchUpper sketch_upper;
   Passages passages;
   std::vector<std::uint64_t> features;  // distinct feature hashes: what the frequencies learn
   std::vector<std::uint64_t> blocks;    // distinct blocks, in text order: what the host learns

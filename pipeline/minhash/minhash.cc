@@ -20,7 +20,8 @@ std::uint64_t xxh3_le(const void* data, std::size_t size, std::uint64_t seed) {
 }  // namespace
 
 Sketch minhash_sketch(std::span<const std::uint64_t> tokens, const MinHashConfig& config,
-                      std::uint64_t seed) {
+                      std::uint64_t seed, SketchUpper* upper) {
+  if (upper != nullptr) upper->clear();
   if (tokens.empty() || config.hashes == 0) return {};
   const std::size_t w = std::clamp<std::size_t>(config.shingle, 1, tokens.size());
   const std::size_t hashes = config.hashes;
@@ -52,6 +53,10 @@ Sketch minhash_sketch(std::span<const std::uint64_t> tokens, const MinHashConfig
   const std::uint64_t* const min = minima.data();
   Sketch sketch(hashes);
   for (std::size_t j = 0; j < hashes; ++j) sketch[j] = static_cast<std::uint16_t>(min[j]);
+  if (upper != nullptr) {
+    upper->resize(hashes);
+    for (std::size_t j = 0; j < hashes; ++j) (*upper)[j] = static_cast<std::uint16_t>(min[j] >> 16);
+  }
   return sketch;
 }
 

@@ -10,7 +10,8 @@
 //   i = 0 .. n - w (one shingle of all tokens when n < w);
 //   salt_j = XXH3_64bits_withSeed(j as 4 little-endian bytes, seed), j = 0 .. H - 1;
 //   h_j(s) = mix64(s ^ salt_j), mix64 being splitmix64's finaliser (common/mix.h, a bijection);
-//   value j = the low 16 bits of min over shingles of h_j.
+//   value j = the low 16 bits of min over shingles of h_j; its upper value (in `upper`, when
+//   given) bits 16-31 of the same minimum, which wide band keys hash (common/sketch.h).
 // An empty token list gives an empty sketch. The minima are taken eight hashes an instruction
 // where the CPU has AVX-512 (minima.h), with the same result. Pure; any number of threads.
 #pragma once
@@ -24,6 +25,6 @@
 namespace neardup {
 
 Sketch minhash_sketch(std::span<const std::uint64_t> token_hashes, const MinHashConfig& config,
-                      std::uint64_t seed);
+                      std::uint64_t seed, SketchUpper* upper = nullptr);
 
 }  // namespace neardup

@@ -10,6 +10,7 @@
 #include <set>
 #include <string>
 
+#include "common/mix.h"
 #include "pipeline/features/features.h"
 
 namespace neardup {
@@ -117,6 +118,57 @@ TEST(Sketch, BandKeysDifferByBandAndMatchOnEqualValues) {
   EXPECT_NE(band_key(a, 1, 3), band_key(b, 1, 3));
   EXPECT_TRUE(shares_band(a, b, 0, 3));
   EXPECT_FALSE(shares_band(a, b, 1, 3));
+}
+
+TEST(Sketch, WideBandKeysHashTheUpperValuesToo) {
+  const Sketch a = {1, 2, 3, 1, 2, 3}, b = a;
+  const SketchUpper upper = {7, 8, 9, 7, 8, 9}, other = {7, 8, 9, 7, 8, 10};
+  // Equal in all 32 bits: the same key; in the 16 alone: not a wide key's match.
+  EXPECT_EQ(band_key(a, upper, 0, 3), band_key(b, upper, 0, 3));
+  EXPECT_NE(band_key(a, upper, 1, 3), band_key(b, other, 1, 3));
+  EXPECT_EQ(band_key(a, upper, 0, 3), band_key(b, other, 0, 3));
+  EXPECT_EQ(band_key(a, 1, 3), band_key(b, 1, 3));
+  // A wide key is never the narrow key of the same values, nor the same band's for another.
+  EXPECT_NE(band_key(a, upper, 0, 3), band_key(a, 0, 3));
+  EXPECT_NE(band_key(a, upper, 0, 3), band_key(a, upper, 1, 3));
+  EXPECT_EQ(band_key(a, {}, 0, 3), band_key(a, 0, 3));  // no upper values: the narrow key
+  // shares_any_band with upper values: a band whose 16 bits agree but not its upper values is
+  // not shared; without either page's upper values, the 16 bits decide.
+  const Sketch c = {1, 2, 3, 9, 9, 9};
+  EXPECT_TRUE(shares_any_band(a, upper, c, upper, 2, 3));
+  EXPECT_FALSE(shares_any_band(a, upper, c, SketchUpper{6, 8, 9, 7, 8, 9}, 2, 3));
+  EXPECT_TRUE(shares_any_band(a, upper, c, SketchUpper{}, 2, 3));
+}
+
+TEST(MinHash, UpperValuesAreTheRestOfTheSameMinima) {
+  const std::string text = read_testdata("en_library.txt");
+  MinHashConfig config;
+  SketchUpper upper, again;
+  const Sketch sketch = minhash_sketch(tokens_of(text), config, 42, &upper);
+  EXPECT_EQ(minhash_sketch(tokens_of(text), config, 42), sketch);  // asked for or not
+  ASSERT_EQ(upper.size(), sketch.size());
+  // The minima of a copy with the same shingles are the same: equal in all 32 bits.
+  EXPECT_EQ(minhash_sketch(tokens_of(text + " "), config, 42, &again), sketch);
+  EXPECT_EQ(again, upper);
+  // By the definition (minhash.h): value j's minimum over the shingles of h_j, its low 16 bits
+  // the sketch's value and the next 16 the upper value.
+  const std::vector<std::uint64_t> tokens = tokens_of(text);
+  for (std::uint32_t j = 0; j < config.hashes; ++j) {
+    const std::uint8_t le[4] = {static_cast<std::uint8_t>(j), static_cast<std::uint8_t>(j >> 8),
+                                static_cast<std::uint8_t>(j >> 16),
+                                static_cast<std::uint8_t>(j >> 24)};
+    const std::uint64_t salt = XXH3_64bits_withSeed(le, sizeof le, 42);
+    std::uint64_t min = ~std::uint64_t{0};
+    for (std::size_t i = 0; i + config.shingle <= tokens.size(); ++i) {
+      const std::uint64_t shingle =
+          XXH3_64bits_withSeed(&tokens[i], config.shingle * sizeof(std::uint64_t), 42);
+      min = std::min(min, mix64(shingle ^ salt));
+    }
+    EXPECT_EQ(sketch[j], static_cast<std::uint16_t>(min)) << j;
+    EXPECT_EQ(upper[j], static_cast<std::uint16_t>(min >> 16)) << j;
+  }
+  minhash_sketch({}, config, 42, &upper);
+  EXPECT_TRUE(upper.empty());
 }
 
 TEST(Sketch, EstimateCorrectsForChanceAgreementOfLowBits) {

@@ -137,6 +137,10 @@ void bind_fingerprint(py::module_& m) {
           "sketch", [](const Fingerprint& f) { return sketch_list(f.page.sketch); },
           "The MinHash values (16-bit each); empty when skipped or minhash.enabled is false.")
       .def_property_readonly(
+          "sketch_upper", [](const Fingerprint& f) { return sketch_list(f.page.sketch_upper); },
+          "Bits 16-31 of the minima the sketch's values come from, in its order, which a new "
+          "index's band keys hash besides (wide band keys); empty with the sketch.")
+      .def_property_readonly(
           "skip_reason",
           [](const Fingerprint& f) -> std::optional<std::string> {
             if (!f.page.skip) return std::nullopt;

@@ -30,6 +30,7 @@ def test_fingerprint_agrees_with_the_command(page, pages, cli):
         fp = neardup.fingerprint(page(name))
         assert fp.hex == line["fingerprint"]
         assert "".join(f"{v:04x}" for v in fp.sketch) == line["minhash"]
+        assert "".join(f"{v:04x}" for v in fp.sketch_upper) == line["minhash_upper"]
         assert fp.scheme == line["scheme"]
         assert fp.charset == line["charset"]
         assert fp.feature_count == line["features"]
@@ -54,6 +55,7 @@ def test_skipped_pages_say_why_and_have_no_fingerprint():
     empty = neardup.fingerprint(b"")
     assert empty.skipped and empty.skip_reason == "empty_body"
     assert empty.fingerprint is None and empty.hex is None and empty.sketch == []
+    assert empty.sketch_upper == []
     short = neardup.fingerprint(b"<html><body><p>Too short.</p></body></html>")
     assert short.skip_reason == "low_content" and short.skip_detail
     binary = neardup.fingerprint(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 4, "image/png")

@@ -12,7 +12,9 @@ config's dedup.max_distance, dedup.min_similarity, minhash.bands and minhash.row
 defaults are the defaults; 21 x 2 is the design a new store gives a scheme with minhash.bands
 and minhash.rows unset, 42 x 3 that of stores written before it chose). The rules are the index's:
   simhash: Hamming distance <= k;
-  minhash: the sketches share an LSH band (all of its 16-bit values) and the Jaccard
+  minhash: the sketches share an LSH band (all 32 bits of its values: the 16 of the sketch and
+           the upper 16 `neardup fingerprint` prints as minhash_upper, as a new store's wide
+           band keys hash them; the 16 alone without them) and the Jaccard
            similarity estimated from the low --sketch-bits bits of each value (what the index
            stores: common/sketch.h) is >= threshold;
   combined: either.
@@ -39,10 +41,14 @@ import evalcore
 
 
 def sketch_of(record):
+    """The sketch's values, with their upper 16 bits above the low 16 when the record has them
+    (the estimate masks them off; bands compare all of them)."""
     text = record.get("minhash")
     if record.get("status") != "fingerprinted" or not text:
         return None
-    return tuple(int(text[i:i + 4], 16) for i in range(0, len(text), 4))
+    upper = record.get("minhash_upper") or "0" * len(text)
+    return tuple(int(upper[i:i + 4], 16) << 16 | int(text[i:i + 4], 16)
+                 for i in range(0, len(text), 4))
 
 
 def estimate_jaccard(a, b, bits=16):
