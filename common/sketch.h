@@ -125,8 +125,9 @@ inline bool minhash_match(std::span<const std::uint16_t> a, std::span<const std:
 
 // The index key of band `band`: XXH3-64 of its values (little-endian u16s), seeded with the
 // band number, so equal values in different bands give different keys. With upper values
-// (wide band keys: `upper` as long as the sketch), of its 32-bit values (little-endian u32s,
-// the upper value in the high half), seeded with the band number plus 2^32.
+// (wide band keys: `upper` holds at least the band's values, its first bands x rows), of its
+// 32-bit values (little-endian u32s, the upper value in the high half), seeded with the band
+// number plus 2^32.
 inline std::uint64_t band_key(std::span<const std::uint16_t> sketch,
                               std::span<const std::uint16_t> upper, std::uint32_t band,
                               std::uint32_t rows) {
