@@ -111,12 +111,9 @@ class Catalog {
   }
   // The same, for a page whose scheme is `held` (scheme(page.scheme), null for none).
   static LshDesign lsh_design(const PageRequest& page, const Scheme* held);
-  // Whether a page's band keys are wide (common/sketch.h): as its scheme's stored
-  // (SchemeState::wide_bands), or for a scheme the store does not hold yet, whether the page
-  // carries upper values.
-  bool wide_bands(const PageRequest& page) REQUIRES(mutex) {
-    return wide_bands(page, scheme(page.scheme));
-  }
+  // Whether a page whose scheme is `held` (null for none) has wide band keys (common/sketch.h):
+  // as its scheme's stored (SchemeState::wide_bands), or for a scheme the store does not hold
+  // yet, whether the page carries upper values.
   static bool wide_bands(const PageRequest& page, const Scheme* held);
   // Every scheme's id by number ("" never), for naming stored documents' schemes.
   std::vector<SchemeName> scheme_names() const REQUIRES(mutex);

@@ -128,7 +128,9 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
   keys_.resize(items.size());
   for (std::size_t i = 0; i < items.size(); ++i) {
     if (const auto& page = items[i].page) {
-      make_band_keys(*page, catalog_.lsh_design(*page), catalog_.wide_bands(*page), keys_[i]);
+      const Scheme* held = catalog_.scheme(page->scheme);
+      make_band_keys(*page, Catalog::lsh_design(*page, held), Catalog::wide_bands(*page, held),
+                     keys_[i]);
     } else {
       keys_[i].keys.clear();
     }
