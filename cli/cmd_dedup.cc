@@ -115,8 +115,7 @@ int run(const Options& options, bool learn_only) {
   // A run's pages may be few beside what the store holds: its tables grow with what it adds
   // rather than being made full-size at open, and it reads the table runs only where its pages
   // probe them (store/index.h, OpenOptions).
-  auto index =
-      Index::open(config->store, {.presize_busy_deltas = false, .read_table_runs_ahead = false});
+  auto index = Index::open(config->store, {.presize_busy_deltas = false, .read_runs_ahead = false});
   if (!index) {
     std::cerr << name << ": " << index.error().message << "\n";
     return kExitFailure;

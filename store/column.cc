@@ -17,17 +17,22 @@ std::uint64_t low_mask(std::uint32_t bits) { return bits >= 64 ? ~0ull : (1ull <
 // open, the union filter).
 constexpr std::size_t kReadAheadRecords = 8;
 
+// Asks the kernel for bytes [begin, end) of the map, whole pages (MADV_WILLNEED).
+void read_ahead(const char* begin, const char* end) {
+  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto from = reinterpret_cast<std::uintptr_t>(begin) & ~(page - 1);
+  ::madvise(reinterpret_cast<void*>(from), reinterpret_cast<std::uintptr_t>(end) - from,
+            MADV_WILLNEED);  // advice only
+}
+
 // Asks the kernel for records [from, from + kReadAheadRecords) of a run that is about to be read
 // whole (MADV_WILLNEED), every kReadAheadRecords records: large requests, even on a map opened
 // with store.readahead false (MDB_NORDAHEAD advises it random, page by page).
 void read_ahead(const RunDirectory& dir, std::size_t r) {
   if (r % kReadAheadRecords != 0) return;
-  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   const std::size_t to = std::min(dir.records.size(), r + 2 * kReadAheadRecords);
   for (std::size_t i = r + (r == 0 ? 0 : kReadAheadRecords); i < to; ++i) {
-    const auto begin = reinterpret_cast<std::uintptr_t>(dir.records[i]) & ~(page - 1);
-    const auto end = reinterpret_cast<std::uintptr_t>(dir.records[i]) + dir.bytes[i];
-    ::madvise(reinterpret_cast<void*>(begin), end - begin, MADV_WILLNEED);  // advice only
+    read_ahead(dir.records[i], dir.records[i] + dir.bytes[i]);
   }
 }
 
@@ -205,6 +210,19 @@ lmdb::Result<> Column::read_runs_ahead(const lmdb::Txn& txn, std::uint64_t gener
   if (auto r = open_directories(txn, generation); !r) return r;
   for (const RunDirectory& dir : directories_) {
     for (std::size_t r = 0; r < dir.records.size(); r += kReadAheadRecords) read_ahead(dir, r);
+  }
+  return {};
+}
+
+lmdb::Result<> Column::read_high_parts_ahead(const lmdb::Txn& txn, std::uint64_t generation) {
+  if (auto r = open_directories(txn, generation); !r) return r;
+  for (const RunDirectory& dir : directories_) {
+    for (std::size_t r = 0; r < dir.records.size(); ++r) {
+      const RecordForm& form = dir.forms[r];
+      if (!form.elias_fano) continue;
+      const char* record = dir.records[r];
+      read_ahead(record + form.field_region(form.count), record + form.key_region(form.count));
+    }
   }
   return {};
 }

@@ -167,6 +167,12 @@ class Column {
   // drop under memory pressure; nothing waits for them). For the columns every page probes, at
   // open: their pages are then read in a few large requests, not by a fault a page each.
   lmdb::Result<> read_runs_ahead(const lmdb::Txn& txn, std::uint64_t generation);
+  // The same for the high parts of the keys of the column's Elias–Fano records alone (every
+  // record of a band column this format writes): what every probe that passes a run's filter
+  // reads first, about a twentieth of a band run (its low parts are a third, its docs the rest).
+  // For the band columns of a store larger than memory, whose open read each run whole for its
+  // filters and kept only the runs read last (docs/index.md, "Larger than memory").
+  lmdb::Result<> read_high_parts_ahead(const lmdb::Txn& txn, std::uint64_t generation);
 
   // Table columns opened for writing: each run gets a filter over the prefixes of its keys
   // (their top prefix_bits, what a probe's range shares), so that a probe skips a run that holds

@@ -108,5 +108,71 @@ TEST(Column, ReadingRunsAheadBringsThemIntoThePageCache) {
   EXPECT_EQ(now, all) << before << " resident before";
 }
 
+// Pages in [begin, end) of the map: resident, of all.
+std::pair<std::size_t, std::size_t> resident_pages(const char* begin, const char* end) {
+  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto from = reinterpret_cast<std::uintptr_t>(begin) & ~(page - 1);
+  const auto to = reinterpret_cast<std::uintptr_t>(end);
+  std::vector<unsigned char> in((to - from + page - 1) / page);
+  EXPECT_EQ(::mincore(reinterpret_cast<void*>(from), to - from, in.data()), 0);
+  std::size_t resident = 0;
+  for (unsigned char c : in) resident += c & 1;
+  return {resident, in.size()};
+}
+
+// A band column's runs, dropped from the page cache: asked ahead for their keys' high parts,
+// those come back into it, and the docs, which no probe reads before a key matches, do not.
+TEST(Column, ReadingHighPartsAheadBringsThemAloneIntoThePageCache) {
+  ColumnFixture f;
+  Column column("b/0", 64, RunFormat::kNarrow, 12, 400000);
+  f.create(column);
+  std::uint64_t doc = 0;
+  while (doc < 300000) {
+    ++doc;
+    column.add({doc * 0x9e3779b97f4a7c15ull, doc});
+    column.delta().mark();
+  }
+  merge(column, f, doc);
+  ASSERT_EQ(probe(column, f.env, 0x9e3779b97f4a7c15ull), std::vector<std::uint64_t>{1});
+  const int fd = ::open((f.dir.path() + "/data.mdb").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::fdatasync(fd), 0);
+  ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  // Per record: its high part, and its docs less the page they share with the high part.
+  auto parts = [&](bool high) {
+    std::size_t resident = 0, all = 0;
+    for (const RunDirectory& dir : column.directories()) {
+      for (std::size_t r = 0; r < dir.records.size(); ++r) {
+        const RecordForm& form = dir.forms[r];
+        EXPECT_TRUE(form.elias_fano);
+        const char* record = dir.records[r];
+        const char* keys_end = record + form.key_region(form.count);
+        const char* end = record + dir.bytes[r];
+        if (!high && keys_end + 4096 >= end) continue;
+        auto [in, of] = high ? resident_pages(record + form.field_region(form.count), keys_end)
+                             : resident_pages(keys_end + 4096, end);
+        resident += in;
+        all += of;
+      }
+    }
+    return std::pair{resident, all};
+  };
+  ASSERT_GE(column.directories().front().records.size(), 4u);
+  const auto [high_before, high_all] = parts(true);
+  const auto [docs_before, docs_all] = parts(false);
+  ASSERT_LT(docs_before, docs_all) << "the docs stayed in the page cache";
+  ASSERT_LT(high_before, high_all) << "the high parts stayed in the page cache";
+  auto txn = lmdb::Txn::begin(f.env, MDB_RDONLY);
+  ASSERT_TRUE(column.read_high_parts_ahead(*txn, 0));
+  std::size_t high_now = high_before;
+  for (int i = 0; i < 500 && high_now < high_all; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    high_now = parts(true).first;
+  }
+  ::close(fd);
+  EXPECT_EQ(high_now, high_all) << high_before << " resident before";
+  EXPECT_EQ(parts(false).first, docs_before) << "the docs were read too";
+}
+
 }  // namespace
 }  // namespace neardup

@@ -187,11 +187,13 @@ struct OpenOptions {
   bool presize_busy_deltas = true;
   // At open, once the rest is read, asks the kernel to read the table columns' runs (every page
   // probes each table; about 20 bytes a page of the store) in large requests
-  // (Column::read_runs_ahead). Otherwise a store whose runs are not in the page cache (after a
-  // reboot, or one larger than memory whose open read the band runs last) reads them a fault
-  // and a 4 KiB page at a time as pages probe them (store.readahead false). Off for a run of few
-  // pages over a large store (neardup dedup), which would read what it never probes.
-  bool read_table_runs_ahead = true;
+  // (Column::read_runs_ahead), then the high parts of the band runs' keys (what a band probe
+  // that passes a run's filter reads first; about 7 bytes a page: Column::read_high_parts_ahead).
+  // Otherwise a store whose runs are not in the page cache (after a reboot, or one larger than
+  // memory whose open read the band runs last) reads them a fault and a 4 KiB page at a time as
+  // pages probe them (store.readahead false). Off for a run of few pages over a large store
+  // (neardup dedup), which would read what it never probes.
+  bool read_runs_ahead = true;
   // The fewest entries a table run holds for it to get a prefix filter (store.table_filter_bits;
   // Column::filter_prefixes): a filter takes a 2 MiB huge page at least, and smaller runs are a
   // small store's. Tests set fewer, so that their runs have filters.

@@ -222,12 +222,18 @@ StoreResult<> Catalog::create_or_load(StoreEnv& env) {
       }
     }
   }
-  if (options.read_table_runs_ahead) {
+  if (options.read_runs_ahead) {
     // Last, so that what the open read before (the band runs, for their filters) does not push
-    // them out of a page cache too small for both.
+    // them out of a page cache too small for both; the band runs' high parts after the tables.
     for (Scheme& scheme : schemes) {
       for (auto& table : scheme.tables) {
         if (auto r = lift(table->read_runs_ahead(*txn, env.map_generation())); !r) return r;
+      }
+    }
+    for (Scheme& scheme : schemes) {
+      if (!scheme.bands) continue;
+      if (auto r = lift(scheme.bands->read_high_parts_ahead(*txn, env.map_generation())); !r) {
+        return r;
       }
     }
   }

@@ -77,7 +77,7 @@ class PyIndex {
       // writing presizes and reads ahead nothing, as `neardup dedup` (store/index.h, OpenOptions).
       opened = Index::open(
           store_config,
-          {.read_only = read_only, .presize_busy_deltas = false, .read_table_runs_ahead = false});
+          {.read_only = read_only, .presize_busy_deltas = false, .read_runs_ahead = false});
     }
     if (!opened) throw_store_error(opened.error());
     store->index = std::move(*opened);
