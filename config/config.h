@@ -207,7 +207,8 @@ struct StoreConfig {
   std::uint64_t max_map_size = 1ull << 40;  // growth stops here with a clear error
   bool sync = true;  // fsync on commit (false: a crash may lose the last commits, never corrupt)
   // The OS's readahead on the store's map (false: MDB_NORDAHEAD, a page fault reads its page
-  // alone: for a store larger than the memory left to the page cache, FORMAT.md).
+  // alone: for a store larger than the memory left to the page cache, FORMAT.md). False also
+  // asks the kernel, a page ahead, for the band records the next page will probe (PageAdvice).
   bool readahead = true;
   // Entries a table or ids column keeps in memory before a merge writes them to its sorted runs
   // (a band column keeps twice as many: a page adds one entry per band): with both signatures

@@ -239,8 +239,20 @@ double Column::gap(std::size_t i) const {
          static_cast<double>(std::max<std::uint64_t>(state_.runs[i].entries, 1));
 }
 
-void Column::prefetch(std::uint64_t key, Lookahead step) const {
+void Column::prefetch(std::uint64_t key, Lookahead step, PageAdvice* advice) const {
   const std::uint64_t lo = range_start(key);
+  if (advice != nullptr && step == Lookahead::kRecords && format_ == RunFormat::kNarrow) {
+    delta_.prefetch_filled(key);
+    if (merge_) merge_->frozen->prefetch_filled(key);
+    const bool in_union = union_ == nullptr || union_->may_contain(stored_key(format_, key));
+    for (std::size_t i = 0; i < directories_.size(); ++i) {
+      if ((!in_union && covered(i)) || filtered_out(i, key)) continue;
+      RunProbe probe(directories_[i], lo, range_end(key), gap(i));
+      probe.prefetch();
+      probe.advise(*advice);
+    }
+    return;
+  }
   if (step == Lookahead::kDirectories) {
     delta_.prefetch(key);
     if (merge_) merge_->frozen->prefetch(key);

@@ -159,8 +159,11 @@ class Column {
   //   kRecords (the next page): reads the directories and the delta's bucket count (their
   //     lines loaded by the step before) and prefetches the lines of the records where the
   //     search will begin and the rest of the delta bucket's entries.
+  //   With `advice` (kRecords, a narrow column), also finds the runs start(key) will probe (the
+  //     union's and their filters' lines loaded by the step before), prefetches their records'
+  //     lines, and adds those lines' pages to `advice` (RunProbe::advise).
   enum class Lookahead { kDirectories, kRecords };
-  void prefetch(std::uint64_t key, Lookahead step) const;
+  void prefetch(std::uint64_t key, Lookahead step, PageAdvice* advice = nullptr) const;
 
   // Makes the directories current (open_directories) and asks the kernel to read every run of
   // the column into the page cache (MADV_WILLNEED: large reads, which it may start later or

@@ -5,6 +5,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <thread>
@@ -172,6 +173,100 @@ TEST(Column, ReadingHighPartsAheadBringsThemAloneIntoThePageCache) {
   ::close(fd);
   EXPECT_EQ(high_now, high_all) << high_before << " resident before";
   EXPECT_EQ(parts(false).first, docs_before) << "the docs were read too";
+}
+
+// Whether `ranges` hold the byte at p.
+bool advised(const std::vector<iovec>& ranges, const void* p) {
+  const auto at = reinterpret_cast<std::uintptr_t>(p);
+  return std::ranges::any_of(ranges, [&](const iovec& r) {
+    const auto from = reinterpret_cast<std::uintptr_t>(r.iov_base);
+    return at >= from && at < from + r.iov_len;
+  });
+}
+
+// A band column's prefetch a page ahead, with advice: a key held in a run gets the pages of its
+// record that its probe will read (the entry's low part and its 1 in the high part); a key that
+// the filters keep from every run gets none; flushed, the advised pages come into the page cache.
+TEST(Column, PrefetchWithAdviceNamesThePagesAProbeReads) {
+  ColumnFixture f;
+  Column column("b/0", 64, RunFormat::kNarrow, 12, 400000);
+  f.create(column);
+  std::uint64_t doc = 0;
+  while (doc < 300000) {
+    ++doc;
+    column.add({doc * 0x9e3779b97f4a7c15ull, doc});
+    column.delta().mark();
+  }
+  merge(column, f, doc);
+  auto txn = lmdb::Txn::begin(f.env, MDB_RDONLY);
+  ASSERT_TRUE(column.open_directories(*txn, 0));
+  ASSERT_EQ(column.directories().size(), 1u);
+  const RunDirectory& dir = column.directories().front();
+  const int fd = ::open((f.dir.path() + "/data.mdb").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::fdatasync(fd), 0);
+  ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  ::close(fd);
+  // In one call (process_madvise), and a call a range (where that is refused).
+  PageAdvice batched(true), single(true, /*batched=*/false);
+  ASSERT_TRUE(batched.enabled() && single.enabled());
+  int checked = 0;
+  std::size_t cold = 0;  // advised pages not in the page cache when advised
+  for (std::uint64_t d = 1000; d <= 300000; d += 29999) {
+    const std::uint64_t key = d * 0x9e3779b97f4a7c15ull;
+    PageAdvice& advice = checked % 2 == 0 ? batched : single;
+    column.prefetch(key, Column::Lookahead::kRecords, &advice);
+    ASSERT_FALSE(advice.ranges().empty()) << d;
+    // Flushed before anything reads the record: the advised pages come into the page cache.
+    const std::vector<iovec> asked = advice.ranges();
+    auto resident = [&] {
+      std::size_t in = 0, all = 0;
+      for (const iovec& range : asked) {
+        const char* p = static_cast<const char*>(range.iov_base);
+        const auto [n, of] = resident_pages(p, p + range.iov_len);
+        in += n;
+        all += of;
+      }
+      return std::pair{in, all};
+    };
+    const auto [before, all] = resident();
+    cold += all - before;
+    advice.flush();
+    EXPECT_TRUE(advice.ranges().empty());
+    std::size_t now = before;
+    for (int i = 0; i < 500 && now < all; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      now = resident().first;
+    }
+    EXPECT_EQ(now, all) << d;
+    // They hold what the probe reads: the entry's low part and its 1 in the high part.
+    const std::uint64_t stored = stored_key(RunFormat::kNarrow, key);
+    const std::size_t r = std::lower_bound(dir.last_keys.begin(), dir.last_keys.end(), stored) -
+                          dir.last_keys.begin();
+    ASSERT_LT(r, dir.records.size());
+    const RecordForm& form = dir.forms[r];
+    std::size_t index = dir.sizes[r];
+    dir.for_each_key(r, [&](std::size_t i, std::uint64_t k) {
+      if (k == stored && index == dir.sizes[r]) index = i;
+    });
+    ASSERT_LT(index, dir.sizes[r]) << d;
+    const elias_fano::Reader keys = form.keys(dir.records[r]);
+    const Entry e{.key = stored, .doc = d};
+    EXPECT_TRUE(advised(asked, keys.low_address(index))) << d;
+    EXPECT_TRUE(advised(asked, keys.high_address({.bit = high_position(form, e, index)}))) << d;
+    ++checked;
+  }
+  EXPECT_EQ(checked, 10);
+  EXPECT_GT(cold, 0u) << "every advised page was in the page cache already";
+  // Keys in no run: the filters (the run's own) let few through, and those get no pages.
+  std::size_t advised_keys = 0;
+  PageAdvice& advice = batched;
+  for (std::uint64_t d = 300001; d <= 301000; ++d) {
+    column.prefetch(d * 0x9e3779b97f4a7c15ull, Column::Lookahead::kRecords, &advice);
+    advised_keys += !advice.ranges().empty();
+    advice.flush();
+  }
+  EXPECT_LT(advised_keys, 100u);
 }
 
 }  // namespace

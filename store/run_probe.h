@@ -8,8 +8,10 @@
 #include <cstddef>
 #include <cstdint>
 #include <type_traits>
+#include <utility>
 
 #include "store/elias_fano.h"
+#include "store/page_advice.h"
 #include "store/run.h"
 
 namespace neardup {
@@ -34,6 +36,15 @@ class RunProbe {
   void prefetch() {
     record_ = first_record();
     position();
+  }
+  // After prefetch() of an Elias–Fano record: adds the pages of the lines it asked for (the
+  // high part from the search's start to the range, the range's low parts) to `advice`, so that
+  // the kernel reads them before the probe touches them. Nothing for other forms (table runs,
+  // read ahead at open) or when the key is past the run.
+  void advise(PageAdvice& advice) const {
+    if (n_ == 0 || !form_->elias_fano || low_lines_.first == nullptr) return;
+    advice.add(low_lines_.first, low_lines_.second);
+    advice.add(high_lines_.first, high_lines_.second);
   }
   // Ahead of a probe of [lo, ...]: prefetches the directory lines its start() will most likely
   // read (those of the record lo's place in the key space points to), without reading any, so
@@ -229,6 +240,7 @@ class RunProbe {
     const std::uint64_t last = std::min<std::uint64_t>(n - 1, guess + kSlack + expected_entries());
     const std::uint64_t step = std::max(1u, 512u / std::max<unsigned>(form_->key_bits, 1));
     for (std::uint64_t i = first; i <= last; i += step) __builtin_prefetch(keys.low_address(i));
+    low_lines_ = {keys.low_address(first), keys.low_address(last) + 8};
     // An entry's 1 lies about bits_per_entry bits a place from the start's.
     std::uint64_t from_bit = start_.bit, to_bit;
     if (back_) {
@@ -246,6 +258,10 @@ class RunProbe {
     }
     for (std::uint64_t bit = from_bit; bit < to_bit && bit < form_->high_bits; bit += 512)
       __builtin_prefetch(keys.high_address(elias_fano::Position{.bit = bit}));
+    high_lines_ = {keys.high_address(elias_fano::Position{.bit = from_bit}),
+                   keys.high_address(elias_fano::Position{
+                       .bit = std::min<std::uint64_t>(to_bit, form_->high_bits)}) +
+                       8};
   }
 
   // The entries expected in [lo_, hi_] (at most 512 counted: a longer range streams in as it is
@@ -382,6 +398,8 @@ class RunProbe {
   elias_fano::Position start_;
   bool back_ = false;
   std::uint64_t target_high_ = 0;
+  // Elias–Fano: the bytes position_elias_fano() prefetched, low parts and high part (advise()).
+  std::pair<const char*, const char*> low_lines_{}, high_lines_{};
 };
 
 }  // namespace neardup

@@ -145,8 +145,10 @@ StoreResult<> BatchWriter::apply_batch(const lmdb::Txn& txn, std::span<const Ind
     const IndexItem& item = items[i];
     if (i + 2 < items.size())
       prefetch(items[i + 2], keys_[i + 2].keys, Column::Lookahead::kDirectories);
-    if (i + 1 < items.size())
+    if (i + 1 < items.size()) {
       prefetch(items[i + 1], keys_[i + 1].keys, Column::Lookahead::kRecords);
+      advice_.flush();
+    }
     pending::Partition* partition = nullptr;
     bool record = true, conflict = false;
     if (item.source) {
@@ -247,7 +249,9 @@ void BatchWriter::prefetch(const IndexItem& item, const std::vector<std::uint64_
       scheme->tables[t]->prefetch(catalog_.table_key(t, item.page->fingerprint), step);
   }
   if (scheme->bands) {
-    for (std::uint64_t key : band_keys) scheme->bands->prefetch(key, step);
+    PageAdvice* advice =
+        step == Column::Lookahead::kRecords && advice_.enabled() ? &advice_ : nullptr;
+    for (std::uint64_t key : band_keys) scheme->bands->prefetch(key, step, advice);
   }
 }
 

@@ -32,7 +32,8 @@ StoreResult<> check_sketch_fits(const Scheme& scheme, const PageRequest& page, L
 
 class BatchWriter {
  public:
-  BatchWriter(StoreEnv& env, Catalog& catalog) : env_(env), catalog_(catalog), merges_(env) {}
+  BatchWriter(StoreEnv& env, Catalog& catalog)
+      : env_(env), catalog_(catalog), merges_(env), advice_(!catalog.config.readahead) {}
 
   // The catalog's mutex, which every call needs held.
   Mutex& mutex() RETURN_CAPABILITY(catalog_.mutex) { return catalog_.mutex; }
@@ -93,6 +94,9 @@ class BatchWriter {
   std::vector<std::pair<std::uint32_t, std::uint64_t>> holders_;  // a page's passage holders
   std::vector<std::uint32_t> passages_added_;  // schemes whose passages column this batch made
   std::int64_t now_ms_ = 0;  // the time of the batch (store.retention)
+  // The band records the next page will probe, asked of the kernel a page ahead: with
+  // store.readahead false, the setting of a store larger than memory (PageAdvice).
+  PageAdvice advice_;
 };
 
 }  // namespace neardup
