@@ -61,18 +61,47 @@ TEST(Column, AMergeReadsTheNewRunsDirectoryAndKeepsTheOthers) {
   EXPECT_EQ(docs, std::vector<std::uint64_t>{20501});
 }
 
+// Writes the store's file back and drops its clean pages from the page cache (pages mapped
+// into the process, which the kernel keeps, aside).
+void drop_from_page_cache(const ColumnFixture& f) {
+  const int fd = ::open((f.dir.path() + "/data.mdb").c_str(), O_RDONLY);
+  ASSERT_GE(fd, 0);
+  ASSERT_EQ(::fdatasync(fd), 0);
+  ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  ::close(fd);
+}
+
+// A band run of 300,000 uniform keys, one a document, merged from the delta.
+void fill_band_run(ColumnFixture& f, Column& column) {
+  std::uint64_t doc = 0;
+  while (doc < 300000) {
+    ++doc;
+    column.add({doc * 0x9e3779b97f4a7c15ull, doc});
+    column.delta().mark();
+  }
+  merge(column, f, doc);
+}
+
+// Pages in [begin, end) of the map: resident, of all.
+std::pair<std::size_t, std::size_t> resident_pages(const char* begin, const char* end) {
+  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
+  const auto from = reinterpret_cast<std::uintptr_t>(begin) & ~(page - 1);
+  const auto to = reinterpret_cast<std::uintptr_t>(end);
+  std::vector<unsigned char> in((to - from + page - 1) / page);
+  EXPECT_EQ(::mincore(reinterpret_cast<void*>(from), to - from, in.data()), 0);
+  std::size_t resident = 0;
+  for (unsigned char c : in) resident += c & 1;
+  return {resident, in.size()};
+}
+
 // Pages of a column's runs in the page cache: resident, of all.
 std::pair<std::size_t, std::size_t> resident_pages(const Column& column) {
-  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
   std::size_t resident = 0, all = 0;
   for (const RunDirectory& dir : column.directories()) {
     for (std::size_t r = 0; r < dir.records.size(); ++r) {
-      const auto begin = reinterpret_cast<std::uintptr_t>(dir.records[r]) & ~(page - 1);
-      const auto end = reinterpret_cast<std::uintptr_t>(dir.records[r]) + dir.bytes[r];
-      std::vector<unsigned char> in((end - begin + page - 1) / page);
-      EXPECT_EQ(::mincore(reinterpret_cast<void*>(begin), end - begin, in.data()), 0);
-      for (unsigned char c : in) resident += c & 1;
-      all += in.size();
+      const auto [in, of] = resident_pages(dir.records[r], dir.records[r] + dir.bytes[r]);
+      resident += in;
+      all += of;
     }
   }
   return {resident, all};
@@ -90,10 +119,7 @@ TEST(Column, ReadingRunsAheadBringsThemIntoThePageCache) {
   merge(column, f, 60000);
   ASSERT_EQ(probe(column, f.env, 0x9e3779b97f4a7c15ull), std::vector<std::uint64_t>{1});
   // Written back, then dropped from the cache (clean pages go).
-  const int fd = ::open((f.dir.path() + "/data.mdb").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::fdatasync(fd), 0);
-  ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  drop_from_page_cache(f);
   const auto [before, all] = resident_pages(column);
   ASSERT_GE(all, 8u);
   ASSERT_LT(before, all) << "the run's pages stayed in the page cache";
@@ -105,20 +131,7 @@ TEST(Column, ReadingRunsAheadBringsThemIntoThePageCache) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     now = resident_pages(column).first;
   }
-  ::close(fd);
   EXPECT_EQ(now, all) << before << " resident before";
-}
-
-// Pages in [begin, end) of the map: resident, of all.
-std::pair<std::size_t, std::size_t> resident_pages(const char* begin, const char* end) {
-  static const auto page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const auto from = reinterpret_cast<std::uintptr_t>(begin) & ~(page - 1);
-  const auto to = reinterpret_cast<std::uintptr_t>(end);
-  std::vector<unsigned char> in((to - from + page - 1) / page);
-  EXPECT_EQ(::mincore(reinterpret_cast<void*>(from), to - from, in.data()), 0);
-  std::size_t resident = 0;
-  for (unsigned char c : in) resident += c & 1;
-  return {resident, in.size()};
 }
 
 // A band column's runs, dropped from the page cache: asked ahead for their keys' high parts,
@@ -127,18 +140,9 @@ TEST(Column, ReadingHighPartsAheadBringsThemAloneIntoThePageCache) {
   ColumnFixture f;
   Column column("b/0", 64, RunFormat::kNarrow, 12, 400000);
   f.create(column);
-  std::uint64_t doc = 0;
-  while (doc < 300000) {
-    ++doc;
-    column.add({doc * 0x9e3779b97f4a7c15ull, doc});
-    column.delta().mark();
-  }
-  merge(column, f, doc);
+  fill_band_run(f, column);
   ASSERT_EQ(probe(column, f.env, 0x9e3779b97f4a7c15ull), std::vector<std::uint64_t>{1});
-  const int fd = ::open((f.dir.path() + "/data.mdb").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::fdatasync(fd), 0);
-  ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
+  drop_from_page_cache(f);
   // Per record: its high part, and its docs less the page they share with the high part.
   auto parts = [&](bool high) {
     std::size_t resident = 0, all = 0;
@@ -170,7 +174,6 @@ TEST(Column, ReadingHighPartsAheadBringsThemAloneIntoThePageCache) {
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
     high_now = parts(true).first;
   }
-  ::close(fd);
   EXPECT_EQ(high_now, high_all) << high_before << " resident before";
   EXPECT_EQ(parts(false).first, docs_before) << "the docs were read too";
 }
@@ -191,22 +194,12 @@ TEST(Column, PrefetchWithAdviceNamesThePagesAProbeReads) {
   ColumnFixture f;
   Column column("b/0", 64, RunFormat::kNarrow, 12, 400000);
   f.create(column);
-  std::uint64_t doc = 0;
-  while (doc < 300000) {
-    ++doc;
-    column.add({doc * 0x9e3779b97f4a7c15ull, doc});
-    column.delta().mark();
-  }
-  merge(column, f, doc);
+  fill_band_run(f, column);
   auto txn = lmdb::Txn::begin(f.env, MDB_RDONLY);
   ASSERT_TRUE(column.open_directories(*txn, 0));
   ASSERT_EQ(column.directories().size(), 1u);
   const RunDirectory& dir = column.directories().front();
-  const int fd = ::open((f.dir.path() + "/data.mdb").c_str(), O_RDONLY);
-  ASSERT_GE(fd, 0);
-  ASSERT_EQ(::fdatasync(fd), 0);
-  ASSERT_EQ(::posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED), 0);
-  ::close(fd);
+  drop_from_page_cache(f);
   // In one call (process_madvise), and a call a range (where that is refused).
   PageAdvice batched(true), single(true, /*batched=*/false);
   ASSERT_TRUE(batched.enabled() && single.enabled());
