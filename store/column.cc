@@ -244,13 +244,11 @@ void Column::prefetch(std::uint64_t key, Lookahead step, PageAdvice* advice) con
   if (advice != nullptr && step == Lookahead::kRecords && format_ == RunFormat::kNarrow) {
     delta_.prefetch_filled(key);
     if (merge_) merge_->frozen->prefetch_filled(key);
-    const bool in_union = union_ == nullptr || union_->may_contain(stored_key(format_, key));
-    for (std::size_t i = 0; i < directories_.size(); ++i) {
-      if ((!in_union && covered(i)) || filtered_out(i, key)) continue;
+    for_each_probed_run(key, [&](std::size_t i) {
       RunProbe probe(directories_[i], lo, range_end(key), gap(i));
       probe.prefetch();
       probe.advise(*advice);
-    }
+    });
     return;
   }
   if (step == Lookahead::kDirectories) {

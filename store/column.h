@@ -144,12 +144,10 @@ class Column {
     delta_.scan(lo, hi, fn);
     if (merge_) merge_->frozen->scan(lo, hi, fn);
     if (!with_runs) return;
-    const bool in_union = union_ == nullptr || union_->may_contain(stored_key(format_, key));
-    for (std::size_t i = 0; i < directories_.size(); ++i) {
-      if ((!in_union && covered(i)) || filtered_out(i, key)) continue;
+    for_each_probed_run(key, [&](std::size_t i) {
       probes.emplace_back(directories_[i], lo, hi, gap(i));
       probes.back().start();
-    }
+    });
   }
 
   // Starts loading what start(key) will read, in two steps a page apart, so that the cache and
@@ -302,6 +300,16 @@ class Column {
   // Whether run i's filter rules out `key` (false without a filter).
   bool filtered_out(std::size_t i, std::uint64_t key) const {
     return i < filters_.size() && filters_[i] && !filters_[i]->may_contain(filter_key(key));
+  }
+  // Calls fn(i) for each run i that a probe of `key` reads: those the union filter (for the
+  // runs it covers) and the run's own filter do not rule out (start(), and prefetch's advice).
+  template <typename Fn>
+  void for_each_probed_run(std::uint64_t key, Fn&& fn) const {
+    const bool in_union = union_ == nullptr || union_->may_contain(stored_key(format_, key));
+    for (std::size_t i = 0; i < directories_.size(); ++i) {
+      if ((!in_union && covered(i)) || filtered_out(i, key)) continue;
+      fn(i);
+    }
   }
   // A filter over the filter keys of the entries the run `dir` holds.
   std::unique_ptr<RunFilter> filter_of(const RunDirectory& dir, std::uint64_t entries,
